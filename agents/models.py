@@ -1,0 +1,50 @@
+"""Agents, their hashed tokens, and the curated page sets they may read."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Agent(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True, default="")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="agents",
+    )
+    is_active = models.BooleanField(default=True)
+    can_edit_pages = models.BooleanField(default=False)
+    # The token is shown once; only its SHA-256 is stored, and a short prefix for display.
+    token_prefix = models.CharField(max_length=16, blank=True, default="")
+    token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PageSetEntry(models.Model):
+    """One page given to an agent; it covers the page and every descendant."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="page_set")
+    page = models.ForeignKey("wiki.Page", on_delete=models.CASCADE, related_name="set_entries")
+    use_when = models.JSONField(default=list, blank=True)
+    always_include = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["agent_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "page"], name="pageset_unique_page")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} → {self.page_id}"

@@ -1,0 +1,4 @@
+from django.urls import URLPattern
+
+app_name = "agents"
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,19 @@
+"""Top-level URLs: the web UI, the REST API, the MCP endpoint, health and admin."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from config.health import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("reviews/", include("reviews.urls")),
+    path("agents/", include("agents.urls")),
+    path("api/", include("config.api_urls")),
+    path("", include("agents.mcp_urls")),
+    path("", include("wiki.urls")),
+]

@@ -1,0 +1,230 @@
+"""The wiki's domain: pages in a tree, their immutable versions, attachments, audit events."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+if TYPE_CHECKING:
+    from agents.models import Agent
+
+TITLE_MAX = 200
+TAGS_MAX = 20
+TAG_MAX = 50
+MARKDOWN_MAX = 200_000
+CHANGE_SUMMARY_MAX = 300
+
+_BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+
+
+def new_page_id() -> str:
+    return "pg_" + "".join(secrets.choice(_BASE32) for _ in range(8))
+
+
+class Page(models.Model):
+    """A wiki page. Its readable content is its live version; `title`/`tags`/`path` mirror it.
+
+    For a page with no live version yet (created by a proposal in review) the mirrored
+    fields hold the proposal's values so that reviewers can name it.
+    """
+
+    public_id = models.CharField(max_length=11, unique=True, default=new_page_id, editable=False)
+    title = models.CharField(max_length=TITLE_MAX)
+    slug = models.SlugField(max_length=220, allow_unicode=True)
+    path = models.TextField(db_index=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    tags = models.JSONField(default=list, blank=True)
+    instructions = models.TextField(blank=True, default="")
+    live_version = models.OneToOneField(
+        "Version", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_version_number = models.PositiveIntegerField(default=0)
+    archived = models.BooleanField(default=False)
+    # Import bookkeeping: the source file a page came from (idempotent re-import) and the
+    # frontmatter keys Quire has no field for, kept so that export is lossless.
+    source_path = models.CharField(max_length=1000, null=True, blank=True, unique=True)
+    extra_frontmatter = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["parent", "slug"], name="page_unique_slug_among_siblings"
+            ),
+            models.UniqueConstraint(
+                fields=["slug"],
+                condition=Q(parent__isnull=True),
+                name="page_unique_slug_at_root",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.public_id})"
+
+    @property
+    def is_live(self) -> bool:
+        return self.live_version_id is not None
+
+
+class VersionKind(models.TextChoices):
+    REPLACE = "replace", "Replace"
+    APPEND = "append", "Append"
+
+
+class VersionStatus(models.TextChoices):
+    IN_REVIEW = "in_review", "In review"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+class Version(models.Model):
+    """An immutable snapshot of a page, numbered 1, 2, 3... per page.
+
+    `proposed_body` is exactly what the author wrote (for an append: only the appended
+    markdown). `body` is the page content this version stands for: for a replace it is the
+    proposal; for an append it is filled at approval (live + appended). A reviewer's edit or
+    a three-way merge at approval also lands in `body`, while `proposed_body` keeps the
+    author's words. Once decided, a version never changes again.
+    """
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=10, choices=VersionKind.choices, default=VersionKind.REPLACE)
+    status = models.CharField(
+        max_length=12, choices=VersionStatus.choices, default=VersionStatus.IN_REVIEW
+    )
+    title = models.CharField(max_length=TITLE_MAX)
+    body = models.TextField(blank=True, default="")
+    proposed_body = models.TextField(blank=True, default="")
+    tags = models.JSONField(default=list, blank=True)
+    parent = models.ForeignKey(
+        Page, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    instructions = models.TextField(blank=True, default="")
+    change_summary = models.CharField(max_length=CHANGE_SUMMARY_MAX, blank=True, default="")
+    author_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="authored_versions",
+    )
+    author_agent = models.ForeignKey(
+        "agents.Agent",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="authored_versions",
+    )
+    base_version = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reverted_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="decided_versions",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_comment = models.TextField(blank=True, default="")
+    # Set when the reviewer changed the proposal before approving it, or approved a merge.
+    edited_by_reviewer = models.BooleanField(default=False)
+    merged = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["page_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "number"], name="version_unique_number"),
+            models.UniqueConstraint(
+                fields=["page", "author_user"],
+                condition=Q(status="in_review", author_user__isnull=False),
+                name="version_one_pending_per_user_and_page",
+            ),
+            models.UniqueConstraint(
+                fields=["page", "author_agent"],
+                condition=Q(status="in_review", author_agent__isnull=False),
+                name="version_one_pending_per_agent_and_page",
+            ),
+            models.CheckConstraint(
+                condition=Q(author_user__isnull=False) | Q(author_agent__isnull=False),
+                name="version_has_an_author",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"], name="version_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.page.public_id} v{self.number} ({self.status})"
+
+    @property
+    def author_name(self) -> str:
+        if self.author_agent_id is not None:
+            agent: Agent = self.author_agent  # type: ignore[assignment]
+            return f"{agent.name} (agent)"
+        return self.author_user.get_username() if self.author_user else "unknown"
+
+    @property
+    def is_agent_proposal(self) -> bool:
+        return self.author_agent_id is not None
+
+
+class Attachment(models.Model):
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="attachments")
+    name = models.CharField(max_length=255)
+    file = models.FileField(upload_to="attachments/%Y/%m/")
+    content_type = models.CharField(max_length=200)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    extracted_text = models.TextField(blank=True, default="")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "name"], name="attachment_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AuditEvent(models.Model):
+    """Append-only record of every decision, state change and MCP tool call."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    action = models.CharField(max_length=60, db_index=True)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    actor_agent = models.ForeignKey(
+        "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    page = models.ForeignKey(Page, null=True, blank=True, on_delete=models.SET_NULL)
+    version_number = models.PositiveIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=40, default="ok")
+    comment = models.TextField(blank=True, default="")
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Free-form detail: page ids and versions returned by a tool call, arguments, etc.
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.action} {self.outcome}"

@@ -1,0 +1,10 @@
+"""Web UI for people (placeholder)."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "base.html", {})
