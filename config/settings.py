@@ -1,5 +1,6 @@
 """Quire's settings, all read from the environment (see README "Configuration")."""
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -68,6 +69,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "wiki.context_processors.quire",
+                "reviews.context_processors.review_count",
             ],
         },
     },
@@ -93,7 +95,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}
+    # A file (not :memory:) so a live server thread sees the same data; one per process so
+    # that concurrent test runs on one machine do not share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
