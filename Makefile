@@ -1,4 +1,5 @@
 # Quire: `make run` sets up and starts the embedded server; `make test` sets up and runs the tests.
+# Only Python 3.11+ is needed: both create .venv and install the pinned requirements first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,10 +7,14 @@ PY := $(BIN)/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
+RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run test install lint typecheck bench clean
+.PHONY: run demo test install lint typecheck bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Quire needs Python 3.11 or newer; run with PYTHON=/path/to/python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
@@ -17,10 +22,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
-run: $(STAMP)
-	DEBUG=1 $(PY) manage.py migrate --noinput
-	DEBUG=1 $(PY) manage.py load_demo
-	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+# Migrate, load the demo handbook (idempotent) and print the login and agent token.
+demo: $(STAMP)
+	$(RUN_ENV) $(PY) manage.py migrate --noinput
+	$(RUN_ENV) $(PY) manage.py load_demo
+
+run: demo
+	$(RUN_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: $(STAMP)
 	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) -m pytest $(PYTEST_ARGS)

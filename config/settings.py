@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_str, env_url
@@ -134,6 +135,9 @@ QUIRE_LOGIN_WINDOW_SECONDS = env_int("QUIRE_LOGIN_WINDOW_SECONDS", 300, minimum=
 
 # Agents: calls per minute before rate_limited.
 QUIRE_AGENT_RATE_LIMIT = env_int("QUIRE_AGENT_RATE_LIMIT", 120, minimum=1)
+# Browser origins allowed to call /mcp besides QUIRE_BASE_URL's and the server's own
+# (comma-separated, e.g. an MCP inspector at http://localhost:6274).
+QUIRE_MCP_ALLOWED_ORIGINS = env_list("QUIRE_MCP_ALLOWED_ORIGINS", "")
 
 # Background work: Celery on Redis when REDIS_URL is set; otherwise tasks run in process
 # (after commit, since callers queue them with transaction.on_commit).
@@ -145,7 +149,17 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Emails the broker or the SMTP server could not take at the time (the outbox).
+    "retry-pending-notifications": {
+        "task": "reviews.tasks.retry_pending_notifications",
+        "schedule": 300.0,
+    },
+    "send-review-digests": {
+        "task": "reviews.tasks.send_review_digests",
+        "schedule": crontab(hour=env_int("QUIRE_DIGEST_HOUR", 7, maximum=23), minute=0),
+    },
+}
 
 CACHES = {
     "default": (
@@ -187,6 +201,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The schema documents the REST API only; /mcp speaks JSON-RPC, not REST.
+    "PREPROCESSING_HOOKS": ["reviews.api.only_rest_api"],
 }
 
 # django-mcp-server: one stateless server; Quire lists its own tools per agent.

@@ -1,3 +1,33 @@
-from django.urls import URLPattern
+"""REST API routes, included at /api/v1/ (paths exactly as DESIGN.md gives them)."""
 
-urlpatterns: list[URLPattern] = []
+from django.urls import path, re_path
+
+from reviews import api
+
+urlpatterns = [
+    path("pages/", api.PageListView.as_view(), name="api-pages"),
+    path("pages/<str:page_id>/", api.PageDetailView.as_view(), name="api-page"),
+    path("pages/<str:page_id>/versions/", api.VersionListView.as_view(), name="api-versions"),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/",
+        api.VersionDetailView.as_view(),
+        name="api-version",
+    ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/approve",
+        api.ApproveView.as_view(),
+        name="api-approve",
+    ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/reject",
+        api.RejectView.as_view(),
+        name="api-reject",
+    ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/withdraw",
+        api.WithdrawView.as_view(),
+        name="api-withdraw",
+    ),
+    path("reviews/", api.ReviewListView.as_view(), name="api-reviews"),
+    re_path(r"^.*$", api.UnknownPathView.as_view(), name="api-unknown"),
+]

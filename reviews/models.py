@@ -22,3 +22,54 @@ class ReviewerSettings(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.notifications})"
+
+
+class NotificationKind(models.TextChoices):
+    REVIEW_REQUESTED = "review_requested", "Review requested"
+    DECISION = "decision", "Decision"
+
+
+class NotificationDelivery(models.TextChoices):
+    IMMEDIATE = "immediate", "Immediately"
+    DIGEST = "digest", "In the daily digest"
+
+
+class NotificationStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENDING = "sending", "Sending"
+    SENT = "sent", "Sent"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+
+
+class Notification(models.Model):
+    """Outbox: one email owed to one person, written in the transaction of the change.
+
+    A broker or SMTP outage leaves the row pending; the sweep task sends it later.
+    """
+
+    kind = models.CharField(max_length=20, choices=NotificationKind.choices)
+    delivery = models.CharField(
+        max_length=10, choices=NotificationDelivery.choices, default=NotificationDelivery.IMMEDIATE
+    )
+    version = models.ForeignKey(
+        "wiki.Version", on_delete=models.CASCADE, related_name="notifications"
+    )
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    status = models.CharField(
+        max_length=10, choices=NotificationStatus.choices, default=NotificationStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "delivery"], name="notification_status_delivery")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.recipient_id} ({self.status})"

@@ -1,13 +1,38 @@
-"""Notification tasks (placeholder until notifications are built)."""
+"""Notification tasks: each fetches ids and calls reviews.notifications, nothing more."""
 
-from celery import shared_task
+from smtplib import SMTPException
+
+from celery import Task, shared_task
+
+from reviews import notifications
+from reviews.models import NotificationStatus
+
+
+@shared_task(
+    bind=True,
+    autoretry_for=(SMTPException, OSError),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    retry_jitter=True,
+    max_retries=10,
+    acks_late=True,
+)
+def deliver_notification(self: Task, notification_id: int) -> str:
+    try:
+        return notifications.deliver(notification_id)
+    except (SMTPException, OSError):
+        # In process (no broker) a retry would run at once and keep the request waiting:
+        # the row stays pending and retry_pending_notifications sends it later.
+        if self.request.is_eager:
+            return NotificationStatus.PENDING
+        raise
 
 
 @shared_task
-def notify_review_requested(version_id: int) -> None:
-    return None
+def retry_pending_notifications() -> int:
+    return notifications.retry_pending()
 
 
 @shared_task
-def notify_decision(version_id: int) -> None:
-    return None
+def send_review_digests() -> int:
+    return notifications.send_digests()

@@ -1,25 +1,330 @@
-"""Review screens (placeholder until the review workflow issue)."""
+"""Review screens: the queue, a proposal's review page with its decisions, history, compare."""
 
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods
+
+from reviews import selectors
+from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
+from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
+from wiki import services
+from wiki.errors import NotFound, QuireError
+from wiki.markdown import render_markdown
+from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.roles import can_publish, can_review
+
+QUEUE_PAGE_SIZE = 100
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+def _sentence(message: str) -> str:
+    """Service messages start in lower case (they also end up in MCP results)."""
+    if re.match(r"v\d", message):
+        return message
+    return message[:1].upper() + message[1:]
+
+
+def _page_or_404(page_id: str) -> Page:
+    try:
+        return selectors.page_by_public_id(page_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def _version_or_404(page: Page, number: int) -> Version:
+    try:
+        return selectors.version_of(page, number)
+    except NotFound as error:
+        raise Http404(error.message) from None
 
 
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "base.html", {})
+    user = _user(request)
+    if not can_review(user):
+        raise PermissionDenied("Only reviewers can open the review queue.")
+    filters = selectors.QueueFilters.from_params(request.GET)
+    paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
+    page_of_versions = paginator.get_page(request.GET.get("p"))
+    rows = [
+        {"version": version, "stale": services.is_stale(version)}
+        for version in page_of_versions.object_list
+    ]
+    query = request.GET.copy()
+    query.pop("p", None)
+    return render(
+        request,
+        "reviews/queue.html",
+        {
+            "rows": rows,
+            "paginator": paginator,
+            "page_obj": page_of_versions,
+            "filters": filters,
+            "filter_query": query.urlencode(),
+            "agents": selectors.agents_with_proposals(),
+            "recent_decisions": selectors.recent_decisions(user),
+        },
+    )
+
+
+def _proposal_context(version: Version) -> dict[str, Any]:
+    """Everything the review page shows about `version`, compared with what it changes."""
+    page = version.page
+    live = page.live_version
+    in_review = version.status == VersionStatus.IN_REVIEW
+    proposed = selectors.proposed_content(version)
+    # In review: compare with what is live now. Decided: with what it was written against.
+    before = live if in_review else version.base_version
+    before_body = before.body if before else ""
+    before_title = before.title if before else ""
+    before_tags = before.tags if before else []
+    before_parent = before.parent if before else None
+    removed, added, kept = tag_changes(before_tags, proposed["tags"])
+    context: dict[str, Any] = {
+        "page": page,
+        "version": version,
+        "live": live,
+        "before": before,
+        "in_review": in_review,
+        "stale": services.is_stale(version),
+        "proposed": proposed,
+        "diff": diff_text(before_body, proposed["body"]),
+        "title_changed": before is not None and before_title != proposed["title"],
+        "title_diff": diff_words(before_title, proposed["title"]),
+        "tags_removed": removed,
+        "tags_added": added,
+        "tags_kept": kept,
+        "parent_changed": before is not None and before_parent != proposed["parent"],
+        "before_parent": before_parent,
+        "invisible": invisible_characters(
+            version.proposed_body,
+            version.body,
+            version.title,
+            version.change_summary,
+            version.instructions,
+            *version.tags,
+        ),
+        "change_summary_html": mark_safe(show(version.change_summary)),
+    }
+    if version.kind == VersionKind.APPEND and in_review:
+        context["rendered_live"] = mark_safe(render_markdown(live.body if live else ""))
+        context["rendered_appended"] = mark_safe(render_markdown(version.proposed_body))
+    else:
+        context["rendered"] = mark_safe(render_markdown(proposed["body"]))
+    if context["stale"] and live is not None:
+        merge = services.merge_proposal(version)
+        context["merge"] = merge
+        context["merge_clean"] = not merge["conflicts"]
+        context["merge_diff"] = diff_text(live.body, merge["fields"]["body"])
+        if context["merge_clean"] and "rendered" in context:
+            context["rendered"] = mark_safe(render_markdown(merge["fields"]["body"]))
+        context["conflicts"] = [
+            {
+                "field": conflict["field"],
+                "base": mark_safe(show(_as_text(conflict["base"]))),
+                "live": mark_safe(show(_as_text(conflict["live"]))),
+                "proposal": mark_safe(show(_as_text(conflict["proposal"]))),
+            }
+            for conflict in merge["conflicts"]
+        ]
+    return context
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
+def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
+    live = context["live"]
+    proposed = context["proposed"]
+    initial = {
+        "title": proposed["title"],
+        "tags": ", ".join(proposed["tags"]),
+        "body": version.proposed_body if version.kind == VersionKind.APPEND else proposed["body"],
+        "expected_live_number": live.number if live else 0,
+    }
+    merge = context.get("merge")
+    if merge is not None:
+        fields = merge["fields"]
+        initial["body"] = merge["text_with_markers"]
+        initial["title"] = fields["title"]
+        initial["tags"] = ", ".join(fields["tags"])
+    return initial
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
+    user = _user(request)
+    page = _page_or_404(page_id)
+    version = _version_or_404(page, number)
+    context = _proposal_context(version)
+    live = context["live"]
+    expected = {"expected_live_number": live.number if live else 0}
+    approve_form = ApproveForm(initial=expected)
+    edit_form = EditApproveForm(initial=_edit_initial(version, context))
+    reject_form = RejectForm()
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "approve":
+                approve_form = ApproveForm(request.POST)
+                if approve_form.is_valid():
+                    data = approve_form.cleaned_data
+                    services.version_approve(
+                        actor=user,
+                        version=version,
+                        comment=data["comment"],
+                        expected_live_number=data["expected_live_number"],
+                    )
+                    return _decided(request, version, "approved")
+            elif action == "edit":
+                edit_form = EditApproveForm(request.POST)
+                if edit_form.is_valid():
+                    data = edit_form.cleaned_data
+                    services.version_approve(
+                        actor=user,
+                        version=version,
+                        comment=data["comment"],
+                        edited_body=data["body"],
+                        edited_title=data["title"],
+                        edited_tags=edit_form.tag_list(),
+                        expected_live_number=data["expected_live_number"],
+                    )
+                    return _decided(request, version, "edited and approved")
+            elif action == "reject":
+                reject_form = RejectForm(request.POST)
+                if reject_form.is_valid():
+                    services.version_reject(
+                        actor=user, version=version, comment=reject_form.cleaned_data["comment"]
+                    )
+                    return _decided(request, version, "rejected")
+            else:
+                context["error"] = "Choose approve, edit then approve, or reject."
+            status = 400
+        except QuireError as error:
+            context["error"] = _sentence(error.message)
+            status = error.http_status
+            # Show the page as it is now: the decision or the live version may have moved.
+            version = _version_or_404(_page_or_404(page_id), number)
+            context.update(_proposal_context(version))
+            live = context["live"]
+            approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
+    context.update(
+        {
+            "can_decide": (
+                context["in_review"] and can_review(user) and version.author_user_id != user.pk
+            ),
+            "own_proposal": version.author_user_id == user.pk,
+            "approve_form": approve_form,
+            "edit_form": edit_form,
+            "reject_form": reject_form,
+            "open_editor": request.method == "POST" and request.POST.get("action") == "edit",
+            "open_reject": request.method == "POST" and request.POST.get("action") == "reject",
+        }
+    )
+    return render(request, "reviews/review.html", context, status=status)
+
+
+def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
+    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.")
+    return redirect("reviews:review", page_id=version.page.public_id, number=version.number)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
 def history(request: HttpRequest, page_id: str) -> HttpResponse:
-    return render(request, "base.html", {})
+    user = _user(request)
+    page = _page_or_404(page_id)
+    status = 200
+    error = ""
+    if request.method == "POST":
+        form = RevertForm(request.POST)
+        if form.is_valid():
+            try:
+                target = selectors.version_of(page, form.cleaned_data["to_number"])
+                reverted = services.page_revert(
+                    actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
+                )
+            except QuireError as failure:
+                error = _sentence(failure.message)
+                status = failure.http_status
+            else:
+                messages.success(
+                    request,
+                    f"Reverted to v{target.number}; it is live again as v{reverted.number}.",
+                )
+                return redirect("reviews:history", page_id=page.public_id)
+        else:
+            error = "Choose the version to revert to."
+            status = 400
+        page = _page_or_404(page_id)
+    versions = selectors.page_versions(page)
+    return render(
+        request,
+        "reviews/history.html",
+        {
+            "page": page,
+            "versions": versions,
+            "can_revert": can_publish(user) or can_review(user),
+            "error": error,
+            "default_a": versions[1].number if len(versions) > 1 else 1,
+            "default_b": versions[0].number if versions else 1,
+        },
+        status=status,
+    )
 
 
 @login_required
 def compare(request: HttpRequest, page_id: str) -> HttpResponse:
-    return render(request, "base.html", {})
-
-
-@login_required
-def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
-    return render(request, "base.html", {})
+    page = _page_or_404(page_id)
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        messages.error(request, "Choose two versions to compare.")
+        return redirect("reviews:history", page_id=page.public_id)
+    number_a, number_b = form.numbers()
+    version_a, version_b = _version_or_404(page, number_a), _version_or_404(page, number_b)
+    old, new = selectors.proposed_content(version_a), selectors.proposed_content(version_b)
+    removed, added, kept = tag_changes(old["tags"], new["tags"])
+    return render(
+        request,
+        "reviews/compare.html",
+        {
+            "page": page,
+            "a": version_a,
+            "b": version_b,
+            "versions": selectors.page_versions(page),
+            "diff": diff_text(old["body"], new["body"]),
+            "title_changed": old["title"] != new["title"],
+            "title_diff": diff_words(old["title"], new["title"]),
+            "tags_removed": removed,
+            "tags_added": added,
+            "tags_kept": kept,
+            "invisible": invisible_characters(new["body"], new["title"], *new["tags"]),
+            "history_url": reverse("reviews:history", kwargs={"page_id": page.public_id}),
+            "label_a": f"v{version_a.number}",
+            "label_b": f"v{version_b.number}",
+        },
+    )

@@ -16,7 +16,12 @@ from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 
 # Area fixtures live in their own modules so that each feature's helpers stay together.
-pytest_plugins = ["tests.fixtures_mcp", "tests.fixtures_web", "tests.fixtures_mail"]
+pytest_plugins = [
+    "tests.fixtures_mcp",
+    "tests.fixtures_web",
+    "tests.fixtures_mail",
+    "tests.fixtures_browser",
+]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("QUIRE_CORPUS", PROJECT_ROOT.parent / "shared" / "corpus"))

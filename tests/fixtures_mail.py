@@ -1,1 +1,206 @@
-"""Fixtures for the mail tests."""
+"""Fixtures for the mail tests: a real SMTP server (aiosmtpd) and a real Celery worker."""
+
+from __future__ import annotations
+
+import email
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from email.message import EmailMessage as ParsedMessage
+from email.policy import default as default_policy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.conf import settings as django_settings
+from django.db import connection
+
+from config.celery import app as celery_app
+from tests.prerequisites import CELERY, reachable, require
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+WORKER_OPTIONS = (
+    "--pool=solo",
+    "--loglevel=info",
+    "--purge",
+    "--without-gossip",
+    "--without-mingle",
+    "--without-heartbeat",
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Inbox:
+    """The aiosmtpd handler: keeps every message it accepts, parsed."""
+
+    def __init__(self) -> None:
+        self.messages: list[ParsedMessage] = []
+        self._arrived = threading.Condition()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = email.message_from_bytes(envelope.content, policy=default_policy)
+        with self._arrived:
+            self.messages.append(message)  # type: ignore[arg-type]
+            self._arrived.notify_all()
+        return "250 Message accepted for delivery"
+
+    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self.messages) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"expected {count} email(s) within {timeout:.0f}s, got {len(self.messages)}"
+                    )
+                self._arrived.wait(left)
+            return list(self.messages)
+
+
+class SMTPServer:
+    """A real SMTP server on 127.0.0.1 that can be started late (to simulate an outage)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.inbox = Inbox()
+        self._controller: Controller | None = None
+
+    @property
+    def messages(self) -> list[ParsedMessage]:
+        return self.inbox.messages
+
+    def start(self) -> None:
+        logging.getLogger("mail.log").setLevel(logging.WARNING)
+        self._controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self._controller.start()
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
+        return self.inbox.wait_for(count, timeout=timeout)
+
+
+@pytest.fixture
+def smtp_down(settings: Any) -> Iterator[SMTPServer]:
+    """Django sends to a free port where nothing listens yet; `.start()` brings SMTP up."""
+    server = SMTPServer(free_port())
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST = "127.0.0.1"
+    settings.EMAIL_PORT = server.port
+    settings.EMAIL_TIMEOUT = 5
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def smtp_server(smtp_down: SMTPServer) -> SMTPServer:
+    """A running SMTP server that Django's SMTP backend sends to."""
+    smtp_down.start()
+    return smtp_down
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Run Celery tasks in process, as the embedded default does, even when REDIS_URL is set."""
+    before = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = before
+
+
+def _database_url_for_worker() -> str:
+    """The URL of the database the tests use right now (the test database, not the real one)."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    auth = db["USER"] or ""
+    if db.get("PASSWORD"):
+        auth += f":{db['PASSWORD']}"
+    host = db["HOST"] or "127.0.0.1"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}@{host}{port}/{db['NAME']}"
+
+
+class CeleryWorker:
+    def __init__(self, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.process = process
+        self.log = log
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+@pytest.fixture
+def celery_worker(tmp_path: Path) -> Iterator[Callable[..., CeleryWorker]]:
+    """Start `celery -A config worker --pool=solo --purge` on the test database.
+
+    Needs REDIS_URL (the test process publishes there); skipped without it unless
+    QUIRE_REQUIRE_CELERY=1. Use it from tests marked `django_db(transaction=True)`, so the
+    worker, another process, sees the rows the test commits.
+    """
+    redis_url = django_settings.REDIS_URL
+    require(CELERY, bool(redis_url), "needs REDIS_URL: a Redis broker for a real Celery worker")
+    require(CELERY, reachable(redis_url), f"Redis at {redis_url} is not reachable")
+    before = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    workers: list[CeleryWorker] = []
+
+    def start(*, smtp_port: int, extra_env: dict[str, str] | None = None) -> CeleryWorker:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": _database_url_for_worker(),
+            "REDIS_URL": redis_url,
+            "EMAIL_HOST": "127.0.0.1",
+            "EMAIL_PORT": str(smtp_port),
+            "SECRET_KEY": django_settings.SECRET_KEY,
+            "QUIRE_BASE_URL": django_settings.QUIRE_BASE_URL,
+            **(extra_env or {}),
+        }
+        log = tmp_path / f"worker-{len(workers)}.log"
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "config", "worker", *WORKER_OPTIONS],
+                cwd=PROJECT_ROOT,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
+        worker = CeleryWorker(process, log)
+        workers.append(worker)
+        deadline = time.monotonic() + 60
+        while " ready." not in worker.output():
+            if process.poll() is not None or time.monotonic() > deadline:
+                worker.stop()
+                raise AssertionError(f"the Celery worker did not start:\n{worker.output()}")
+            time.sleep(0.2)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+    celery_app.conf.task_always_eager = before

@@ -1,1 +1,83 @@
-"""Fixtures for the web tests."""
+"""Fixtures for the web tests: logged-in clients and a wiki of any size."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from wiki import services
+from wiki.models import Page
+
+
+@pytest.fixture
+def throttle_cache(settings: Any) -> None:
+    """A private in-memory cache, so login failures neither leak between tests nor touch a
+    shared Redis."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "quire-web-tests",
+        }
+    }
+    cache.clear()
+
+
+@pytest.fixture
+def client_as(db: Any) -> Callable[[User], Client]:
+    def make(user: User) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def grow_wiki(editor: User) -> Callable[[int], list[Page]]:
+    """Add live pages until the wiki has `total` of them: sections of ten, nested two deep.
+
+    Every page mentions "quokka" in its body so that a search finds them all.
+    """
+
+    def grow(total: int) -> list[Page]:
+        made: list[Page] = []
+        count = Page.objects.count()
+        section: Page | None = Page.objects.filter(parent=None).order_by("-id").first()
+        while count < total:
+            if count % 10 == 0 or section is None:
+                version = services.page_create(
+                    actor=editor,
+                    title=f"Section {count:04d}",
+                    body=f"Section {count} about the quokka colony.\n",
+                    tags=["section"],
+                    publish=True,
+                )
+                section = version.page
+            else:
+                version = services.page_create(
+                    actor=editor,
+                    title=f"Topic {count:04d}",
+                    body=f"Topic {count}: how the quokka finds water.\n",
+                    parent=section,
+                    publish=True,
+                )
+            made.append(version.page)
+            count += 1
+        return made
+
+    return grow
+
+
+def count_queries(client: Client, url: str) -> int:
+    """The number of SQL queries one GET of `url` makes (it must answer 200)."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200, response.status_code
+    return len(queries)

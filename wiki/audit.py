@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from agents.models import Agent
 from wiki.models import AuditEvent, Page
@@ -13,7 +13,7 @@ from wiki.models import AuditEvent, Page
 def audit_record(
     *,
     action: str,
-    actor: AbstractBaseUser | Agent | None,
+    actor: User | Agent | None,
     page: Page | None = None,
     version_number: int | None = None,
     outcome: str = "ok",
@@ -23,7 +23,7 @@ def audit_record(
 ) -> AuditEvent:
     return AuditEvent.objects.create(
         action=action,
-        actor_user=actor if isinstance(actor, AbstractBaseUser) else None,
+        actor_user=actor if isinstance(actor, User) else None,
         actor_agent=actor if isinstance(actor, Agent) else None,
         page=page,
         version_number=version_number,

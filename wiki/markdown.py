@@ -1,8 +1,170 @@
-"""Markdown to sanitised HTML (placeholder interface; see issue 2 item 3)."""
+"""Markdown to sanitised HTML, with `[[pg_xxxxxxxx]]` page links and `[[file:NAME]]` references.
 
-from django.utils.html import escape
+Everything a browser receives from here has passed nh3 with an explicit allow-list.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+
+import markdown
+import nh3
+from markdown.extensions import Extension
+from markdown.inlinepatterns import InlineProcessor
+from markdown.util import AtomicString
+
+PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
+FILE_REF_RE = re.compile(r"\[\[file:([^\[\]\n]{1,255})\]\]")
+
+_ALLOWED_TAGS = {
+    *("h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "div", "span"),
+    *("a", "img", "code", "pre", "kbd", "em", "strong", "del", "ins", "sup", "sub", "mark"),
+    *("ul", "ol", "li", "dl", "dt", "dd", "details", "summary"),
+    *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"),
+}
+_HEADINGS = {"h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"}}
+_ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
+    **_HEADINGS,
+    "a": {"href", "title", "class"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "code": {"class"},
+    "span": {"class"},
+    "div": {"class"},
+    "sup": {"id"},
+    "li": {"id"},
+    "ol": {"start"},
+    "th": {"align", "colspan", "rowspan"},
+    "td": {"align", "colspan", "rowspan"},
+    "details": {"open"},
+}
+# Classes that Quire's own markup and the markdown extensions produce; anything else a
+# writer puts in raw HTML is dropped so that it cannot dress up as the application's UI.
+_ALLOWED_CLASSES = {
+    "page-link",
+    "broken-link",
+    "file-ref",
+    "footnote",
+    "footnote-ref",
+    "footnote-backref",
+    "toc",
+}
+_URL_SCHEMES = {"http", "https", "mailto"}
+# Browsers drop tabs and newlines inside a URL and ignore leading controls and spaces, so a
+# scheme is judged with all of them removed ("java\tscript:" is "javascript:").
+_URL_NOISE_RE = re.compile(r"[\x00-\x20\x7f-\x9f]+")
+_URL_SCHEME_RE = re.compile(r"([a-z][a-z0-9+.-]*):")
+
+
+def page_references(text: str) -> list[str]:
+    """The `pg_` ids that `text` references as `[[pg_xxxxxxxx]]`, in order, each once."""
+    return list(dict.fromkeys(PAGE_REF_RE.findall(text or "")))
+
+
+def file_references(text: str) -> list[str]:
+    """The attachment names that `text` references as `[[file:NAME]]`, in order, each once."""
+    return list(dict.fromkeys(name.strip() for name in FILE_REF_RE.findall(text or "")))
+
+
+class _PageRefProcessor(InlineProcessor):
+    def __init__(self, titles: dict[str, str]) -> None:
+        super().__init__(PAGE_REF_RE.pattern)
+        self.titles = titles
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[etree.Element, int, int]:
+        public_id = m.group(1)
+        title = self.titles.get(public_id)
+        if title is None:
+            el = etree.Element("span", {"class": "broken-link", "title": "No such page"})
+            el.text = AtomicString(public_id)
+        else:
+            el = etree.Element("a", {"href": f"/p/{public_id}/", "class": "page-link"})
+            el.text = AtomicString(title)
+        return el, m.start(0), m.end(0)
+
+
+class _FileRefProcessor(InlineProcessor):
+    def __init__(self) -> None:
+        super().__init__(FILE_REF_RE.pattern)
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[etree.Element, int, int]:
+        el = etree.Element("span", {"class": "file-ref"})
+        el.text = AtomicString(m.group(1).strip())
+        return el, m.start(0), m.end(0)
+
+
+class _QuireRefsExtension(Extension):
+    def __init__(self, titles: dict[str, str]) -> None:
+        super().__init__()
+        self.titles = titles
+
+    def extendMarkdown(self, md: markdown.Markdown) -> None:
+        # Above links (160) and references (170) so `[[...]]` is not read as a link; below
+        # backticks (190) so a reference inside code stays literal.
+        md.inlinePatterns.register(_PageRefProcessor(self.titles), "quire_page_ref", 175)
+        md.inlinePatterns.register(_FileRefProcessor(), "quire_file_ref", 174)
+
+
+def _page_titles(public_ids: list[str]) -> dict[str, str]:
+    """Titles of the referenced pages a reader can open: live and not archived (one query)."""
+    if not public_ids:
+        return {}
+    from wiki.models import Page
+
+    return dict(
+        Page.objects.filter(
+            public_id__in=public_ids, archived=False, live_version__isnull=False
+        ).values_list("public_id", "title")
+    )
+
+
+def _filter_attribute(tag: str, attr: str, value: str) -> str | None:
+    if attr == "class":
+        kept = [
+            c
+            for c in value.split()
+            if c in _ALLOWED_CLASSES or (tag == "code" and re.fullmatch(r"language-[\w+#.-]+", c))
+        ]
+        return " ".join(kept) or None
+    if attr in ("href", "src"):
+        scheme = _URL_SCHEME_RE.match(_URL_NOISE_RE.sub("", value).lower())
+        if scheme is not None and scheme.group(1) not in _URL_SCHEMES:
+            return None
+    return value
+
+
+def sanitise_html(html: str) -> str:
+    """Keep only the allow-listed tags, attributes, classes and URL schemes of `html`."""
+    return nh3.clean(
+        html,
+        tags=_ALLOWED_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes=_ALLOWED_ATTRIBUTES,
+        attribute_filter=_filter_attribute,
+        strip_comments=True,
+        link_rel="noopener noreferrer nofollow",
+        url_schemes=_URL_SCHEMES,
+    )
 
 
 def render_markdown(text: str) -> str:
-    """Render `text` to HTML that is safe to put in a page (sanitised with nh3)."""
-    return f"<pre>{escape(text)}</pre>"
+    """Render `text` to HTML that is safe to put in a page (sanitised with nh3).
+
+    Page references are resolved to links with the page's title in one query; references
+    to pages that do not exist (or that a reader cannot open) are marked as broken.
+    """
+    if not text:
+        return ""
+    md = markdown.Markdown(
+        extensions=[
+            "tables",
+            "fenced_code",
+            "footnotes",
+            "toc",
+            "sane_lists",
+            _QuireRefsExtension(_page_titles(page_references(text))),
+        ],
+        extension_configs={"tables": {"use_align_attribute": True}},
+        output_format="html",
+    )
+    return sanitise_html(md.convert(text))

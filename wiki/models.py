@@ -6,6 +6,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 
@@ -228,3 +229,25 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.action} {self.outcome}"
+
+
+class SearchDocument(models.Model):
+    """The search index row of one live page (see wiki/search.py, which alone writes it).
+
+    The columns hold the indexed plain text; the database derives the searchable form from
+    them with triggers made by migration 0003: on PostgreSQL `vector` (weighted tsvector,
+    GIN-indexed), on SQLite the FTS5 table `wiki_searchdocument_fts`. A later migration that
+    rebuilds this table on SQLite must recreate those triggers.
+    """
+
+    page = models.OneToOneField(
+        Page, primary_key=True, on_delete=models.CASCADE, related_name="search_document"
+    )
+    title = models.TextField()
+    tags = models.TextField(blank=True, default="")
+    body = models.TextField(blank=True, default="")
+    # Always NULL on SQLite; on PostgreSQL set by a trigger from title/tags/body.
+    vector = SearchVectorField(null=True, editable=False)
+
+    def __str__(self) -> str:
+        return f"search document of page {self.page_id}"

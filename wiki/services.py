@@ -14,7 +14,7 @@ import mimetypes
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
@@ -40,7 +40,7 @@ from wiki.models import (
 )
 from wiki.roles import can_publish, can_review
 
-Actor = AbstractBaseUser | Agent
+Actor = User | Agent
 
 
 class _Unset:
@@ -132,6 +132,27 @@ def validate_change_summary(summary: Any, *, required: bool = False) -> str:
     return summary
 
 
+COMMENT_MAX = 5000
+
+
+def validate_comment(comment: Any, *, required: bool = False) -> str:
+    if comment is None:
+        comment = ""
+    if not isinstance(comment, str):
+        raise InvalidArgument("the comment must be text.", field="comment")
+    comment = comment.strip()
+    if len(comment) > COMMENT_MAX:
+        raise InvalidArgument(
+            f"the comment can be at most {COMMENT_MAX:,} characters; it has {len(comment):,}.",
+            field="comment",
+        )
+    if required and not comment:
+        raise InvalidArgument(
+            "a reason is required to reject: tell the author what to change.", field="comment"
+        )
+    return comment
+
+
 # --- tree helpers -------------------------------------------------------------------------
 
 
@@ -141,11 +162,10 @@ def _slug_for(title: str) -> str:
 
 def _unique_slug(*, parent: Page | None, title: str, exclude_pk: int | None = None) -> str:
     base = _slug_for(title)
-    taken = set(
-        Page.objects.filter(parent=parent, slug__startswith=base)
-        .exclude(pk=exclude_pk)
-        .values_list("slug", flat=True)
-    )
+    siblings = Page.objects.filter(parent=parent, slug__startswith=base)
+    if exclude_pk is not None:
+        siblings = siblings.exclude(pk=exclude_pk)
+    taken = set(siblings.values_list("slug", flat=True))
     slug, n = base, 2
     while slug in taken:
         slug = f"{base}-{n}"
@@ -207,13 +227,13 @@ def _check_can_propose(actor: Actor) -> None:
         raise Forbidden("log in to propose changes.")
 
 
-def _check_can_publish(actor: Actor) -> AbstractBaseUser:
+def _check_can_publish(actor: Actor) -> User:
     if isinstance(actor, Agent) or not can_publish(actor):
         raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
     return actor
 
 
-def _check_can_decide(actor: Actor, version: Version) -> AbstractBaseUser:
+def _check_can_decide(actor: Actor, version: Version) -> User:
     if isinstance(actor, Agent) or not can_review(actor):
         raise Forbidden("only reviewers can approve or reject proposals.")
     if version.author_user_id is not None and version.author_user_id == actor.pk:
@@ -222,6 +242,7 @@ def _check_can_decide(actor: Actor, version: Version) -> AbstractBaseUser:
 
 
 def _lock_page(page: Page) -> Page:
+    assert page.pk is not None
     try:
         return Page.objects.select_for_update().get(pk=page.pk)
     except Page.DoesNotExist:
@@ -253,15 +274,16 @@ def _withdraw_pending(*, page: Page, actor: Actor) -> list[int]:
 
 
 def _queue_review_notification(version: Version) -> None:
-    from reviews import tasks
+    # Outbox rows are written in this transaction; the emails are sent after commit.
+    from reviews import notifications
 
-    transaction.on_commit(lambda: tasks.notify_review_requested.delay(version.pk))
+    notifications.queue_review_requested(version)
 
 
 def _queue_decision_notification(version: Version) -> None:
-    from reviews import tasks
+    from reviews import notifications
 
-    transaction.on_commit(lambda: tasks.notify_decision.delay(version.pk))
+    notifications.queue_decision(version)
 
 
 def _make_live(page: Page, version: Version) -> None:
@@ -300,8 +322,12 @@ def page_create(
     publish: bool = False,
     source_path: str | None = None,
     extra_frontmatter: dict[str, Any] | None = None,
+    public_id: str | None = None,
 ) -> Version:
-    """Create a page with version 1: live at once when published, otherwise in review."""
+    """Create a page with version 1: live at once when published, otherwise in review.
+
+    `public_id` keeps a page's id across export and import, so `[[pg_...]]` links survive.
+    """
     title = validate_title(title)
     body = validate_markdown(body)
     tag_list = validate_tags(list(tags) if tags is not None else [])
@@ -313,6 +339,8 @@ def page_create(
     if parent is not None:
         parent = _lock_page(parent)
         _check_parent(None, parent)
+    if public_id is not None and Page.objects.filter(public_id=public_id).exists():
+        raise Conflict(f"the page id {public_id} is taken; leave it out to get a new one.")
     slug = _unique_slug(parent=parent, title=title)
     try:
         with transaction.atomic():
@@ -325,6 +353,7 @@ def page_create(
                 instructions=instructions,
                 source_path=source_path,
                 extra_frontmatter=extra_frontmatter or {},
+                **({"public_id": public_id} if public_id is not None else {}),
             )
     except IntegrityError:
         raise Conflict(
@@ -362,7 +391,7 @@ def page_create(
 
 def _approve_in_place(version: Version, *, approver: Actor, comment: str) -> None:
     version.status = VersionStatus.APPROVED
-    version.decided_by = approver if isinstance(approver, AbstractBaseUser) else None
+    version.decided_by = approver if isinstance(approver, User) else None
     version.decided_at = timezone.now()
     version.decision_comment = comment
     version.save()
@@ -388,12 +417,17 @@ def version_propose(
     instructions: str | None = None,
     change_summary: str = "",
     publish: bool = False,
+    base_number: int | None = None,
 ) -> Version:
     """Propose a new version of `page` (or publish it at once, for editors).
 
     A replace carries the whole new content; fields left out keep the current value. An
     append carries only the markdown to add at the end. The author's older pending proposal
     on the same page is withdrawn: one pending proposal per author and page.
+
+    `base_number` is the live version the author started from (a web form sends it back).
+    When another version went live meanwhile, publishing is refused so nothing is
+    overwritten unseen, and a proposal keeps that base so the reviewer sees it as stale.
     """
     _check_can_propose(actor)
     if publish:
@@ -407,6 +441,17 @@ def version_propose(
     current = _current_content(page)
     if current is None:
         raise NotFound(f"page {page.public_id} has no versions.")
+    base = page.live_version
+    if base_number is not None and base is not None and base.number != base_number:
+        if publish and kind == VersionKind.REPLACE:
+            raise Conflict(
+                f"someone published v{base.number} while you were editing v{base_number}; "
+                "compare the two, bring your text up to date and save again.",
+                detail={"liveVersion": base.number, "baseVersion": base_number},
+            )
+        base = (
+            page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first() or base
+        )
 
     if kind == VersionKind.APPEND:
         if title is not None or tags is not None or parent is not UNSET or instructions:
@@ -464,7 +509,7 @@ def version_propose(
         number=_allocate_number(page),
         kind=kind,
         change_summary=change_summary,
-        base_version=page.live_version,
+        base_version=base,
         **fields,
         **_author_fields(actor),
     )
@@ -542,6 +587,45 @@ def merge_proposal(version: Version) -> dict[str, Any]:
     return {"fields": merged, "conflicts": conflicts, "text_with_markers": result.text}
 
 
+def _already_decided(page: Page, version: Version) -> Conflict:
+    """The refusal for deciding a version that is no longer in review, naming who decided."""
+    status = version.get_status_display().lower()
+    decider = version.decided_by.get_username() if version.decided_by is not None else None
+    by = f" by {decider}" if decider and version.status != VersionStatus.WITHDRAWN else ""
+    return Conflict(
+        f"v{version.number} of {page.public_id} was already {status}{by}; there is nothing "
+        "left to decide. Open the review queue for the proposals still waiting.",
+        detail={"status": version.status, "decidedBy": decider},
+    )
+
+
+def _merge_unedited_fields(
+    version: Version, *, edited: dict[str, bool], live_number: int | None
+) -> None:
+    """Merge the fields a reviewer did not edit in a stale replace three-way.
+
+    Otherwise approving the edit would silently undo a change made live since the base.
+    """
+    merge = merge_proposal(version)
+    unresolved = [c for c in merge["conflicts"] if not edited.get(c["field"], False)]
+    if unresolved:
+        names = ", ".join(sorted({c["field"] for c in unresolved}))
+        raise Conflict(
+            f"this proposal and the live version both changed {names}; resolve that in the "
+            "editor too, or reject the proposal.",
+            detail={"conflicts": unresolved, "liveVersion": live_number},
+        )
+    fields = merge["fields"]
+    if not edited["markdown"]:
+        version.body = fields["body"]
+    if not edited["title"]:
+        version.title = fields["title"]
+    if not edited["tags"]:
+        version.tags = fields["tags"]
+    version.parent_id, version.instructions = fields["parent_id"], fields["instructions"]
+    version.merged = True
+
+
 @transaction.atomic
 def version_approve(
     *,
@@ -562,14 +646,10 @@ def version_approve(
     (`expected_live_number`), so nothing is ever overwritten unseen.
     """
     _check_can_decide(actor, version)
-    comment = validate_change_summary(comment) if len(comment) <= 300 else comment.strip()
+    comment = validate_comment(comment)
     page, version = _lock_version(version)
     if version.status != VersionStatus.IN_REVIEW:
-        raise Conflict(
-            f"v{version.number} of {page.public_id} is {version.get_status_display().lower()}, "
-            "not in review; there is nothing to decide.",
-            detail={"status": version.status},
-        )
+        raise _already_decided(page, version)
     live = page.live_version
     live_number = live.number if live else None
     edited = edited_body is not None or edited_title is not None or edited_tags is not None
@@ -579,38 +659,45 @@ def version_approve(
             "reload the proposal and decide again.",
             detail={"liveVersion": live_number},
         )
+    stale = is_stale(version)
     if edited:
-        if (
-            version.kind == VersionKind.REPLACE
-            and is_stale(version)
-            and (expected_live_number is None)
-        ):
+        if stale and expected_live_number is None:
             raise Conflict(
                 "this proposal is stale; edit it against the current live version and say "
                 "which live version you edited against.",
                 detail={"liveVersion": live_number},
             )
-        if edited_body is not None:
-            text = validate_markdown(edited_body)
-            if version.kind == VersionKind.APPEND:
-                version.proposed_body = version.proposed_body  # the author's words stay
-                version.body = _append_to(live.body if live else "", text)
-            else:
-                version.body = text
+        if version.kind == VersionKind.APPEND:
+            # Title, tags and parent come from what is live now, as for an unedited append.
+            _apply_content(page, version)
+            if edited_body is not None:
+                version.body = _append_to(live.body if live else "", validate_markdown(edited_body))
+        else:
+            if stale:
+                _merge_unedited_fields(
+                    version,
+                    edited={
+                        "markdown": edited_body is not None,
+                        "title": edited_title is not None,
+                        "tags": edited_tags is not None,
+                    },
+                    live_number=live_number,
+                )
+            if edited_body is not None:
+                version.body = validate_markdown(edited_body)
         if edited_title is not None:
             version.title = validate_title(edited_title)
         if edited_tags is not None:
             version.tags = validate_tags(list(edited_tags))
-        if version.kind == VersionKind.APPEND and edited_body is None:
-            _apply_content(page, version)
         version.edited_by_reviewer = True
     elif version.kind == VersionKind.APPEND:
         _apply_content(page, version)
-    elif is_stale(version):
+    elif stale:
         merge = merge_proposal(version)
         if merge["conflicts"]:
+            base_number = version.base_version.number if version.base_version else 0
             raise Conflict(
-                f"v{version.number} was written against v{version.base_version.number if version.base_version else 0} "
+                f"v{version.number} was written against v{base_number} "
                 f"but v{live_number} is live now, and the two changes overlap. Resolve the "
                 "conflict in the editor or reject the proposal.",
                 detail={"conflicts": merge["conflicts"], "liveVersion": live_number},
@@ -637,18 +724,10 @@ def version_approve(
 @transaction.atomic
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     _check_can_decide(actor, version)
-    comment = (comment or "").strip()
-    if not comment:
-        raise InvalidArgument(
-            "a reason is required to reject: tell the author what to change.", field="comment"
-        )
+    comment = validate_comment(comment, required=True)
     page, version = _lock_version(version)
     if version.status != VersionStatus.IN_REVIEW:
-        raise Conflict(
-            f"v{version.number} of {page.public_id} is {version.get_status_display().lower()}, "
-            "not in review; there is nothing to decide.",
-            detail={"status": version.status},
-        )
+        raise _already_decided(page, version)
     version.status = VersionStatus.REJECTED
     version.decided_by = actor  # type: ignore[assignment]
     version.decided_at = timezone.now()
@@ -764,6 +843,29 @@ def page_restore(*, actor: Actor, page: Page) -> Page:
     return page
 
 
+@transaction.atomic
+def page_set_import_metadata(
+    *, actor: Actor, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]
+) -> Page:
+    """Record where an imported page comes from and the frontmatter Quire has no field for.
+
+    Bookkeeping for import and export, not content: it is not versioned or reviewed.
+    """
+    if isinstance(actor, Agent) or not actor.is_authenticated or not actor.is_active:
+        raise Forbidden("only a person running an import can change import metadata.")
+    page = _lock_page(page)
+    page.source_path = source_path
+    page.extra_frontmatter = extra_frontmatter
+    page.save(update_fields=["source_path", "extra_frontmatter", "updated_at"])
+    audit_record(
+        action="page.import_metadata",
+        actor=actor,
+        page=page,
+        data={"source_path": source_path},
+    )
+    return page
+
+
 # --- attachments ------------------------------------------------------------------------------
 
 
@@ -813,14 +915,14 @@ def attachment_add(*, actor: Actor, page: Page, upload: UploadedFile) -> Attachm
     )
     attachment.file.save(name, ContentFile(data), save=False)
     # The file is on disk before the row; if the transaction fails, remove it again.
-    stored_name = attachment.file.name
+    stored_name = attachment.file.name or ""
     try:
         attachment.save()
-    except Exception:
+        audit_record(action="attachment.add", actor=actor, page=page, data={"name": name})
+        search.index_page(page)
+    except BaseException:
         attachment.file.storage.delete(stored_name)
         raise
-    audit_record(action="attachment.add", actor=actor, page=page, data={"name": name})
-    search.index_page(page)
     return attachment
 
 
@@ -829,7 +931,7 @@ def attachment_remove(*, actor: Actor, attachment: Attachment) -> None:
     if isinstance(actor, Agent) or not can_publish(actor):
         raise Forbidden("only editors can remove attachments.")
     page = _lock_page(attachment.page)
-    name, stored = attachment.name, attachment.file.name
+    name, stored = attachment.name, attachment.file.name or ""
     storage = attachment.file.storage
     attachment.delete()
     audit_record(action="attachment.remove", actor=actor, page=page, data={"name": name})

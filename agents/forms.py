@@ -1,0 +1,125 @@
+"""The admin's forms for agents and their page sets; the services do the real validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+from django.db.models import Q, QuerySet
+
+from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
+from wiki.errors import InvalidArgument, QuireError
+from wiki.forms import sentence
+from wiki.models import Page
+
+USE_WHEN_HELP = (
+    f"One instruction per line, at most {USE_WHEN_MAX_LINES} lines of {USE_WHEN_LINE_MAX} "
+    "characters, e.g. “Use whenever a customer asks about refunds.”"
+)
+# A use-when textarea can hold no more than this; the service checks the exact limits.
+_USE_WHEN_TEXT_MAX = USE_WHEN_MAX_LINES * (USE_WHEN_LINE_MAX + 2) + 1000
+
+
+class OwnerChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        user: User = obj
+        full_name = user.get_full_name()
+        return f"{user.get_username()} ({full_name})" if full_name else user.get_username()
+
+
+class PageChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        page: Page = obj
+        return f"{page.path} — {page.title}"
+
+
+def _owners(current_owner_id: int | None = None) -> QuerySet[User]:
+    # The current owner stays on offer even when deactivated, so saving keeps it.
+    return User.objects.filter(Q(is_active=True) | Q(pk=current_owner_id)).order_by("username")
+
+
+class AgentForm(forms.Form):
+    name = forms.CharField(
+        max_length=NAME_MAX,
+        help_text="Unique. Reviewers see it next to everything the agent proposes.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    description = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What the agent is for, for the people who curate its pages.",
+    )
+    owner = OwnerChoiceField(
+        queryset=_owners(),
+        required=False,
+        empty_label="No owner",
+        help_text="Gets an email when a reviewer decides on one of the agent's proposals.",
+    )
+    can_edit_pages = forms.BooleanField(
+        required=False,
+        label="Can propose edits",
+        help_text="Adds the four write tools. Every change it proposes waits for a reviewer.",
+    )
+
+    def __init__(self, *args: Any, current_owner_id: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Fresh per form, so a user created since start-up is offered.
+        self.fields["owner"].queryset = _owners(current_owner_id)  # type: ignore[attr-defined]
+
+    def add_service_error(self, error: QuireError) -> None:
+        field = getattr(error, "field", "") if isinstance(error, InvalidArgument) else ""
+        if "already exists" in error.message:
+            field = "name"
+        self.add_error(field if field in self.fields else None, sentence(error.message))
+
+
+class UseWhenMixin(forms.Form):
+    use_when = forms.CharField(
+        label="Use when",
+        required=False,
+        max_length=_USE_WHEN_TEXT_MAX,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=USE_WHEN_HELP,
+    )
+    always_include = forms.BooleanField(
+        required=False,
+        label="Always include",
+        help_text="The agent is told to read this page at the start of every task.",
+    )
+
+    def add_service_error(self, error: QuireError) -> None:
+        field = getattr(error, "field", "") if isinstance(error, InvalidArgument) else ""
+        self.add_error(field if field in self.fields else None, sentence(error.message))
+
+
+class PageSetEntryForm(UseWhenMixin):
+    """Changes the use-when lines and the always-include flag of one entry."""
+
+
+class PageSetAddForm(UseWhenMixin):
+    page = PageChoiceField(
+        queryset=Page.objects.none(),
+        to_field_name="public_id",
+        empty_label="Choose a page…",
+        help_text="The page and every live page under it.",
+        error_messages={
+            "invalid_choice": "That page cannot be given to an agent: it is not live or it is "
+            "archived. Choose another page.",
+            "required": "Choose a page to add.",
+        },
+    )
+    field_order = ["page", "use_when", "always_include"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["page"].queryset = (  # type: ignore[attr-defined]
+            Page.objects.filter(live_version__isnull=False, archived=False)
+            .only("public_id", "title", "path")
+            .order_by("path")
+        )
+
+
+class MoveForm(forms.Form):
+    direction = forms.ChoiceField(choices=[("up", "up"), ("down", "down")])

@@ -1,0 +1,687 @@
+"""The MCP server agents talk to: seven tools over each agent's page set.
+
+django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` on
+`quire_mcp`. The server lists and runs the write tools only for agents with edit rights,
+turns domain errors into `code: message` tool errors and writes an audit row per call.
+"""
+
+import inspect
+import json
+import logging
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from mcp_server import MCPToolset
+from mcp_server.djangomcp import DjangoMCP, django_request_ctx
+from pydantic import Field, ValidationError
+from typing_extensions import TypedDict
+
+from agents import selectors
+from agents.models import Agent
+from agents.services import page_set_add
+from wiki import services
+from wiki.audit import audit_record
+from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
+from wiki.markdown import page_references
+from wiki.models import Page, Version, VersionKind
+from wiki.search import search_pages as search_index
+
+logger = logging.getLogger(__name__)
+
+READ_TOOLS = ("browse", "search_pages", "get_page")
+WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "append_to_page")
+QUERY_MAX = 200
+SEARCH_LIMIT = 8
+RATE_WINDOW_SECONDS = 60
+
+SERVER_INSTRUCTIONS = """\
+Quire is your team's wiki. You can read only the pages that people chose for you.
+Call browse first: it lists your pages, and each page's useWhen lines say when to use it.
+Read the pages marked alwaysInclude with get_page before you answer anything.
+Use search_pages to find a page by its words, then get_page to read it whole.
+When you may edit, every change you submit waits for a person to approve it."""
+
+TOOL_ANNOTATIONS = {
+    "browse": ToolAnnotations(title="Browse your pages", readOnlyHint=True, openWorldHint=False),
+    "search_pages": ToolAnnotations(
+        title="Search your pages", readOnlyHint=True, openWorldHint=False
+    ),
+    "get_page": ToolAnnotations(title="Read a page", readOnlyHint=True, openWorldHint=False),
+    "get_page_source": ToolAnnotations(
+        title="Read a page's markdown source", readOnlyHint=True, openWorldHint=False
+    ),
+    "create_page": ToolAnnotations(
+        title="Propose a new page",
+        readOnlyHint=False,
+        destructiveHint=False,
+        idempotentHint=False,
+        openWorldHint=False,
+    ),
+    "update_page": ToolAnnotations(
+        title="Propose a new version of a page",
+        readOnlyHint=False,
+        # Nothing is lost: the proposal waits for review and every version is kept.
+        destructiveHint=False,
+        idempotentHint=True,
+        openWorldHint=False,
+    ),
+    "append_to_page": ToolAnnotations(
+        title="Propose an addition to a page",
+        readOnlyHint=False,
+        destructiveHint=False,
+        idempotentHint=False,
+        openWorldHint=False,
+    ),
+}
+
+
+# --- results ---------------------------------------------------------------------------------
+
+
+class SetPageOut(TypedDict):
+    pageId: str
+    title: str
+    path: str
+    alwaysInclude: bool
+    useWhen: list[str]
+
+
+class BrowseResult(TypedDict):
+    pages: list[SetPageOut]
+
+
+class SearchHitOut(TypedDict):
+    pageId: str
+    title: str
+    excerpt: str
+    score: float
+
+
+class SearchResult(TypedDict):
+    results: list[SearchHitOut]
+
+
+class FileOut(TypedDict):
+    name: str
+    text: str
+
+
+class IncludeOut(TypedDict):
+    pageId: str
+    title: str
+    content: str
+
+
+class PackedPage(TypedDict):
+    pageId: str
+    title: str
+    path: str
+    tags: list[str]
+    versionNumber: int
+    updated: str
+    instructions: str
+    content: str
+    files: list[FileOut]
+    includes: list[IncludeOut]
+    unavailable: list[str]
+
+
+class PendingOut(TypedDict):
+    versionNumber: int
+    author: str
+    createdAt: str
+    changeSummary: str
+
+
+class DecisionOut(TypedDict):
+    versionNumber: int
+    status: str
+    comment: str
+    decidedAt: str
+
+
+class PageSource(TypedDict):
+    pageId: str
+    title: str
+    markdown: str
+    tags: list[str]
+    status: Literal["live", "in_review"]
+    parentId: str | None
+    path: str
+    liveVersion: int | None
+    inReview: bool
+    pending: list[PendingOut]
+    lastDecision: DecisionOut | None
+
+
+class WriteResult(TypedDict):
+    pageId: str
+    title: str
+    versionNumber: int
+    status: Literal["in_review"]
+    message: str
+
+
+PageId = Annotated[
+    str, Field(description="The page's id, like pg_abcdefgh, as browse or search_pages gave it.")
+]
+ChangeSummary = Annotated[
+    str, Field(description="One sentence for the reviewer: what you changed and why.")
+]
+
+
+# --- one call ------------------------------------------------------------------------------
+
+
+@dataclass
+class ToolCall:
+    """What one tool call touched, for its audit row."""
+
+    agent: Agent
+    tool: str
+    started: float = field(default_factory=time.monotonic)
+    page: Page | None = None
+    page_ids: list[str] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    outcome: str = "ok"
+
+    def touched(
+        self,
+        page: Page | None = None,
+        *,
+        page_ids: list[str] | None = None,
+        versions: list[int] | None = None,
+    ) -> None:
+        if page is not None and self.page is None:
+            self.page = page
+        self.page_ids.extend(page_ids or ([page.public_id] if page is not None else []))
+        self.versions.extend(versions or [])
+
+
+_current_call: ContextVar[ToolCall] = ContextVar("quire_tool_call")
+
+
+def tool_names_for(agent: Agent) -> tuple[str, ...]:
+    return READ_TOOLS + WRITE_TOOLS if agent.can_edit_pages else READ_TOOLS
+
+
+def request_agent() -> Agent | None:
+    """The agent the MCP view authenticated for the request being served."""
+    request = django_request_ctx.get(None)
+    return getattr(request, "quire_agent", None)
+
+
+def _error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
+
+
+def _success_result(structured: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(structured, indent=2, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structuredContent=structured, isError=False
+    )
+
+
+def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        problems.append(f"{where}: {error['msg']}")
+    return InvalidArgument(
+        "the arguments do not fit this tool (" + "; ".join(problems) + "). "
+        "Check the tool's input schema and call it again."
+    )
+
+
+def _rate_limited(agent: Agent) -> RateLimited | None:
+    """Count this call in the agent's fixed one-minute window; past the limit, refuse it."""
+    limit = settings.QUIRE_AGENT_RATE_LIMIT
+    window = int(time.time() // RATE_WINDOW_SECONDS)
+    key = f"quire:mcp-calls:{agent.pk}:{window}"
+    cache.add(key, 0, timeout=RATE_WINDOW_SECONDS * 2)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # the key expired between add and incr
+        cache.set(key, 1, timeout=RATE_WINDOW_SECONDS * 2)
+        count = 1
+    if count <= limit:
+        return None
+    wait = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS
+    return RateLimited(
+        f"you made more than {limit} calls this minute. Wait {wait} seconds and try again."
+    )
+
+
+def _record(call: ToolCall) -> None:
+    data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
+    audit_record(
+        action=f"mcp.{call.tool}",
+        actor=call.agent,
+        page=call.page,
+        version_number=call.versions[0] if len(call.versions) == 1 else None,
+        outcome=call.outcome,
+        duration_ms=int((time.monotonic() - call.started) * 1000),
+        data=data,
+    )
+
+
+class _HideExpectedToolErrors(logging.Filter):
+    """django-mcp-server logs every exception a tool raises with its traceback; a domain
+    error is an answer to the agent, not a fault, so it stays out of the error log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, QuireError)
+
+
+logging.getLogger("mcp_server.djangomcp").addFilter(_HideExpectedToolErrors())
+
+
+class QuireMCP(DjangoMCP):
+    """django-mcp-server's server with per-agent tool lists, a call guard and audit.
+
+    The library keeps one tool list for every caller (and the low-level server caches it
+    across requests), so both listing and calling check the agent's rights here.
+    """
+
+    def register_mcptoolset(self, toolset: MCPToolset) -> Any:
+        tools = super().register_mcptoolset(toolset)
+        for tool in tools:
+            annotations = TOOL_ANNOTATIONS.get(tool.name)
+            tool.description = inspect.cleandoc(tool.description)
+            if annotations is not None:
+                tool.annotations = annotations
+                tool.title = annotations.title
+        return tools
+
+    async def list_tools(self) -> list[MCPTool]:
+        agent = request_agent()
+        allowed = tool_names_for(agent) if agent is not None else ()
+        tools = [tool for tool in await super().list_tools() if tool.name in allowed]
+        return sorted(tools, key=lambda tool: allowed.index(tool.name))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        agent = request_agent()
+        if agent is None:
+            return _error_result(f"Unknown tool: {name}")
+        call = ToolCall(agent=agent, tool=name)
+        token = _current_call.set(call)
+        try:
+            result = await self._call(call, name, arguments)
+        finally:
+            _current_call.reset(token)
+        await sync_to_async(_record)(call)
+        return result
+
+    async def _call(self, call: ToolCall, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        if name not in tool_names_for(call.agent):
+            # Exactly what the library says for a tool it does not have.
+            call.outcome = "unknown_tool"
+            return _error_result(f"Unknown tool: {name}")
+        call.extra["arguments"] = _loggable(arguments)
+        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
+        if error is None:
+            try:
+                structured = await self._tool_manager.call_tool(
+                    name, arguments, context=self.get_context(), convert_result=False
+                )
+                return _success_result(structured)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, QuireError):
+                    error = cause
+                elif isinstance(cause, ValidationError):
+                    error = _invalid_arguments(cause)
+                else:
+                    logger.error("MCP tool %s failed", name, exc_info=cause or exc)
+                    call.outcome = "error"
+                    return _error_result(
+                        "internal_error: the server could not complete this call; the error "
+                        "was logged. Try again later."
+                    )
+        call.outcome = error.code
+        call.extra["error"] = error.message
+        return _error_result(f"{error.code}: {error.message}")
+
+
+def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments for the audit log, with long texts cut short."""
+    return {
+        key: (value[:200] + f"... ({len(value)} characters)")
+        if isinstance(value, str) and len(value) > 200
+        else value
+        for key, value in arguments.items()
+    }
+
+
+quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
+
+
+# --- the tools -------------------------------------------------------------------------------
+
+
+def _iso(moment: Any) -> str:
+    return moment.isoformat() if moment is not None else ""
+
+
+def _strip_marks(excerpt: str) -> str:
+    return excerpt.replace("[[[", "").replace("]]]", "")
+
+
+def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
+    message = f"Submitted as v{version.number} and waiting for a human to approve it."
+    if withdrawn is not None and withdrawn != version.number:
+        message += f" It replaces your earlier proposal v{withdrawn}, which was withdrawn."
+    return {
+        "pageId": version.page.public_id,
+        "title": version.title,
+        "versionNumber": version.number,
+        "status": "in_review",
+        "message": message,
+    }
+
+
+def _appended(live_body: str, appended: str) -> str:
+    live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
+    return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
+
+
+class PageTools(MCPToolset):
+    """Quire's tools. Every public method is a tool; its docstring is what the agent reads."""
+
+    mcp_server = quire_mcp
+
+    def _agent(self) -> Agent:
+        agent: Agent | None = getattr(self.request, "quire_agent", None)
+        assert agent is not None, "the MCP view authenticates every request"
+        return agent
+
+    def _touched(
+        self,
+        page: Page | None = None,
+        *,
+        page_ids: list[str] | None = None,
+        versions: list[int] | None = None,
+    ) -> None:
+        call = _current_call.get(None)
+        if call is not None:
+            call.touched(page, page_ids=page_ids, versions=versions)
+
+    def browse(self) -> BrowseResult:
+        """List every page you may use, in the order people curated them.
+
+        Call this first, before anything else. Each page comes with useWhen lines that say
+        when to use it; read the pages marked alwaysInclude with get_page at the start of
+        every task. Only these pages exist for you.
+        """
+        offered = selectors.agent_page_set(self._agent())
+        self._touched(page_ids=[item.page.public_id for item in offered])
+        return {
+            "pages": [
+                {
+                    "pageId": item.page.public_id,
+                    "title": item.page.title,
+                    "path": item.page.path,
+                    "alwaysInclude": item.always_include,
+                    "useWhen": item.use_when,
+                }
+                for item in offered
+            ]
+        }
+
+    def search_pages(
+        self,
+        query: Annotated[
+            str, Field(description="Words to look for, 1 to 200 characters, e.g. 'refund policy'.")
+        ],
+    ) -> SearchResult:
+        """Find pages in your set by their words; titles count most, then tags, then text.
+
+        Use it when browse's titles and useWhen lines do not tell you which page answers a
+        question. Returns at most 8 pages, best first, each with a short excerpt around the
+        best match; call get_page to read one whole.
+        """
+        query = " ".join((query or "").split())
+        if not 1 <= len(query) <= QUERY_MAX:
+            raise InvalidArgument(
+                f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
+                "Use a few distinctive words."
+            )
+        agent = self._agent()
+        allowed = selectors.visible_page_pks(agent)
+        hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT) if allowed else []
+        allowed_set = set(allowed)
+        hits = [hit for hit in hits if hit.page_id in allowed_set][:SEARCH_LIMIT]
+        self._touched(page_ids=[hit.public_id for hit in hits])
+        return {
+            "results": [
+                {
+                    "pageId": hit.public_id,
+                    "title": hit.title,
+                    "excerpt": _strip_marks(hit.excerpt),
+                    "score": round(float(hit.score), 4),
+                }
+                for hit in hits
+            ]
+        }
+
+    def get_page(self, pageId: PageId) -> PackedPage:
+        """Read one page whole: its live content, its instructions, its files' text and the
+        pages its instructions point to.
+
+        Call it for a page that browse or search_pages showed you, before you rely on it.
+        Follow the page's instructions. Pages it references that you cannot read are listed
+        in unavailable.
+        """
+        agent = self._agent()
+        page = selectors.page_for_agent(agent, pageId)
+        live = page.live_version
+        assert live is not None
+        files = [
+            {"name": name, "text": text}
+            for name, text in page.attachments.order_by("name").values_list(
+                "name", "extracted_text"
+            )
+        ]
+        references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
+        readable = selectors.pages_for_agent(agent, references)
+        includes: list[IncludeOut] = []
+        for ref in references:
+            other = readable.get(ref)
+            if other is not None and other.live_version is not None:
+                includes.append(
+                    {
+                        "pageId": ref,
+                        "title": other.live_version.title,
+                        "content": other.live_version.body,
+                    }
+                )
+        unavailable = [ref for ref in references if ref not in readable]
+        self._touched(
+            page,
+            page_ids=[page.public_id, *(item["pageId"] for item in includes)],
+            versions=[live.number],
+        )
+        return {
+            "pageId": page.public_id,
+            "title": live.title,
+            "path": page.path,
+            "tags": list(live.tags),
+            "versionNumber": live.number,
+            "updated": _iso(live.decided_at or live.created_at),
+            "instructions": live.instructions,
+            "content": live.body,
+            "files": files,  # type: ignore[typeddict-item]
+            "includes": includes,
+            "unavailable": unavailable,
+        }
+
+    def get_page_source(self, pageId: PageId) -> PageSource:
+        """Read a page's markdown source before you propose a change to it.
+
+        Call it before update_page or append_to_page. If you already have a proposal waiting
+        on this page, markdown is your draft, so you can revise it; lastDecision tells you
+        whether your last proposal was approved or rejected, and the reviewer's reason.
+        """
+        agent = self._agent()
+        page = selectors.page_source_for_agent(agent, pageId)
+        live = page.live_version
+        draft = selectors.own_pending_proposal(agent, page)
+        decided = selectors.own_last_decision(agent, page)
+        shown = draft or live
+        assert shown is not None
+        if draft is not None and draft.kind == VersionKind.APPEND:
+            markdown = _appended(live.body if live else "", draft.proposed_body)
+        else:
+            markdown = shown.body
+        parent_id = page.parent.public_id if page.parent is not None else None
+        self._touched(page, versions=[v.number for v in (live, draft) if v is not None])
+        return {
+            "pageId": page.public_id,
+            "title": shown.title,
+            "markdown": markdown,
+            "tags": list(shown.tags),
+            "status": "live" if live is not None else "in_review",
+            "parentId": parent_id,
+            "path": page.path,
+            "liveVersion": live.number if live is not None else None,
+            "inReview": draft is not None,
+            "pending": [
+                {
+                    "versionNumber": draft.number,
+                    "author": draft.author_name,
+                    "createdAt": _iso(draft.created_at),
+                    "changeSummary": draft.change_summary,
+                }
+            ]
+            if draft is not None
+            else [],
+            "lastDecision": {
+                "versionNumber": decided.number,
+                "status": decided.status,
+                "comment": decided.decision_comment,
+                "decidedAt": _iso(decided.decided_at),
+            }
+            if decided is not None
+            else None,
+        }
+
+    def create_page(
+        self,
+        title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
+        markdown: Annotated[str, Field(description="The whole page body in markdown.")],
+        parentId: Annotated[
+            str | None,
+            Field(description="Put the page under this page of your set; leave out for top level."),
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Up to 20 tags of 1 to 50 characters.")
+        ] = None,
+        changeSummary: Annotated[
+            str | None, Field(description="One sentence for the reviewer: why this page.")
+        ] = None,
+    ) -> WriteResult:
+        """Propose a new page. It waits for a person to approve it and stays invisible to
+        browse, search_pages and get_page until then.
+
+        Use it only when no page in your set covers the topic (search_pages first). With
+        parentId it goes under that page; without, it is a top-level page added to your set.
+        """
+        agent = self._agent()
+        parent = selectors.page_for_agent(agent, parentId) if parentId else None
+        with transaction.atomic():
+            version = services.page_create(
+                actor=agent,
+                title=title,
+                body=markdown,
+                parent=parent,
+                tags=tags,
+                change_summary=changeSummary or "",
+            )
+            if parent is None:
+                page_set_add(actor=agent, agent=agent, page=version.page)
+        self._touched(version.page, versions=[version.number])
+        return _write_result(version, None)
+
+    def update_page(
+        self,
+        pageId: PageId,
+        changeSummary: ChangeSummary,
+        markdown: Annotated[
+            str | None, Field(description="The whole new body; it replaces the current one.")
+        ] = None,
+        title: Annotated[str | None, Field(description="A new title, 1 to 200 characters.")] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="The complete new list of tags (up to 20).")
+        ] = None,
+    ) -> WriteResult:
+        """Propose a new version of a page that replaces it whole (not a patch).
+
+        Call get_page_source first and send back the complete markdown with your changes.
+        Give at least one of markdown, title or tags. It waits for a person to approve it;
+        your earlier waiting proposal on the same page is withdrawn.
+        """
+        return self._propose(
+            pageId,
+            kind=VersionKind.REPLACE,
+            change_summary=changeSummary,
+            body=markdown,
+            title=title,
+            tags=tags,
+        )
+
+    def append_to_page(
+        self,
+        pageId: PageId,
+        markdown: Annotated[str, Field(description="The markdown to add at the end of the page.")],
+        changeSummary: ChangeSummary,
+    ) -> WriteResult:
+        """Propose adding markdown at the end of a page, keeping everything already there.
+
+        Prefer it to update_page when you only add (a new FAQ entry, a new section): it
+        applies on top of whatever is live when approved, so it never conflicts.
+        """
+        return self._propose(
+            pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
+        )
+
+    def _propose(
+        self,
+        page_id: str,
+        *,
+        kind: str,
+        change_summary: str,
+        body: str | None,
+        title: str | None = None,
+        tags: list[str] | None = None,
+    ) -> WriteResult:
+        agent = self._agent()
+        change_summary = services.validate_change_summary(change_summary, required=True)
+        page = selectors.page_source_for_agent(agent, page_id)
+        if kind == VersionKind.APPEND and page.live_version_id is None:
+            raise Conflict(
+                f"page {page.public_id} is not live yet, so there is nothing to append to. "
+                "Revise your draft with update_page, sending the whole markdown."
+            )
+        earlier = selectors.own_pending_proposal(agent, page)
+        version = services.version_propose(
+            actor=agent,
+            page=page,
+            kind=kind,
+            body=body,
+            title=title,
+            tags=tags,
+            change_summary=change_summary,
+        )
+        self._touched(page, versions=[version.number])
+        return _write_result(version, earlier.number if earlier is not None else None)

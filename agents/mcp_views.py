@@ -1,0 +1,159 @@
+"""The `/mcp` endpoint: django-mcp-server's view behind Quire's checks.
+
+Before the library sees a request it must be a POST (GET gets 405: the server is
+stateless and has no event stream), come from no browser origin or an allowed one (403
+otherwise, against DNS rebinding), carry a valid agent bearer token (401 otherwise) and
+hold JSON (a JSON-RPC parse error otherwise, never a 500).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from mcp_server.views import MCPServerStreamableHttpView
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+
+from agents import selectors
+from agents.mcp import quire_mcp
+from agents.models import Agent
+from agents.services import agent_mark_used
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalise_origin(origin: str) -> str:
+    """`scheme://host[:port]` in lower case, with the scheme's default port left out."""
+    parts = urlsplit(origin.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return ""
+    if not scheme or not host:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def origin_allowed(request: HttpRequest) -> bool:
+    """Requests without an Origin (any non-browser client) pass; browsers must be allowed."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    allowed = {
+        normalise_origin(settings.QUIRE_BASE_URL),
+        normalise_origin(f"{request.scheme}://{request.get_host()}"),
+        *(normalise_origin(o) for o in settings.QUIRE_MCP_ALLOWED_ORIGINS),
+    }
+    allowed.discard("")
+    return normalise_origin(origin) in allowed
+
+
+def bearer_token(request: HttpRequest) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _unauthorized(message: str) -> JsonResponse:
+    response = JsonResponse({"error": message}, status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="quire"'
+    return response
+
+
+def _json_rpc_error(code: int, message: str, status: int) -> JsonResponse:
+    return JsonResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+        status=status,
+    )
+
+
+class _AnyAccept(DefaultContentNegotiation):
+    """The MCP transport checks Accept itself; DRF must not answer 406 first."""
+
+    def select_renderer(
+        self,
+        request: Request,
+        renderers: Iterable[BaseRenderer],
+        format_suffix: str | None = None,
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+class QuireMCPView(MCPServerStreamableHttpView):
+    mcp_server = quire_mcp
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = _AnyAccept
+
+    @property
+    def allowed_methods(self) -> list[str]:
+        return ["POST"]
+
+    def _not_allowed(self) -> HttpResponse:
+        response = JsonResponse(
+            {"error": "This MCP endpoint is stateless and takes only POST requests."},
+            status=405,
+        )
+        response["Allow"] = "POST"
+        return response
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self._not_allowed()
+
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self._not_allowed()
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not origin_allowed(request):
+            return JsonResponse(
+                {
+                    "error": "Requests from this origin are not allowed. Add it to "
+                    "QUIRE_MCP_ALLOWED_ORIGINS if it is yours."
+                },
+                status=403,
+            )
+        token = bearer_token(request)
+        if not token:
+            return _unauthorized(
+                "Send the agent's token as 'Authorization: Bearer <token>'. "
+                "An admin can create one with 'python manage.py create_agent'."
+            )
+        agent: Agent | None = selectors.agent_by_token(token)
+        if agent is None:
+            return _unauthorized(
+                "This token is not valid: it may have been rotated or revoked. "
+                "Ask an admin for the agent's current token."
+            )
+        if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            return _json_rpc_error(
+                INVALID_REQUEST,
+                f"The request is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes.",
+                413,
+            )
+        try:
+            request.data  # noqa: B018  (parse now, so that a bad body gets a JSON-RPC error)
+        except ParseError as exc:
+            return _json_rpc_error(PARSE_ERROR, f"Parse error: {exc.detail}", 400)
+        except UnsupportedMediaType:
+            return _json_rpc_error(
+                INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415
+            )
+        agent_mark_used(agent)
+        request.quire_agent = agent  # type: ignore[attr-defined]
+        return self.mcp_server.handle_django_request(request)

@@ -1,0 +1,360 @@
+"""Every state change of agents and their page sets: one transactional function each.
+
+Tokens are random, shown once and stored only as a SHA-256 hash; a rotated or revoked
+token stops working at once because the lookup is by hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from agents.models import Agent, PageSetEntry
+from wiki.audit import audit_record
+from wiki.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from wiki.models import Page, Version
+
+TOKEN_PREFIX = "qa_"  # noqa: S105 (a label, not a secret)
+# How much of the token the UI shows, so an admin can tell tokens apart.
+TOKEN_DISPLAY_CHARS = 10
+NAME_MAX = 100
+USE_WHEN_MAX_LINES = 20
+USE_WHEN_LINE_MAX = 300
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+# None stands for the command line: whoever runs manage.py already owns the server.
+Manager = User | None
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _new_token() -> tuple[str, str, str]:
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return token, token[:TOKEN_DISPLAY_CHARS], token_hash(token)
+
+
+def can_manage_agents(user: User | None) -> bool:
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return bool(getattr(user, "is_superuser", False)) or user.has_perm("agents.change_agent")
+
+
+def _check_can_manage(actor: Manager) -> None:
+    if actor is not None and not can_manage_agents(actor):
+        raise Forbidden("only admins can manage agents and their page sets.")
+
+
+# --- validation -------------------------------------------------------------------------
+
+
+def validate_agent_name(name: Any) -> str:
+    if not isinstance(name, str) or not 1 <= len(name.strip()) <= NAME_MAX:
+        raise InvalidArgument(f"an agent needs a name of 1 to {NAME_MAX} characters.", field="name")
+    return name.strip()
+
+
+def validate_use_when(lines: Any) -> list[str]:
+    """A list of short instructions; a string is split into one instruction per line."""
+    if lines is None:
+        return []
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    elif isinstance(lines, Iterable):
+        lines = list(lines)
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise InvalidArgument("use-when must be a list of short sentences.", field="use_when")
+    cleaned = [" ".join(line.split()) for line in lines]
+    cleaned = [line for line in cleaned if line]
+    if len(cleaned) > USE_WHEN_MAX_LINES:
+        raise InvalidArgument(
+            f"give at most {USE_WHEN_MAX_LINES} use-when lines; there are {len(cleaned)}.",
+            field="use_when",
+        )
+    for line in cleaned:
+        if len(line) > USE_WHEN_LINE_MAX:
+            raise InvalidArgument(
+                f"each use-when line can be at most {USE_WHEN_LINE_MAX} characters; "
+                f"{line[:30]!r}... has {len(line)}.",
+                field="use_when",
+            )
+    return cleaned
+
+
+# --- agents -------------------------------------------------------------------------------
+
+
+def _lock_agent(agent: Agent) -> Agent:
+    try:
+        return Agent.objects.select_for_update().get(pk=agent.pk)
+    except Agent.DoesNotExist:
+        raise NotFound(f"agent {agent.name} does not exist.") from None
+
+
+@transaction.atomic
+def agent_create(
+    *,
+    actor: Manager,
+    name: str,
+    description: str = "",
+    owner: User | None = None,
+    can_edit_pages: bool = False,
+) -> tuple[Agent, str]:
+    """Create an agent and its first token; the token is returned once and never stored."""
+    _check_can_manage(actor)
+    name = validate_agent_name(name)
+    if Agent.objects.filter(name=name).exists():
+        raise Conflict(f"an agent named {name!r} already exists; choose another name.")
+    token, prefix, digest = _new_token()
+    try:
+        with transaction.atomic():
+            agent = Agent.objects.create(
+                name=name,
+                description=(description or "").strip(),
+                owner=owner,
+                can_edit_pages=can_edit_pages,
+                token_prefix=prefix,
+                token_hash=digest,
+            )
+    except IntegrityError:
+        raise Conflict(f"an agent named {name!r} already exists; choose another name.") from None
+    audit_record(
+        action="agent.create",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, "canEditPages": can_edit_pages},
+    )
+    return agent, token
+
+
+@transaction.atomic
+def agent_update(
+    *,
+    actor: Manager,
+    agent: Agent,
+    name: str = UNSET,
+    description: str = UNSET,
+    owner: User | None = UNSET,
+    can_edit_pages: bool = UNSET,
+) -> Agent:
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    changed: dict[str, Any] = {}
+    if name is not UNSET:
+        name = validate_agent_name(name)
+        if name != agent.name and Agent.objects.filter(name=name).exists():
+            raise Conflict(f"an agent named {name!r} already exists; choose another name.")
+        agent.name, changed["name"] = name, name
+    if description is not UNSET:
+        agent.description = changed["description"] = (description or "").strip()
+    if owner is not UNSET:
+        agent.owner = owner
+        changed["owner"] = owner.get_username() if owner is not None else None
+    if can_edit_pages is not UNSET:
+        agent.can_edit_pages = changed["canEditPages"] = bool(can_edit_pages)
+    agent.save()
+    audit_record(
+        action="agent.update",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, **changed},
+    )
+    return agent
+
+
+@transaction.atomic
+def agent_token_rotate(*, actor: Manager, agent: Agent) -> str:
+    """Issue a new token; the old one fails from this commit on. A revoked agent is re-enabled."""
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    was_active = agent.is_active
+    token, agent.token_prefix, agent.token_hash = _new_token()
+    agent.is_active = True
+    agent.save(update_fields=["token_prefix", "token_hash", "is_active"])
+    audit_record(
+        action="agent.token_rotate",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, "reactivated": not was_active},
+    )
+    return token
+
+
+@transaction.atomic
+def agent_revoke(*, actor: Manager, agent: Agent) -> Agent:
+    """Switch the agent off: its token is forgotten, so no request can authenticate as it."""
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    if not agent.is_active and agent.token_hash is None:
+        raise Conflict(f"agent {agent.name} is already revoked.")
+    agent.is_active = False
+    agent.token_hash = None
+    agent.save(update_fields=["is_active", "token_hash"])
+    audit_record(
+        action="agent.revoke", actor=actor, data={"agent": agent.name, "agentId": agent.pk}
+    )
+    return agent
+
+
+def agent_mark_used(agent: Agent) -> None:
+    """Record that the agent made a call; written at most once a minute to spare the database."""
+    now = timezone.now()
+    if agent.last_used_at is not None and now - agent.last_used_at < LAST_USED_RESOLUTION:
+        return
+    Agent.objects.filter(pk=agent.pk).update(last_used_at=now)
+    agent.last_used_at = now
+
+
+# --- page sets ------------------------------------------------------------------------------
+
+
+def _check_can_add(actor: Manager | Agent, agent: Agent, page: Page) -> None:
+    if isinstance(actor, Agent):
+        # An agent may add only the top-level page it has just created to its own set.
+        own_creation = Version.objects.filter(page=page, number=1, author_agent=actor).exists()
+        if actor.pk != agent.pk or not own_creation:
+            raise Forbidden("an agent cannot change page sets; ask an admin.")
+        return
+    _check_can_manage(actor)
+
+
+def _entry_data(entry: PageSetEntry) -> dict[str, Any]:
+    return {
+        "agent": entry.agent.name,
+        "agentId": entry.agent_id,
+        "useWhen": entry.use_when,
+        "alwaysInclude": entry.always_include,
+        "position": entry.position,
+    }
+
+
+@transaction.atomic
+def page_set_add(
+    *,
+    actor: Manager | Agent,
+    agent: Agent,
+    page: Page,
+    use_when: Iterable[str] | str | None = None,
+    always_include: bool = False,
+    position: int | None = None,
+) -> PageSetEntry:
+    """Give `page` (and so every page under it) to `agent`, at `position` or at the end."""
+    _check_can_add(actor, agent, page)
+    lines = validate_use_when(use_when)
+    agent = _lock_agent(agent)
+    archived = Page.objects.filter(pk=page.pk).values_list("archived", flat=True).first()
+    if archived is None:
+        raise NotFound(f"page {page.public_id} does not exist.")
+    if archived:
+        raise InvalidArgument(
+            f"page {page.public_id} is archived; restore it before giving it to an agent.",
+            field="page",
+        )
+    entries = PageSetEntry.objects.filter(agent=agent)
+    if entries.filter(page=page).exists():
+        raise Conflict(f"page {page.public_id} is already in {agent.name}'s page set.")
+    top = entries.aggregate(top=Max("position"))["top"]
+    end = 0 if top is None else top + 1
+    if position is None or position >= end:
+        position = end
+    else:
+        if position < 0:
+            raise InvalidArgument("position must be 0 or more.", field="position")
+        entries.filter(position__gte=position).update(position=F("position") + 1)
+    entry = PageSetEntry.objects.create(
+        agent=agent, page=page, use_when=lines, always_include=always_include, position=position
+    )
+    audit_record(action="page_set.add", actor=actor, page=page, data=_entry_data(entry))
+    return entry
+
+
+@transaction.atomic
+def page_set_update(
+    *,
+    actor: Manager,
+    entry: PageSetEntry,
+    use_when: Iterable[str] | str | None = UNSET,
+    always_include: bool = UNSET,
+) -> PageSetEntry:
+    _check_can_manage(actor)
+    _lock_agent(entry.agent)
+    try:
+        entry = PageSetEntry.objects.select_related("agent", "page").get(pk=entry.pk)
+    except PageSetEntry.DoesNotExist:
+        raise NotFound("that page is no longer in the set; reload the page set.") from None
+    if use_when is not UNSET:
+        entry.use_when = validate_use_when(use_when)
+    if always_include is not UNSET:
+        entry.always_include = bool(always_include)
+    entry.save(update_fields=["use_when", "always_include"])
+    audit_record(action="page_set.update", actor=actor, page=entry.page, data=_entry_data(entry))
+    return entry
+
+
+@transaction.atomic
+def page_set_remove(*, actor: Manager, agent: Agent, page: Page) -> None:
+    """Take `page` out of the set; pages under it stay only if another entry covers them."""
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    entry = PageSetEntry.objects.filter(agent=agent, page=page).first()
+    if entry is None:
+        raise NotFound(f"page {page.public_id} is not in {agent.name}'s page set.")
+    entry.delete()
+    PageSetEntry.objects.filter(agent=agent, position__gt=entry.position).update(
+        position=F("position") - 1
+    )
+    audit_record(
+        action="page_set.remove",
+        actor=actor,
+        page=page,
+        data={"agent": agent.name, "agentId": agent.pk},
+    )
+
+
+@transaction.atomic
+def page_set_reorder(
+    *, actor: Manager, agent: Agent, page_ids: Sequence[str]
+) -> list[PageSetEntry]:
+    """Put the listed pages (public ids) first, in that order; the others follow as they were."""
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    entries = list(PageSetEntry.objects.filter(agent=agent).select_related("page"))
+    by_id = {entry.page.public_id: entry for entry in entries}
+    unknown = [page_id for page_id in page_ids if page_id not in by_id]
+    if unknown:
+        raise InvalidArgument(
+            f"these pages are not in {agent.name}'s page set: {', '.join(unknown)}. "
+            "Reload the page set and try again.",
+            field="page_ids",
+        )
+    if len(set(page_ids)) != len(page_ids):
+        raise InvalidArgument("each page can be listed only once.", field="page_ids")
+    listed = [by_id[page_id] for page_id in page_ids]
+    ordered = listed + [entry for entry in entries if entry.page.public_id not in set(page_ids)]
+    for position, entry in enumerate(ordered):
+        entry.position = position
+    PageSetEntry.objects.bulk_update(ordered, ["position"])
+    audit_record(
+        action="page_set.reorder",
+        actor=actor,
+        data={
+            "agent": agent.name,
+            "agentId": agent.pk,
+            "pageIds": [entry.page.public_id for entry in ordered],
+        },
+    )
+    return ordered

@@ -1,0 +1,452 @@
+"""The admin's screens for agents: create, tokens, page-set curation, preview and activity.
+
+Every change goes through agents/services.py. The preview calls the MCP tools' own methods
+with the agent as the caller, so it shows what the agent gets, not a re-implementation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from agents import selectors, services
+from agents.forms import AgentForm, MoveForm, PageSetAddForm, PageSetEntryForm
+from agents.mcp import READ_TOOLS, PageTools, tool_names_for
+from agents.models import Agent, PageSetEntry
+from wiki.errors import QuireError
+from wiki.forms import sentence
+from wiki.models import AuditEvent
+
+AUDIT_LIMIT = 50
+ADMIN_CHANGES_LIMIT = 20
+
+
+# --- reads this screen needs (scoped, a fixed number of queries) -----------------------------
+
+
+def _admin(request: HttpRequest) -> User:
+    user = request.user
+    if not isinstance(user, User) or not services.can_manage_agents(user):
+        raise PermissionDenied(
+            "Only admins can manage agents. Ask an administrator if you need an agent."
+        )
+    return user
+
+
+def _agent_or_404(agent_id: int) -> Agent:
+    agent = Agent.objects.select_related("owner").filter(pk=agent_id).first()
+    if agent is None:
+        raise Http404("There is no such agent. It may have been deleted.")
+    return agent
+
+
+def _entries(agent: Agent) -> list[PageSetEntry]:
+    return list(
+        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
+    )
+
+
+def _entry_or_404(agent: Agent, page_id: str) -> PageSetEntry:
+    entry = (
+        PageSetEntry.objects.select_related("page", "agent")
+        .filter(agent=agent, page__public_id=page_id)
+        .first()
+    )
+    if entry is None:
+        raise Http404(f"Page {page_id} is not in {agent.name}'s page set. Reload the page set.")
+    return entry
+
+
+def _mcp_url() -> str:
+    return settings.QUIRE_BASE_URL.rstrip("/") + "/mcp"
+
+
+def _client_config(agent: Agent, token: str) -> str:
+    """A Streamable HTTP client entry, as most MCP clients take it in their JSON config."""
+    config = {
+        "mcpServers": {
+            "quire": {
+                "type": "http",
+                "url": _mcp_url(),
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+    return json.dumps(config, indent=2)
+
+
+def _tools(agent: Agent) -> list[dict[str, Any]]:
+    """The tools the agent's tools/list shows, with the description it reads."""
+    return [
+        {
+            "name": name,
+            "write": name not in READ_TOOLS,
+            "description": inspect.cleandoc(getattr(PageTools, name).__doc__ or ""),
+        }
+        for name in tool_names_for(agent)
+    ]
+
+
+# --- list and create -------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def agent_list(request: HttpRequest) -> HttpResponse:
+    _admin(request)
+    agents = (
+        Agent.objects.select_related("owner")
+        .annotate(entry_count=Count("page_set"))
+        .order_by("name")
+    )
+    return render(request, "agents/list.html", {"agents": agents})
+
+
+def _token_page(request: HttpRequest, agent: Agent, token: str, *, rotated: bool) -> HttpResponse:
+    response = render(
+        request,
+        "agents/token.html",
+        {
+            "agent": agent,
+            "token": token,
+            "rotated": rotated,
+            "mcp_url": _mcp_url(),
+            "client_config": _client_config(agent, token),
+        },
+    )
+    # The token exists only in this response: no cache may keep it.
+    add_never_cache_headers(response)
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def agent_new(request: HttpRequest) -> HttpResponse:
+    user = _admin(request)
+    form = AgentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            agent, token = services.agent_create(
+                actor=user,
+                name=data["name"],
+                description=data["description"],
+                owner=data["owner"],
+                can_edit_pages=data["can_edit_pages"],
+            )
+        except QuireError as error:
+            form.add_service_error(error)
+        else:
+            return _token_page(request, agent, token, rotated=False)
+    status = 400 if form.is_bound else 200
+    return render(request, "agents/new.html", {"form": form}, status=status)
+
+
+# --- one agent -------------------------------------------------------------------------------
+
+
+@dataclass
+class EntryRow:
+    entry: PageSetEntry
+    form: PageSetEntryForm
+    covers: int
+    first: bool
+    last: bool
+
+    @property
+    def hidden_reason(self) -> str:
+        page = self.entry.page
+        if page.archived:
+            return "Archived: the agent does not see it (nor the pages under it) until restored."
+        if page.live_version_id is None:
+            return "Not live yet: the agent sees it once a reviewer approves it."
+        return ""
+
+
+def _agent_page(
+    request: HttpRequest,
+    agent: Agent,
+    *,
+    edit_form: AgentForm | None = None,
+    add_form: PageSetAddForm | None = None,
+    failed_entry: tuple[str, PageSetEntryForm] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    entries = _entries(agent)
+    covers = Counter(item.entry.pk for item in selectors.agent_page_set(agent))
+    rows = []
+    for index, entry in enumerate(entries):
+        if failed_entry is not None and failed_entry[0] == entry.page.public_id:
+            form = failed_entry[1]
+        else:
+            form = PageSetEntryForm(
+                initial={
+                    "use_when": "\n".join(entry.use_when),
+                    "always_include": entry.always_include,
+                },
+                prefix=entry.page.public_id,
+            )
+        rows.append(
+            EntryRow(
+                entry=entry,
+                form=form,
+                covers=covers[entry.pk],
+                first=index == 0,
+                last=index == len(entries) - 1,
+            )
+        )
+    if edit_form is None:
+        edit_form = AgentForm(
+            current_owner_id=agent.owner_id,
+            initial={
+                "name": agent.name,
+                "description": agent.description,
+                "owner": agent.owner_id,
+                "can_edit_pages": agent.can_edit_pages,
+            }
+        )
+    events = list(AuditEvent.objects.filter(actor_agent=agent).order_by("-at", "-id")[:AUDIT_LIMIT])
+    admin_changes = list(
+        AuditEvent.objects.filter(actor_agent__isnull=True, data__agentId=agent.pk)
+        .select_related("actor_user")
+        .order_by("-at", "-id")[:ADMIN_CHANGES_LIMIT]
+    )
+    return render(
+        request,
+        "agents/detail.html",
+        {
+            "agent": agent,
+            "edit_form": edit_form,
+            "add_form": add_form or PageSetAddForm(),
+            "rows": rows,
+            "visible_count": sum(covers.values()),
+            "tools": _tools(agent),
+            "mcp_url": _mcp_url(),
+            "events": events,
+            "admin_changes": admin_changes,
+        },
+        status=status,
+    )
+
+
+def _back(agent: Agent, anchor: str = "") -> HttpResponse:
+    url = reverse("agents:detail", args=[agent.pk])
+    return redirect(url + (f"#{anchor}" if anchor else ""))
+
+
+@login_required
+@require_GET
+def agent_detail(request: HttpRequest, agent_id: int) -> HttpResponse:
+    _admin(request)
+    return _agent_page(request, _agent_or_404(agent_id))
+
+
+@login_required
+@require_POST
+def agent_edit(request: HttpRequest, agent_id: int) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    form = AgentForm(request.POST, current_owner_id=agent.owner_id)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            agent = services.agent_update(
+                actor=user,
+                agent=agent,
+                name=data["name"],
+                description=data["description"],
+                owner=data["owner"],
+                can_edit_pages=data["can_edit_pages"],
+            )
+        except QuireError as error:
+            form.add_service_error(error)
+        else:
+            messages.success(request, f"Saved {agent.name}.")
+            return _back(agent)
+    messages.error(request, "The agent was not saved. Correct the errors in the form below.")
+    return _agent_page(request, agent, edit_form=form, status=400)
+
+
+@login_required
+@require_POST
+def agent_rotate(request: HttpRequest, agent_id: int) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    try:
+        token = services.agent_token_rotate(actor=user, agent=agent)
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+        return _back(agent)
+    agent.refresh_from_db()
+    return _token_page(request, agent, token, rotated=True)
+
+
+@login_required
+@require_POST
+def agent_revoke(request: HttpRequest, agent_id: int) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    try:
+        services.agent_revoke(actor=user, agent=agent)
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(
+            request,
+            f"Revoked {agent.name}: its token no longer works. Issue a new token to switch it "
+            "back on.",
+        )
+    return _back(agent)
+
+
+# --- page set --------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def page_set_add(request: HttpRequest, agent_id: int) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    form = PageSetAddForm(request.POST)
+    if form.is_valid():
+        page = form.cleaned_data["page"]
+        try:
+            services.page_set_add(
+                actor=user,
+                agent=agent,
+                page=page,
+                use_when=form.cleaned_data["use_when"],
+                always_include=form.cleaned_data["always_include"],
+            )
+        except QuireError as error:
+            form.add_service_error(error)
+        else:
+            messages.success(request, f"Added “{page.title}” to {agent.name}'s page set.")
+            return _back(agent, "page-set")
+    messages.error(request, "The page was not added. Correct the errors in the form below.")
+    return _agent_page(request, agent, add_form=form, status=400)
+
+
+@login_required
+@require_POST
+def page_set_update(request: HttpRequest, agent_id: int, page_id: str) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    entry = _entry_or_404(agent, page_id)
+    form = PageSetEntryForm(request.POST, prefix=page_id)
+    if form.is_valid():
+        try:
+            services.page_set_update(
+                actor=user,
+                entry=entry,
+                use_when=form.cleaned_data["use_when"],
+                always_include=form.cleaned_data["always_include"],
+            )
+        except QuireError as error:
+            form.add_service_error(error)
+        else:
+            messages.success(request, f"Saved the entry for “{entry.page.title}”.")
+            return _back(agent, f"entry-{page_id}")
+    messages.error(request, f"The entry for “{entry.page.title}” was not saved. Correct it below.")
+    return _agent_page(request, agent, failed_entry=(page_id, form), status=400)
+
+
+@login_required
+@require_POST
+def page_set_remove(request: HttpRequest, agent_id: int, page_id: str) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    entry = _entry_or_404(agent, page_id)
+    try:
+        services.page_set_remove(actor=user, agent=agent, page=entry.page)
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(request, f"Removed “{entry.page.title}” from {agent.name}'s page set.")
+    return _back(agent, "page-set")
+
+
+@login_required
+@require_POST
+def page_set_move(request: HttpRequest, agent_id: int, page_id: str) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    form = MoveForm(request.POST)
+    order = [entry.page.public_id for entry in _entries(agent)]
+    if not form.is_valid() or page_id not in order:
+        messages.error(request, "That move is not possible. Reload the page set and try again.")
+        return _back(agent, "page-set")
+    index = order.index(page_id)
+    other = index - 1 if form.cleaned_data["direction"] == "up" else index + 1
+    if 0 <= other < len(order):
+        order[index], order[other] = order[other], order[index]
+        try:
+            services.page_set_reorder(actor=user, agent=agent, page_ids=order)
+        except QuireError as error:
+            messages.error(request, sentence(error.message))
+    return _back(agent, f"entry-{page_id}")
+
+
+# --- what the agent sees ---------------------------------------------------------------------
+
+
+@dataclass
+class ToolRun:
+    """One tool call made for the preview: its result as the agent receives it, or its error."""
+
+    result: dict[str, Any] | None = None
+    text: str = ""
+    error: str = ""
+
+
+def _run(call: Callable[[], Any]) -> ToolRun:
+    try:
+        result = dict(call())
+    except QuireError as error:
+        # The same `code: message` text the MCP server sends back as a tool error.
+        return ToolRun(error=f"{error.code}: {error.message}")
+    return ToolRun(result=result, text=json.dumps(result, indent=2, ensure_ascii=False))
+
+
+@login_required
+@require_GET
+def agent_preview(request: HttpRequest, agent_id: int) -> HttpResponse:
+    _admin(request)
+    agent = _agent_or_404(agent_id)
+    # The tools read the caller from the request, as the MCP view leaves it.
+    tools = PageTools(request=SimpleNamespace(quire_agent=agent))
+    browse = _run(tools.browse)
+    query = request.GET.get("q")
+    page_id = (request.GET.get("page") or "").strip()
+    search = _run(lambda: tools.search_pages(query or "")) if query is not None else None
+    packed = _run(lambda: tools.get_page(page_id)) if page_id else None
+    return render(
+        request,
+        "agents/preview.html",
+        {
+            "agent": agent,
+            "tools": _tools(agent),
+            "browse": browse,
+            "search_query": query or "",
+            "search": search,
+            "page_id": page_id,
+            "packed": packed,
+        },
+    )

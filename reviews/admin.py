@@ -1,0 +1,52 @@
+"""Django admin for reviewers' email preferences and the notification outbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from reviews import notifications
+from reviews.models import Notification, ReviewerSettings
+
+
+@admin.register(ReviewerSettings)
+class ReviewerSettingsAdmin(admin.ModelAdmin):
+    list_display = ("user", "notifications")
+    list_filter = ("notifications",)
+    search_fields = ("user__username", "user__email")
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Notification)
+class NotificationAdmin(admin.ModelAdmin):
+    """The outbox: what was sent, what is still owed, and why a failed email failed."""
+
+    list_display = (
+        "created_at",
+        "kind",
+        "delivery",
+        "recipient",
+        "version",
+        "status",
+        "attempts",
+        "sent_at",
+    )
+    list_filter = ("status", "kind", "delivery")
+    search_fields = ("recipient__username", "recipient__email", "version__page__public_id")
+    list_select_related = ("recipient", "version__page")
+    readonly_fields = [field.name for field in Notification._meta.fields]
+    actions = ("send_again",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Send the selected pending or failed notifications again")
+    def send_again(self, request: HttpRequest, queryset: QuerySet[Notification]) -> None:
+        count = notifications.requeue(list(queryset.values_list("pk", flat=True)))
+        messages.success(request, f"{count} notification(s) queued again.")

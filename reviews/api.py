@@ -1,0 +1,314 @@
+"""REST API (/api/v1/): read pages and history, list and decide reviews.
+
+Views parse input, call one selector or service, and serialise. Every failure is JSON
+`{"error": {"code", "message"}}` with the matching HTTP status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from reviews import selectors
+from reviews.serializers import (
+    ApproveInputSerializer,
+    ErrorSerializer,
+    PageDetailSerializer,
+    PageSerializer,
+    RejectInputSerializer,
+    ReviewSerializer,
+    VersionDetailSerializer,
+    VersionSerializer,
+)
+from wiki import services
+from wiki.errors import NotFound, QuireError
+from wiki.models import Page, Version
+
+_CODES = {
+    400: "invalid_argument",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Invalid input; nothing changed."),
+    401: OpenApiResponse(ErrorSerializer, description="Not logged in and no valid token."),
+    403: OpenApiResponse(ErrorSerializer, description="Not allowed."),
+    404: OpenApiResponse(ErrorSerializer, description="No such page or version."),
+}
+CONFLICT = {
+    409: OpenApiResponse(
+        ErrorSerializer,
+        description="The version is not in review, or it is stale and its changes conflict "
+        "with the live version (`detail.conflicts`); nothing changed.",
+    )
+}
+PAGE_ID = OpenApiParameter(
+    "page_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Public page id, pg_…"
+)
+NUMBER = OpenApiParameter(
+    "number", OpenApiTypes.INT, OpenApiParameter.PATH, description="Version number"
+)
+
+
+def only_rest_api(endpoints: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """drf-spectacular preprocessing hook: keep the /api/v1/ endpoints only."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/v1/")]
+
+
+def error_response(
+    code: str, message: str, http_status: int, detail: dict[str, Any] | None = None
+) -> Response:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if detail:
+        body["detail"] = detail
+    return Response({"error": body}, status=http_status)
+
+
+def _drf_message(data: Any) -> str:
+    """One readable sentence out of DRF's error structure."""
+    if isinstance(data, dict):
+        if "detail" in data and len(data) == 1:
+            return _drf_message(data["detail"])
+        parts = [
+            f"{field}: {_drf_message(value)}"
+            if field != "non_field_errors"
+            else _drf_message(value)
+            for field, value in data.items()
+        ]
+        return " ".join(parts)
+    if isinstance(data, list):
+        return " ".join(_drf_message(item) for item in data)
+    return str(data)
+
+
+def _public_parent_ids(detail: dict[str, Any]) -> dict[str, Any]:
+    """Conflict details name parents by primary key; the API speaks public page ids."""
+    conflicts = detail.get("conflicts")
+    if not conflicts:
+        return detail
+    pks = {
+        value
+        for conflict in conflicts
+        if conflict.get("field") == "parent"
+        for value in (conflict["base"], conflict["live"], conflict["proposal"])
+        if value is not None
+    }
+    public = dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}
+    for conflict in conflicts:
+        if conflict.get("field") == "parent":
+            for side in ("base", "live", "proposal"):
+                conflict[side] = public.get(conflict[side])
+    return detail
+
+
+class QuireAPIView(APIView):
+    # Token first, so a request without credentials gets 401 with WWW-Authenticate.
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, QuireError):
+            return error_response(
+                exc.code, exc.message, exc.http_status, _public_parent_ids(dict(exc.detail))
+            )
+        response = super().handle_exception(exc)
+        http_status = response.status_code
+        if isinstance(exc, Http404):
+            message = str(exc) or "Not found."
+        else:
+            message = _drf_message(response.data)
+        body = error_response(_CODES.get(http_status, "error"), message, http_status)
+        for header, value in response.headers.items():
+            if header.lower() in ("www-authenticate", "allow", "retry-after"):
+                body[header] = value
+        return body
+
+    def user(self) -> User:
+        user = self.request.user
+        assert isinstance(user, User)
+        return user
+
+
+class QuireListView(QuireAPIView, ListAPIView):
+    pass
+
+
+def _page(page_id: str) -> Page:
+    return selectors.page_by_public_id(page_id)
+
+
+def _version(page_id: str, number: int) -> Version:
+    return selectors.version_of(_page(page_id), number)
+
+
+class PageListView(QuireListView):
+    serializer_class = PageSerializer
+
+    @extend_schema(
+        summary="List live pages",
+        parameters=[
+            OpenApiParameter("q", OpenApiTypes.STR, description="Full-text search query"),
+            OpenApiParameter("tag", OpenApiTypes.STR, description="Only pages with this tag"),
+            OpenApiParameter(
+                "parent", OpenApiTypes.STR, description="Only children of this page id"
+            ),
+        ],
+        responses={200: PageSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        params = self.request.query_params
+        query = (params.get("q") or "").strip()
+        tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
+        if query:
+            if len(query) > 200:
+                raise exceptions.ValidationError({"q": "Keep the query under 200 characters."})
+            return selectors.search_live_pages(query, tag=tag, parent=parent)
+        return selectors.live_pages(tag=tag, parent=parent)
+
+
+class PageDetailView(QuireAPIView):
+    @extend_schema(
+        summary="The live version of a page",
+        parameters=[PAGE_ID],
+        responses={200: PageDetailSerializer, **ERRORS},
+    )
+    def get(self, request: Request, page_id: str) -> Response:
+        return Response(PageDetailSerializer(selectors.live_page(page_id)).data)
+
+
+class VersionListView(QuireListView):
+    serializer_class = VersionSerializer
+
+    @extend_schema(
+        summary="Every version of a page, newest first",
+        parameters=[PAGE_ID],
+        responses={200: VersionSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.page_versions(_page(self.kwargs["page_id"]))
+
+
+class VersionDetailView(QuireAPIView):
+    @extend_schema(
+        summary="One version, with unified diffs against its base and against live",
+        parameters=[PAGE_ID, NUMBER],
+        responses={200: VersionDetailSerializer, **ERRORS},
+    )
+    def get(self, request: Request, page_id: str, number: int) -> Response:
+        return Response(VersionDetailSerializer(_version(page_id, number)).data)
+
+
+class ReviewListView(QuireListView):
+    serializer_class = ReviewSerializer
+
+    @extend_schema(
+        summary="Versions in review, oldest first",
+        parameters=[
+            OpenApiParameter("agent", OpenApiTypes.STR, description="Only this agent's proposals"),
+            OpenApiParameter(
+                "page", OpenApiTypes.STR, description="Only proposals on this page id"
+            ),
+            OpenApiParameter(
+                "author_kind",
+                OpenApiTypes.STR,
+                enum=["agent", "human"],
+                description="Agent or person",
+            ),
+        ],
+        responses={200: ReviewSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
+
+
+def _input(serializer_class: type[Any], request: Request) -> dict[str, Any]:
+    data = request.data if isinstance(request.data, dict) else {}
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    validated: dict[str, Any] = serializer.validated_data
+    return validated
+
+
+class ApproveView(QuireAPIView):
+    @extend_schema(
+        summary="Approve a version in review (a clean stale proposal is merged three-way)",
+        parameters=[PAGE_ID, NUMBER],
+        request=ApproveInputSerializer,
+        responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        data = _input(ApproveInputSerializer, request)
+        version = services.version_approve(
+            actor=self.user(),
+            version=_version(page_id, number),
+            comment=data.get("comment", ""),
+            expected_live_number=data.get("expectedLiveVersion"),
+        )
+        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+
+
+class RejectView(QuireAPIView):
+    @extend_schema(
+        summary="Reject a version in review, with the reason the author will see",
+        parameters=[PAGE_ID, NUMBER],
+        request=RejectInputSerializer,
+        responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        data = _input(RejectInputSerializer, request)
+        version = services.version_reject(
+            actor=self.user(), version=_version(page_id, number), comment=data["comment"]
+        )
+        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+
+
+class WithdrawView(QuireAPIView):
+    @extend_schema(
+        summary="Withdraw your own version in review",
+        parameters=[PAGE_ID, NUMBER],
+        request=None,
+        responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        version = services.version_withdraw(actor=self.user(), version=_version(page_id, number))
+        return Response(
+            VersionDetailSerializer(_version(page_id, version.number)).data,
+            status=status.HTTP_200_OK,
+        )
+
+
+@extend_schema(exclude=True)
+class UnknownPathView(QuireAPIView):
+    """Any other path under /api/v1/: a JSON 404 instead of the HTML page."""
+
+    def _unknown(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise NotFound(
+            f"there is no API endpoint at {request.path}; see /api/docs/ for the endpoints."
+        )
+
+    get = post = put = patch = delete = _unknown

@@ -1,0 +1,381 @@
+"""Review emails: who is owed one (an outbox row per person), and how each is written and sent.
+
+Services call `queue_review_requested` / `queue_decision` inside their transaction; the rows
+commit with the change, and a Celery task sends each one after commit. A broker or SMTP
+outage leaves rows pending, and `retry_pending` (a beat task) sends them later.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from smtplib import SMTPException
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.db.models import F, Q
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from agents.models import Agent
+from reviews.models import (
+    Notification,
+    NotificationDelivery,
+    NotificationKind,
+    NotificationPreference,
+    NotificationStatus,
+)
+from wiki.models import Version, VersionKind, VersionStatus
+from wiki.roles import REVIEWERS
+
+logger = logging.getLogger(__name__)
+
+# After this many failed attempts a row is marked failed (visible in the admin, which can
+# put it back in the queue) instead of being retried forever.
+MAX_ATTEMPTS = 25
+# A row claimed by a worker that died mid-send is taken back after this long.
+SENDING_TIMEOUT = timedelta(minutes=15)
+# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries.
+SWEEP_GRACE = timedelta(minutes=1)
+SWEEP_BATCH = 100
+EAGER_SWEEP_BATCH = 10
+DIFF_EXCERPT_LINES = 20
+
+
+# --- queueing (inside the service transaction) ------------------------------------------
+
+
+def queue_review_requested(version: Version) -> list[int]:
+    """Owe every reviewer an email about `version`: now, in the digest, or not at all."""
+    user_model = get_user_model()
+    reviewers = (
+        user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=REVIEWERS), is_active=True)
+        .exclude(email="")
+        .values_list("pk", "reviewer_settings__notifications")
+        .distinct()
+    )
+    if version.author_user_id is not None:
+        reviewers = reviewers.exclude(pk=version.author_user_id)
+    rows = []
+    for user_id, preference in reviewers:
+        preference = preference or NotificationPreference.IMMEDIATE
+        if preference == NotificationPreference.OFF:
+            continue
+        delivery = (
+            NotificationDelivery.DIGEST
+            if preference == NotificationPreference.DAILY
+            else NotificationDelivery.IMMEDIATE
+        )
+        rows.append(
+            Notification(
+                kind=NotificationKind.REVIEW_REQUESTED,
+                delivery=delivery,
+                version=version,
+                recipient_id=user_id,
+            )
+        )
+    return _save_and_dispatch(rows)
+
+
+def queue_decision(version: Version) -> list[int]:
+    """Owe the author (an agent's owner, or the person who wrote it) the reviewer's decision."""
+    if version.author_agent_id is not None:
+        recipient_id = (
+            Agent.objects.filter(pk=version.author_agent_id)
+            .values_list("owner_id", flat=True)
+            .first()
+        )
+    else:
+        recipient_id = version.author_user_id
+    if recipient_id is None or recipient_id == version.decided_by_id:
+        return []
+    row = Notification(
+        kind=NotificationKind.DECISION,
+        delivery=NotificationDelivery.IMMEDIATE,
+        version=version,
+        recipient_id=recipient_id,
+    )
+    return _save_and_dispatch([row])
+
+
+def _save_and_dispatch(rows: list[Notification]) -> list[int]:
+    if not rows:
+        return []
+    Notification.objects.bulk_create(rows)
+    ids = [row.pk for row in rows if row.delivery == NotificationDelivery.IMMEDIATE]
+    if ids:
+        transaction.on_commit(lambda: _after_commit(ids))
+    return ids
+
+
+def _after_commit(ids: list[int]) -> None:
+    dispatch(ids)
+    if _in_process():
+        # Without a broker there is no beat either: retry what is still owed now.
+        retry_pending(limit=EAGER_SWEEP_BATCH)
+
+
+def _in_process() -> bool:
+    from config.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def dispatch(ids: list[int]) -> None:
+    """Hand rows to the task queue; if the broker is down they stay pending for the sweep.
+
+    In process, sending stops at the first failure so that a request never waits on a mail
+    server that is down once per row.
+    """
+    from reviews import tasks
+
+    for notification_id in ids:
+        try:
+            result = tasks.deliver_notification.delay(notification_id)
+        except (BrokerError, OSError) as exc:
+            logger.warning(
+                "The task broker is unavailable (%s); %d notification(s) stay in the outbox "
+                "and will be sent by the retry task.",
+                exc,
+                len(ids),
+            )
+            return
+        if _in_process() and result.result == NotificationStatus.PENDING:
+            return
+
+
+# --- sending (in the task) --------------------------------------------------------------
+
+
+def deliver(notification_id: int) -> str:
+    """Send one pending row. Returns its new status; raises on an SMTP or network failure.
+
+    The row is claimed with a conditional update rather than a lock held while talking to
+    the SMTP server, so a slow mail server never blocks writers (SQLite has one writer).
+    """
+    now = timezone.now()
+    claimed = Notification.objects.filter(
+        pk=notification_id, status=NotificationStatus.PENDING
+    ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=now)
+    if not claimed:
+        return "not pending"
+    notification = Notification.objects.select_related(
+        "recipient",
+        "version__page__live_version",
+        "version__base_version",
+        "version__author_agent",
+        "version__author_user",
+        "version__decided_by",
+    ).get(pk=notification_id)
+    message = compose(notification)
+    if message is None:
+        _finish([notification_id], NotificationStatus.SKIPPED)
+        return NotificationStatus.SKIPPED
+    try:
+        message.send()
+    except (SMTPException, OSError) as exc:
+        _failed_attempt([notification_id], exc)
+        raise
+    _finish([notification_id], NotificationStatus.SENT)
+    return NotificationStatus.SENT
+
+
+def _finish(ids: list[int], status: str) -> None:
+    Notification.objects.filter(pk__in=ids).update(
+        status=status, sent_at=timezone.now(), last_error=""
+    )
+
+
+def _failed_attempt(ids: list[int], exc: BaseException) -> None:
+    error = f"{exc.__class__.__name__}: {exc}"[:2000]
+    Notification.objects.filter(pk__in=ids, attempts__lt=MAX_ATTEMPTS).update(
+        status=NotificationStatus.PENDING, last_error=error
+    )
+    Notification.objects.filter(pk__in=ids, attempts__gte=MAX_ATTEMPTS).update(
+        status=NotificationStatus.FAILED, last_error=error
+    )
+    logger.warning("Sending notification(s) %s failed: %s", ids, error)
+
+
+def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
+    """Queue again every immediate row still owed; returns how many were queued."""
+    now = timezone.now()
+    Notification.objects.filter(
+        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
+    ).update(status=NotificationStatus.PENDING)
+    due = (
+        Notification.objects.filter(
+            status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
+        )
+        .filter(
+            Q(last_attempt_at__isnull=True, created_at__lt=now - SWEEP_GRACE)
+            | Q(last_attempt_at__lt=now - SWEEP_GRACE)
+        )
+        .order_by("id")
+        .values_list("pk", flat=True)[:limit]
+    )
+    ids = list(due)
+    dispatch(ids)
+    return len(ids)
+
+
+def requeue(ids: list[int]) -> int:
+    """Put failed rows back in the queue and send every selected immediate row now."""
+    Notification.objects.filter(pk__in=ids, status=NotificationStatus.FAILED).update(
+        status=NotificationStatus.PENDING, attempts=0
+    )
+    due = list(
+        Notification.objects.filter(
+            pk__in=ids,
+            status=NotificationStatus.PENDING,
+            delivery=NotificationDelivery.IMMEDIATE,
+        ).values_list("pk", flat=True)
+    )
+    dispatch(due)
+    return len(due)
+
+
+# --- composing ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    added: int
+    removed: int
+    excerpt: str
+
+    def __str__(self) -> str:
+        return f"+{self.added}/\u2212{self.removed} lines"
+
+
+def diff_summary(version: Version) -> DiffSummary:
+    """Lines added and removed by `version` against what is live now, and the first hunk lines."""
+    live = version.page.live_version
+    # A decided version is compared with what was live before it; a proposal with what is now.
+    reference = version.base_version if live is not None and live.pk == version.pk else live
+    live_body = reference.body if reference is not None else ""
+    if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
+        new_body = live_body.rstrip("\n") + "\n\n" + version.proposed_body.strip("\n") + "\n"
+    else:
+        new_body = version.body
+    added = removed = 0
+    excerpt: list[str] = []
+    for line in difflib.unified_diff(
+        live_body.splitlines(), new_body.splitlines(), lineterm="", n=0
+    ):
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+        if len(excerpt) < DIFF_EXCERPT_LINES:
+            excerpt.append(line)
+    return DiffSummary(added=added, removed=removed, excerpt="\n".join(excerpt))
+
+
+def review_url(version: Version) -> str:
+    path = reverse("reviews:review", args=[version.page.public_id, version.number])
+    return f"{settings.QUIRE_BASE_URL}{path}"
+
+
+def compose(notification: Notification) -> EmailMessage | None:
+    """The email for one row, or None when it is no longer worth sending."""
+    recipient = notification.recipient
+    if not recipient.email or not recipient.is_active:
+        return None
+    version = notification.version
+    if notification.kind == NotificationKind.REVIEW_REQUESTED:
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
+        context = _version_context(version)
+        subject = f"[Quire] Review requested: {version.title} (v{version.number})"
+        body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
+    else:
+        context = _version_context(version)
+        verb = "approved" if version.status == VersionStatus.APPROVED else "rejected"
+        subject = f"[Quire] v{version.number} of {version.title} was {verb}"
+        body = render_to_string(
+            "email/decision.txt", {"recipient": recipient, "verb": verb, **context}
+        )
+    return EmailMessage(subject=subject, body=body, to=[recipient.email])
+
+
+def _version_context(version: Version) -> dict[str, object]:
+    return {
+        "version": version,
+        "page": version.page,
+        "author": version.author_name,
+        "kind": version.get_kind_display().lower(),
+        "diff": diff_summary(version),
+        "review_url": review_url(version),
+        "decided_by": version.decided_by.get_username() if version.decided_by else "",
+    }
+
+
+# --- the daily digest --------------------------------------------------------------------
+
+
+def send_digests() -> int:
+    """One email per reviewer listing the proposals owed to them since their last digest."""
+    pending = (
+        Notification.objects.filter(
+            status=NotificationStatus.PENDING, delivery=NotificationDelivery.DIGEST
+        )
+        .select_related("recipient", "version__page__live_version", "version__author_agent")
+        .select_related("version__author_user", "version__base_version")
+        .order_by("recipient_id", "version__created_at")
+    )
+    by_recipient: dict[int, list[Notification]] = {}
+    for row in pending:
+        by_recipient.setdefault(row.recipient_id, []).append(row)
+    sent = 0
+    for rows in by_recipient.values():
+        stamp = timezone.now()
+        Notification.objects.filter(
+            pk__in=[row.pk for row in rows], status=NotificationStatus.PENDING
+        ).update(
+            status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=stamp
+        )
+        # Only the rows this run claimed: a concurrent run keeps the others.
+        claimed = set(
+            Notification.objects.filter(
+                pk__in=[row.pk for row in rows],
+                status=NotificationStatus.SENDING,
+                last_attempt_at=stamp,
+            ).values_list("pk", flat=True)
+        )
+        rows = [row for row in rows if row.pk in claimed]
+        if not rows:
+            continue
+        ids = [row.pk for row in rows]
+        recipient = rows[0].recipient
+        waiting = [row.version for row in rows if row.version.status == VersionStatus.IN_REVIEW]
+        if not waiting or not recipient.email or not recipient.is_active:
+            _finish(ids, NotificationStatus.SKIPPED)
+            continue
+        items = [_version_context(version) for version in waiting]
+        body = render_to_string(
+            "email/review_digest.txt",
+            {
+                "recipient": recipient,
+                "items": items,
+                "queue_url": f"{settings.QUIRE_BASE_URL}{reverse('reviews:queue')}",
+            },
+        )
+        count = len(items)
+        subject = f"[Quire] {count} proposal{'s' if count != 1 else ''} waiting for review"
+        try:
+            EmailMessage(subject=subject, body=body, to=[recipient.email]).send()
+        except (SMTPException, OSError) as exc:
+            _failed_attempt(ids, exc)
+            continue
+        _finish(ids, NotificationStatus.SENT)
+        sent += 1
+    return sent

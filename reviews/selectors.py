@@ -1,0 +1,183 @@
+"""Reads for the review screens and the REST API; each decides its own joins."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.expressions import RawSQL
+
+from agents.models import Agent
+from wiki import services
+from wiki.errors import NotFound
+from wiki.models import Page, Version, VersionKind, VersionStatus
+
+PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
+
+AUTHOR_KINDS = ("agent", "human")
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    agent: str = ""  # agent name
+    page: str = ""  # public page id
+    author_kind: str = ""  # "agent", "human" or ""
+
+    @classmethod
+    def from_params(cls, params: Any) -> QueueFilters:
+        kind = (params.get("author_kind") or "").strip()
+        return cls(
+            agent=(params.get("agent") or "").strip(),
+            page=(params.get("page") or "").strip(),
+            author_kind=kind if kind in AUTHOR_KINDS else "",
+        )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.agent or self.page or self.author_kind)
+
+
+def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
+    return versions.select_related(
+        "page", "page__live_version", "author_user", "author_agent", "decided_by", "base_version"
+    )
+
+
+def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
+    """Versions waiting for a decision, oldest first."""
+    versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    filters = filters or QueueFilters()
+    if filters.agent:
+        versions = versions.filter(author_agent__name=filters.agent)
+    if filters.page:
+        versions = versions.filter(page__public_id=filters.page)
+    if filters.author_kind == "agent":
+        versions = versions.filter(author_agent__isnull=False)
+    elif filters.author_kind == "human":
+        versions = versions.filter(author_agent__isnull=True)
+    return versions.order_by("created_at", "id")
+
+
+def waiting_count() -> int:
+    return Version.objects.filter(status=VersionStatus.IN_REVIEW).count()
+
+
+def agents_with_proposals() -> list[str]:
+    """Names of the agents that have proposals waiting, for the queue's filter."""
+    waiting = Version.objects.filter(author_agent=OuterRef("pk"), status=VersionStatus.IN_REVIEW)
+    return list(
+        Agent.objects.filter(Exists(waiting)).order_by("name").values_list("name", flat=True)
+    )
+
+
+def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:
+    """The reviewer's own latest approvals and rejections (not pages they published)."""
+    return list(
+        _with_people(
+            Version.objects.filter(
+                decided_by=user, status__in=[VersionStatus.APPROVED, VersionStatus.REJECTED]
+            )
+            .exclude(author_user=user)
+            .order_by("-decided_at", "-id")
+        )[:limit]
+    )
+
+
+def page_by_public_id(page_id: str) -> Page:
+    """A page by its public id, archived or not; NotFound for anything else."""
+    if not PAGE_ID.match(page_id or ""):
+        raise NotFound(f"{page_id!r} is not a page id; page ids look like pg_abcd2345.")
+    try:
+        return Page.objects.select_related("live_version", "parent").get(public_id=page_id)
+    except Page.DoesNotExist:
+        raise NotFound(f"there is no page {page_id}; check the id in the page's address.") from None
+
+
+def live_page(page_id: str) -> Page:
+    """A page readers can see: not archived and with a live version."""
+    page = page_by_public_id(page_id)
+    if page.archived or page.live_version is None:
+        raise NotFound(f"page {page_id} has no live version; it is archived or still in review.")
+    return page
+
+
+def version_of(page: Page, number: int) -> Version:
+    try:
+        version = _with_people(page.versions.all()).get(number=number)
+    except Version.DoesNotExist:
+        raise NotFound(
+            f"page {page.public_id} has no version {number}; its versions go up to "
+            f"v{page.last_version_number}."
+        ) from None
+    version.page = page  # share the page row (and its live version) already loaded
+    return version
+
+
+def page_versions(page: Page) -> list[Version]:
+    """Every version of a page, newest first."""
+    versions = list(
+        Version.objects.filter(page=page)
+        .select_related(
+            "author_user", "author_agent", "decided_by", "reverted_from", "base_version"
+        )
+        .order_by("-number")
+    )
+    for version in versions:
+        version.page = page
+    return versions
+
+
+def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
+    pages = Page.objects.filter(archived=False, live_version__isnull=False).select_related(
+        "live_version", "parent"
+    )
+    if parent:
+        pages = pages.filter(parent__public_id=parent)
+    if tag:
+        pages = _with_tag(pages, tag)
+    return pages.order_by("path")
+
+
+def _with_tag(pages: QuerySet[Page], tag: str) -> QuerySet[Page]:
+    # SQLite has no JSON containment operator; json_each gives the same answer there.
+    if connection.vendor == "postgresql":
+        return pages.filter(tags__contains=[tag])
+    table = Page._meta.db_table
+    has_tag = RawSQL(  # noqa: S611 - the table name is ours, the tag is a parameter
+        f'EXISTS (SELECT 1 FROM json_each("{table}"."tags") WHERE json_each.value = %s)',  # noqa: S608
+        (tag,),
+    )
+    return pages.annotate(has_tag=has_tag).filter(has_tag=True)
+
+
+def proposed_content(version: Version) -> dict[str, Any]:
+    """What the page would hold if `version` were approved as written (appends applied)."""
+    live = version.page.live_version
+    if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
+        body = services._append_to(live.body if live else "", version.proposed_body)
+        source = live or version
+        return {
+            "body": body,
+            "title": source.title,
+            "tags": source.tags,
+            "parent": source.parent,
+        }
+    return {
+        "body": version.body,
+        "title": version.title,
+        "tags": version.tags,
+        "parent": version.parent,
+    }
+
+
+def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Page]:
+    from wiki.search import search_pages
+
+    hits = search_pages(query, limit=50)
+    order = {hit.page_id: i for i, hit in enumerate(hits)}
+    pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
+    return sorted(pages, key=lambda page: order[page.pk])

@@ -1,0 +1,201 @@
+"""REST API shapes: pages, versions, reviews, decisions and errors (camelCase keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from reviews import selectors
+from reviews.diff import unified_diff
+from wiki import services
+from wiki.markdown import render_markdown
+from wiki.models import Page, Version
+
+
+class AuthorSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["agent", "user"])
+    name = serializers.CharField()
+
+
+def _author(version: Version) -> dict[str, str]:
+    if version.author_agent is not None:
+        return {"kind": "agent", "name": version.author_agent.name}
+    user = version.author_user
+    return {"kind": "user", "name": user.get_username() if user is not None else ""}
+
+
+class PageSerializer(serializers.Serializer):
+    pageId = serializers.CharField(source="public_id")
+    title = serializers.CharField()
+    path = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    parentId = serializers.SerializerMethodField()
+    versionNumber = serializers.IntegerField(source="live_version.number")
+    updated = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_parentId(self, page: Page) -> str | None:
+        return page.parent.public_id if page.parent is not None else None
+
+    @extend_schema_field(OpenApiTypes.DATETIME)
+    def get_updated(self, page: Page) -> str:
+        live = page.live_version
+        when = (live.decided_at or live.created_at) if live is not None else page.updated_at
+        return when.isoformat()
+
+
+class PageDetailSerializer(PageSerializer):
+    instructions = serializers.CharField()
+    markdown = serializers.CharField(source="live_version.body")
+    html = serializers.SerializerMethodField(help_text="The live markdown rendered and sanitised.")
+
+    def get_html(self, page: Page) -> str:
+        live = page.live_version
+        return render_markdown(live.body) if live is not None else ""
+
+
+class VersionSerializer(serializers.Serializer):
+    pageId = serializers.CharField(source="page.public_id")
+    number = serializers.IntegerField()
+    status = serializers.CharField()
+    kind = serializers.CharField()
+    title = serializers.CharField()
+    author = serializers.SerializerMethodField()
+    changeSummary = serializers.CharField(source="change_summary")
+    baseVersion = serializers.SerializerMethodField()
+    createdAt = serializers.DateTimeField(source="created_at")
+    decidedBy = serializers.SerializerMethodField()
+    decidedAt = serializers.DateTimeField(source="decided_at", allow_null=True)
+    comment = serializers.CharField(source="decision_comment")
+    merged = serializers.BooleanField()
+    editedByReviewer = serializers.BooleanField(source="edited_by_reviewer")
+    revertedFrom = serializers.SerializerMethodField()
+    live = serializers.SerializerMethodField()
+    stale = serializers.SerializerMethodField()
+
+    @extend_schema_field(AuthorSerializer)
+    def get_author(self, version: Version) -> dict[str, str]:
+        return _author(version)
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_baseVersion(self, version: Version) -> int | None:
+        return version.base_version.number if version.base_version is not None else None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_decidedBy(self, version: Version) -> str | None:
+        return version.decided_by.get_username() if version.decided_by is not None else None
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_revertedFrom(self, version: Version) -> int | None:
+        source = version.reverted_from
+        return source.number if source is not None else None
+
+    def get_live(self, version: Version) -> bool:
+        return version.page.live_version_id == version.pk
+
+    def get_stale(self, version: Version) -> bool:
+        return services.is_stale(version)
+
+
+class VersionDetailSerializer(VersionSerializer):
+    markdown = serializers.SerializerMethodField(
+        help_text="The page content this version stands for (an append in review: live "
+        "content with the appended markdown)."
+    )
+    proposedMarkdown = serializers.CharField(
+        source="proposed_body", help_text="Exactly what the author wrote."
+    )
+    tags = serializers.ListField(child=serializers.CharField())
+    parentId = serializers.SerializerMethodField()
+    instructions = serializers.CharField()
+    diffAgainstBase = serializers.SerializerMethodField(
+        help_text="Unified diff from the version it was written against."
+    )
+    diffAgainstLive = serializers.SerializerMethodField(
+        help_text="Unified diff from the live version (empty when it is the live version)."
+    )
+
+    def _content(self, version: Version) -> dict[str, Any]:
+        # Several fields need the content; work it out once per version.
+        cached: dict[str, Any] | None = getattr(version, "_api_content", None)
+        if cached is None:
+            cached = selectors.proposed_content(version)
+            version._api_content = cached  # type: ignore[attr-defined]
+        return cached
+
+    def get_markdown(self, version: Version) -> str:
+        body: str = self._content(version)["body"]
+        return body
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_parentId(self, version: Version) -> str | None:
+        parent = self._content(version)["parent"]
+        return parent.public_id if parent is not None else None
+
+    def get_diffAgainstBase(self, version: Version) -> str:
+        base = version.base_version
+        return unified_diff(
+            base.body if base is not None else "",
+            self._content(version)["body"],
+            old_name=f"v{base.number}" if base is not None else "empty",
+            new_name=f"v{version.number}",
+        )
+
+    def get_diffAgainstLive(self, version: Version) -> str:
+        live = version.page.live_version
+        return unified_diff(
+            live.body if live is not None else "",
+            self._content(version)["body"],
+            old_name=f"v{live.number} (live)" if live is not None else "empty",
+            new_name=f"v{version.number}",
+        )
+
+
+class ReviewSerializer(VersionSerializer):
+    pageTitle = serializers.CharField(source="page.title")
+    pagePath = serializers.CharField(source="page.path")
+    reviewUrl = serializers.SerializerMethodField()
+
+    def get_reviewUrl(self, version: Version) -> str:
+        from django.urls import reverse
+
+        path = reverse(
+            "reviews:review",
+            kwargs={"page_id": version.page.public_id, "number": version.number},
+        )
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class ApproveInputSerializer(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    expectedLiveVersion = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="The live version number you reviewed against; the approval is refused "
+        "with 409 if another version went live meanwhile.",
+    )
+
+
+class RejectInputSerializer(serializers.Serializer):
+    comment = serializers.CharField(
+        max_length=5000,
+        help_text="Why the proposal is rejected: the author sees it.",
+        error_messages={
+            "required": "A reason is required to reject: tell the author what to change.",
+            "blank": "A reason is required to reject: tell the author what to change.",
+        },
+    )
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    detail = serializers.DictField(required=False)
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorBodySerializer()

@@ -1,0 +1,75 @@
+"""Fixtures for the review tests: an agent that proposes edits, and Chromium for the walk."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.models import Agent
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def proposing_agent(db: Any) -> Agent:
+    """An agent allowed to propose edits (its proposals wait for a reviewer)."""
+    return Agent.objects.create(
+        name="docs-bot", description="Keeps the docs current.", can_edit_pages=True
+    )
+
+
+@pytest.fixture
+def second_agent(db: Any) -> Agent:
+    return Agent.objects.create(name="triage-bot", can_edit_pages=True)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright; skipped when it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+        )
+    # Playwright's sync API refuses to run where an event loop is running; Django's ORM
+    # calls made by the test itself are synchronous, so this is safe.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def browser_page(chromium: Any) -> Iterator[Any]:
+    context = chromium.new_context(viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

@@ -1,0 +1,42 @@
+"""Skip a test whose outside dependency is missing, except where CI says it is required.
+
+Locally a test that needs Chromium or a Celery worker with Redis is skipped with a reason.
+CI exports QUIRE_REQUIRE_BROWSER=1 and QUIRE_REQUIRE_CELERY=1, and then the same test fails
+instead, so a broken CI machine can never turn into a quietly green run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlparse
+
+import pytest
+
+BROWSER = "BROWSER"
+CELERY = "CELERY"
+
+
+def required(what: str) -> bool:
+    return os.environ.get(f"QUIRE_REQUIRE_{what}", "").strip().lower() in {"1", "true", "yes"}
+
+
+def require(what: str, available: bool, reason: str) -> None:
+    """Skip (or, when QUIRE_REQUIRE_<WHAT> is set, fail) unless `available`."""
+    if available:
+        return
+    if required(what):
+        pytest.fail(f"{reason} (QUIRE_REQUIRE_{what}=1, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+def reachable(url: str, *, timeout: float = 1.0) -> bool:
+    """Whether something accepts TCP connections at the host and port of `url`."""
+    parsed = urlparse(url)
+    if not parsed.hostname:
+        return False
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 6379), timeout=timeout):
+            return True
+    except OSError:
+        return False

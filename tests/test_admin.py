@@ -1,0 +1,60 @@
+"""Django admin for the wiki and reviews: read-only windows; archive/restore via services."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from wiki.models import AuditEvent, Page
+
+pytestmark = pytest.mark.django_db
+
+MODELS = [
+    "wiki_page",
+    "wiki_version",
+    "wiki_attachment",
+    "wiki_auditevent",
+    "reviews_reviewersettings",
+    "reviews_notification",
+]
+
+
+@pytest.fixture
+def admin_client_for(admin_user: User, client: Client) -> Client:
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_it_lists_each_model_for_a_superuser(
+    admin_client_for: Client, make_page: Callable[..., Page], model: str
+) -> None:
+    make_page("Listed")
+
+    response = admin_client_for.get(reverse(f"admin:{model}_changelist"))
+
+    assert response.status_code == 200
+
+
+def test_it_offers_no_way_to_edit_a_version_or_an_audit_event(admin_client_for: Client) -> None:
+    assert admin_client_for.get(reverse("admin:wiki_version_add")).status_code == 403
+    assert admin_client_for.get(reverse("admin:wiki_auditevent_add")).status_code == 403
+
+
+def test_it_archives_pages_through_the_service_with_an_audit_event(
+    admin_client_for: Client, make_page: Callable[..., Page], admin_user: User
+) -> None:
+    page = make_page("Old news")
+
+    admin_client_for.post(
+        reverse("admin:wiki_page_changelist"),
+        {"action": "archive_pages", "_selected_action": [page.pk]},
+    )
+
+    page.refresh_from_db()
+    assert page.archived
+    assert AuditEvent.objects.filter(action="page.archive", actor_user=admin_user).exists()

@@ -1,0 +1,232 @@
+"""Agent tokens: hashed, shown once, rotated and revoked at once; the commands and the admin."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from agents import selectors, services
+from agents.models import Agent, PageSetEntry
+from wiki.errors import Conflict, Forbidden, InvalidArgument
+from wiki.models import AuditEvent, Page
+
+from .fixtures_mcp import AgentKey, rpc
+
+pytestmark = pytest.mark.django_db
+
+MakePage = Callable[..., Page]
+
+
+def test_it_stores_only_the_sha256_of_a_random_token(admin_user: User) -> None:
+    agent, token = services.agent_create(actor=admin_user, name="support-bot")
+    _other, other_token = services.agent_create(actor=admin_user, name="other-bot")
+    assert token.startswith("qa_") and len(token) >= 40
+    assert token != other_token
+    agent.refresh_from_db()
+    assert agent.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert agent.token_prefix == token[:10]
+    stored = " ".join(str(v) for v in Agent.objects.values_list().get(pk=agent.pk))
+    assert token not in stored
+    assert AuditEvent.objects.get(action="agent.create", data__agent="support-bot").actor_user == (
+        admin_user
+    )
+
+
+def test_it_finds_an_agent_by_its_token_only(reader_agent: AgentKey) -> None:
+    assert selectors.agent_by_token(reader_agent.token) == reader_agent.agent
+    assert selectors.agent_by_token(reader_agent.token[:-1]) is None
+    assert selectors.agent_by_token("") is None
+
+
+def test_it_stops_the_old_token_at_once_when_rotated(reader_agent: AgentKey) -> None:
+    new = services.agent_token_rotate(actor=None, agent=reader_agent.agent)
+    assert new != reader_agent.token
+    assert selectors.agent_by_token(reader_agent.token) is None
+    assert selectors.agent_by_token(new) == reader_agent.agent
+    assert AuditEvent.objects.filter(action="agent.token_rotate").count() == 1
+
+
+def test_it_forgets_the_token_when_revoked(reader_agent: AgentKey) -> None:
+    services.agent_revoke(actor=None, agent=reader_agent.agent)
+    reader_agent.agent.refresh_from_db()
+    assert reader_agent.agent.is_active is False and reader_agent.agent.token_hash is None
+    assert selectors.agent_by_token(reader_agent.token) is None
+    with pytest.raises(Conflict):
+        services.agent_revoke(actor=None, agent=reader_agent.agent)
+
+
+def test_it_reenables_a_revoked_agent_with_a_new_token(reader_agent: AgentKey) -> None:
+    services.agent_revoke(actor=None, agent=reader_agent.agent)
+    token = services.agent_token_rotate(actor=None, agent=reader_agent.agent)
+    assert selectors.agent_by_token(token) == reader_agent.agent
+    assert selectors.agent_by_token(reader_agent.token) is None
+
+
+def test_it_lets_only_admins_manage_agents(editor: User, reader_agent: AgentKey) -> None:
+    with pytest.raises(Forbidden):
+        services.agent_create(actor=editor, name="rogue")
+    with pytest.raises(Forbidden):
+        services.agent_token_rotate(actor=editor, agent=reader_agent.agent)
+    with pytest.raises(Forbidden):
+        services.agent_revoke(actor=editor, agent=reader_agent.agent)
+    assert not Agent.objects.filter(name="rogue").exists()
+
+
+def test_it_refuses_a_duplicate_or_empty_name(reader_agent: AgentKey) -> None:
+    with pytest.raises(Conflict):
+        services.agent_create(actor=None, name=reader_agent.agent.name)
+    with pytest.raises(InvalidArgument):
+        services.agent_create(actor=None, name="  ")
+
+
+def test_it_records_last_use_at_most_once_a_minute(client: Client, reader_agent: AgentKey) -> None:
+    assert reader_agent.agent.last_used_at is None
+    rpc(client, reader_agent.token, "tools/list")
+    first = Agent.objects.get(pk=reader_agent.agent.pk).last_used_at
+    assert first is not None
+    rpc(client, reader_agent.token, "tools/list")
+    assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at == first
+    Agent.objects.filter(pk=reader_agent.agent.pk).update(last_used_at=first - timedelta(minutes=2))
+    rpc(client, reader_agent.token, "tools/list")
+    assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at > first
+
+
+def last_line(output: str) -> str:
+    return output.strip().splitlines()[-1]
+
+
+def test_it_creates_an_agent_from_the_command_line_with_the_token_last(
+    make_page: MakePage, editor: User
+) -> None:
+    first, second = make_page("First"), make_page("Second")
+    out = StringIO()
+    call_command(
+        "create_agent",
+        "docs-bot",
+        "--can-edit",
+        "--owner",
+        editor.username,
+        "--page",
+        second.public_id,
+        "--page",
+        first.public_id,
+        stdout=out,
+    )
+    token = last_line(out.getvalue())
+    agent = selectors.agent_by_token(token)
+    assert agent is not None and agent.name == "docs-bot"
+    assert agent.can_edit_pages and agent.owner == editor
+    assert [e.page for e in PageSetEntry.objects.filter(agent=agent).order_by("position")] == [
+        second,
+        first,
+    ]
+
+
+def test_it_gives_every_top_level_page_with_all_pages(make_page: MakePage) -> None:
+    top = make_page("Top")
+    make_page("Child", parent=top)
+    other = make_page("Other")
+    out = StringIO()
+    call_command("create_agent", "reader-bot", "--all-pages", stdout=out)
+    agent = selectors.agent_by_token(last_line(out.getvalue()))
+    assert agent is not None and not agent.can_edit_pages
+    assert {e.page for e in PageSetEntry.objects.filter(agent=agent)} == {top, other}
+    assert len(selectors.agent_page_set(agent)) == 3
+
+
+def test_it_refuses_an_unknown_page_or_owner_and_creates_nothing(make_page: MakePage) -> None:
+    with pytest.raises(CommandError, match="pg_zzzzzzzz"):
+        call_command("create_agent", "bot", "--page", "pg_zzzzzzzz", stdout=StringIO())
+    with pytest.raises(CommandError, match="nobody"):
+        call_command("create_agent", "bot", "--owner", "nobody", stdout=StringIO())
+    assert not Agent.objects.exists()
+
+
+def test_it_rotates_and_revokes_from_the_command_line(reader_agent: AgentKey) -> None:
+    out = StringIO()
+    call_command("rotate_agent_token", reader_agent.agent.name, stdout=out)
+    token = last_line(out.getvalue())
+    assert selectors.agent_by_token(token) == reader_agent.agent
+    assert selectors.agent_by_token(reader_agent.token) is None
+    call_command("revoke_agent", reader_agent.agent.name, stdout=StringIO())
+    assert selectors.agent_by_token(token) is None
+    with pytest.raises(CommandError):
+        call_command("revoke_agent", "nobody", stdout=StringIO())
+
+
+def test_it_shows_the_token_once_when_an_admin_creates_an_agent(
+    client: Client, admin_user: User
+) -> None:
+    client.force_login(admin_user)
+    response = client.post(
+        "/admin/agents/agent/add/",
+        {
+            "name": "web-bot",
+            "description": "Answers questions.",
+            "can_edit_pages": "on",
+            "page_set-TOTAL_FORMS": "0",
+            "page_set-INITIAL_FORMS": "0",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    messages = [str(m) for m in response.context["messages"]]
+    token = next(m for m in messages if "qa_" in m).split("is ")[1].split(" ")[0]
+    agent = selectors.agent_by_token(token)
+    assert agent is not None and agent.name == "web-bot" and agent.can_edit_pages
+    page = client.get(f"/admin/agents/agent/{agent.pk}/change/")
+    assert token not in page.content.decode()
+    assert agent.token_prefix in page.content.decode()
+
+
+def test_it_rotates_and_revokes_from_the_admin(
+    client: Client, admin_user: User, reader_agent: AgentKey
+) -> None:
+    client.force_login(admin_user)
+    response = client.post(
+        "/admin/agents/agent/",
+        {"action": "rotate_tokens", "_selected_action": [reader_agent.agent.pk]},
+        follow=True,
+    )
+    assert selectors.agent_by_token(reader_agent.token) is None
+    messages = " ".join(str(m) for m in response.context["messages"])
+    new = messages.split("is ")[1].split(" ")[0]
+    assert selectors.agent_by_token(new) == reader_agent.agent
+    client.post(
+        "/admin/agents/agent/",
+        {"action": "revoke_agents", "_selected_action": [reader_agent.agent.pk]},
+    )
+    assert selectors.agent_by_token(new) is None
+
+
+def test_it_keeps_the_admins_page_set_changes_in_services(
+    client: Client, admin_user: User, reader_agent: AgentKey, make_page: MakePage
+) -> None:
+    page = make_page("Refunds")
+    client.force_login(admin_user)
+    agent = reader_agent.agent
+    data: dict[str, Any] = {
+        "name": agent.name,
+        "description": "",
+        "page_set-TOTAL_FORMS": "1",
+        "page_set-INITIAL_FORMS": "0",
+        "page_set-0-page": str(page.pk),
+        "page_set-0-use_when": '["Use for refunds."]',
+        "page_set-0-always_include": "on",
+        "page_set-0-position": "0",
+    }
+    response = client.post(f"/admin/agents/agent/{agent.pk}/change/", data)
+    assert response.status_code == 302
+    entry = PageSetEntry.objects.get(agent=agent)
+    assert entry.page == page and entry.use_when == ["Use for refunds."] and entry.always_include
+    assert AuditEvent.objects.filter(action="page_set.add", actor_user=admin_user).count() == 1
+    assert timezone.now() >= entry.agent.created_at

@@ -1,0 +1,237 @@
+"""REST API decisions: the review list, approve / reject / withdraw, merges, conflicts, refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from agents.models import Agent
+from tests.conftest import live
+from wiki import services
+from wiki.models import AuditEvent, Page, Version, VersionStatus
+
+
+def _api(user: User) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def _url(version: Version, action: str) -> str:
+    return f"/api/v1/pages/{version.page.public_id}/versions/{version.number}/{action}"
+
+
+def _error(response: Any) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()["error"]
+    return body
+
+
+def _unchanged(page: Page, version: Version, body: str) -> None:
+    version.refresh_from_db()
+    assert version.status == VersionStatus.IN_REVIEW
+    assert live(page).body == body
+
+
+def test_it_lists_versions_in_review_oldest_first(
+    make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
+) -> None:
+    one, two = make_page("One"), make_page("Two")
+    first = services.version_propose(actor=reader, page=one, body="a", change_summary="First")
+    second = services.version_propose(actor=proposing_agent, page=two, kind="append", body="b")
+    results = _api(reviewer).get("/api/v1/reviews/").json()["results"]
+    assert [(r["pageId"], r["number"]) for r in results] == [
+        (one.public_id, first.number),
+        (two.public_id, second.number),
+    ]
+    assert results[0]["changeSummary"] == "First" and results[0]["pageTitle"] == "One"
+    assert results[1]["kind"] == "append" and results[1]["author"]["kind"] == "agent"
+    assert results[0]["reviewUrl"].endswith(f"/reviews/pages/{one.public_id}/v{first.number}/")
+    agents_only = _api(reviewer).get("/api/v1/reviews/", {"author_kind": "agent"}).json()
+    assert [r["number"] for r in agents_only["results"]] == [second.number]
+
+
+def test_it_approves_with_a_comment(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Approve", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    response = _api(reviewer).post(_url(proposal, "approve"), {"comment": "Good."}, format="json")
+    assert response.status_code == 200
+    data = response.json()
+    assert (data["status"], data["live"], data["decidedBy"], data["comment"]) == (
+        "approved",
+        True,
+        "rita",
+        "Good.",
+    )
+    assert live(page).body == "new\n"
+
+
+def test_it_rejects_with_a_reason_and_refuses_without_one(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Reject", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    api = _api(reviewer)
+    for payload in ({}, {"comment": ""}, {"comment": "   "}):
+        response = api.post(_url(proposal, "reject"), payload, format="json")
+        assert response.status_code == 400
+        assert _error(response)["code"] == "invalid_argument"
+        assert "reason is required" in _error(response)["message"]
+        _unchanged(page, proposal, "old\n")
+    response = api.post(_url(proposal, "reject"), {"comment": "Cite a source."}, format="json")
+    assert response.status_code == 200
+    assert (response.json()["status"], response.json()["comment"]) == ("rejected", "Cite a source.")
+
+
+def test_it_lets_only_the_author_withdraw(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Withdraw", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    refused = _api(reviewer).post(_url(proposal, "withdraw"))
+    assert refused.status_code == 403 and _error(refused)["code"] == "forbidden"
+    _unchanged(page, proposal, "old\n")
+    response = _api(reader).post(_url(proposal, "withdraw"))
+    assert response.status_code == 200 and response.json()["status"] == "withdrawn"
+
+
+def test_it_answers_409_when_the_version_is_not_in_review(
+    make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
+) -> None:
+    page = make_page("Decided", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    assert _api(reviewer).post(_url(proposal, "approve")).status_code == 200
+    for client, action, payload in (
+        (_api(reviewer), "approve", {}),
+        (_api(second_reviewer), "reject", {"comment": "Too late."}),
+        (_api(reader), "withdraw", {}),
+    ):
+        response = client.post(_url(proposal, action), payload, format="json")
+        assert response.status_code == 409
+        assert _error(response)["code"] == "conflict"
+        expected = (
+            "is approved, not in review" if action == "withdraw" else "already approved by rita"
+        )
+        assert expected in _error(response)["message"]
+    assert AuditEvent.objects.filter(action="version.approve").count() == 1
+    assert live(page).pk == proposal.pk
+
+
+def test_it_refuses_to_approve_a_withdrawn_version(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Withdrawn", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    services.version_withdraw(actor=reader, version=proposal)
+    response = _api(reviewer).post(_url(proposal, "approve"))
+    assert response.status_code == 409
+    assert "already withdrawn" in _error(response)["message"]
+    assert _error(response)["detail"]["status"] == "withdrawn"
+    assert live(page).body == "old\n"
+
+
+def test_it_answers_404_for_a_forged_version_number_or_page_id(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Forged", "old\n")
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    api = _api(reviewer)
+    for url in (
+        f"/api/v1/pages/{page.public_id}/versions/99/approve",
+        f"/api/v1/pages/pg_zzzzzzzz/versions/{proposal.number}/approve",
+        f"/api/v1/pages/{page.public_id}x/versions/{proposal.number}/reject",
+        f"/api/v1/pages/{page.public_id}/versions/-1/approve",
+    ):
+        response = api.post(url, {"comment": "x"}, format="json")
+        assert response.status_code == 404, url
+        assert _error(response)["code"] == "not_found"
+    _unchanged(page, proposal, "old\n")
+
+
+@pytest.mark.parametrize("who", ["reader", "editor", "outsider", "author", "anonymous"])
+@pytest.mark.parametrize("action", ["approve", "reject"])
+def test_it_refuses_decisions_to_anyone_but_another_reviewer(
+    make_page: Callable[..., Page],
+    reader: User,
+    editor: User,
+    outsider: User,
+    reviewer: User,
+    who: str,
+    action: str,
+) -> None:
+    page = make_page("Rights", "old\n")
+    author = reviewer if who == "author" else reader
+    proposal = services.version_propose(actor=author, page=page, body="new\n")
+    actors = {"reader": reader, "editor": editor, "outsider": outsider, "author": reviewer}
+    client = _api(actors[who]) if who in actors else APIClient()
+    response = client.post(_url(proposal, action), {"comment": "x"}, format="json")
+    assert response.status_code == (401 if who == "anonymous" else 403)
+    assert "error" in response.json()
+    _unchanged(page, proposal, "old\n")
+
+
+def test_it_merges_the_second_of_two_proposals_when_their_edits_do_not_overlap(
+    make_page: Callable[..., Page], reader: User, proposing_agent: Agent, reviewer: User
+) -> None:
+    page = make_page("Two proposals", "alpha\n\nbeta\n\ngamma\n")
+    first = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    second = services.version_propose(
+        actor=proposing_agent, page=page, body="alpha\n\nbeta\n\nGAMMA\n"
+    )
+    api = _api(reviewer)
+    assert api.post(_url(first, "approve")).status_code == 200
+    detail = api.get(f"/api/v1/pages/{page.public_id}/versions/{second.number}/").json()
+    assert detail["stale"] is True
+    response = api.post(_url(second, "approve"))
+    assert response.status_code == 200
+    assert response.json()["merged"] is True
+    assert live(page).body == "ALPHA\n\nbeta\n\nGAMMA\n"
+
+
+def test_it_refuses_the_second_of_two_overlapping_proposals_with_the_conflict(
+    make_page: Callable[..., Page], reader: User, proposing_agent: Agent, reviewer: User
+) -> None:
+    page = make_page("Overlap", "intro\n\nWe refund within 30 days.\n")
+    first = services.version_propose(
+        actor=reader, page=page, body="intro\n\nWe refund within 14 days.\n"
+    )
+    second = services.version_propose(
+        actor=proposing_agent, page=page, body="intro\n\nWe refund within 60 days.\n"
+    )
+    api = _api(reviewer)
+    assert api.post(_url(first, "approve")).status_code == 200
+    response = api.post(_url(second, "approve"), {"comment": "ok"}, format="json")
+    assert response.status_code == 409
+    error = _error(response)
+    assert error["code"] == "conflict" and "overlap" in error["message"]
+    assert error["detail"]["liveVersion"] == first.number
+    assert error["detail"]["conflicts"] == [
+        {
+            "field": "markdown",
+            "base": "We refund within 30 days.\n",
+            "live": "We refund within 14 days.\n",
+            "proposal": "We refund within 60 days.\n",
+        }
+    ]
+    _unchanged(page, second, "intro\n\nWe refund within 14 days.\n")
+    assert AuditEvent.objects.filter(action="version.approve").count() == 1
+
+
+def test_it_refuses_an_approval_reviewed_against_an_older_live_version(
+    make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
+) -> None:
+    page = make_page("Expected", "a\n\nb\n")
+    proposal = services.version_propose(actor=reader, page=page, body="A\n\nb\n")
+    services.version_propose(actor=editor, page=page, body="a\n\nB\n", publish=True)
+    response = _api(reviewer).post(
+        _url(proposal, "approve"), {"expectedLiveVersion": 1}, format="json"
+    )
+    assert response.status_code == 409 and "while you were reviewing" in _error(response)["message"]
+    _unchanged(page, proposal, "a\n\nB\n")

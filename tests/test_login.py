@@ -1,0 +1,81 @@
+"""Logging in and out of the web UI, and login throttling."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+pytestmark = pytest.mark.usefixtures("throttle_cache")
+
+PASSWORD = "correct-horse-battery"
+
+
+def _login(client: Client, username: str, password: str, address: str = "10.0.0.1") -> object:
+    return client.post(
+        reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+    )
+
+
+def test_it_logs_in_with_the_right_password(reader: User) -> None:
+    client = Client()
+    response = _login(client, "reed", PASSWORD)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("wiki:home")
+    assert client.get(reverse("wiki:home")).status_code == 200
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(db: object) -> None:
+    response = Client().get(reverse("wiki:home"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_it_shows_a_clear_error_for_a_wrong_password(reader: User) -> None:
+    response = _login(Client(), "reed", "wrong")
+    assert response.status_code == 200
+    assert b"Please enter a correct username and password" in response.content
+    assert "_auth_user_id" not in response.wsgi_request.session
+
+
+def test_it_refuses_even_the_right_password_after_too_many_failures(
+    reader: User, settings: object
+) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 3  # type: ignore[attr-defined]
+    client = Client()
+    for _ in range(3):
+        assert _login(client, "reed", "wrong").status_code == 200
+    response = _login(client, "reed", PASSWORD)
+    assert response.status_code == 429
+    assert b"Too many failed attempts" in response.content
+    assert "_auth_user_id" not in client.session
+
+
+def test_it_counts_failures_per_username_and_address(
+    reader: User, editor: User, settings: object
+) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 2  # type: ignore[attr-defined]
+    for _ in range(2):
+        _login(Client(), "reed", "wrong", address="10.0.0.1")
+    assert _login(Client(), "reed", PASSWORD, address="10.0.0.1").status_code == 429
+    assert _login(Client(), "reed", PASSWORD, address="10.0.0.2").status_code == 302
+    assert _login(Client(), "edna", PASSWORD, address="10.0.0.1").status_code == 302
+
+
+def test_it_forgets_failures_after_a_successful_login(reader: User, settings: object) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 3  # type: ignore[attr-defined]
+    for _ in range(2):
+        _login(Client(), "reed", "wrong")
+    assert _login(Client(), "reed", PASSWORD).status_code == 302
+    for _ in range(2):
+        _login(Client(), "reed", "wrong")
+    assert _login(Client(), "reed", PASSWORD).status_code == 302
+
+
+def test_it_logs_out_with_a_post(reader: User) -> None:
+    client = Client()
+    client.force_login(reader)
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert client.get(reverse("wiki:home")).status_code == 302

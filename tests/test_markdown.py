@@ -1,0 +1,105 @@
+"""Markdown rendering: the extensions Quire turns on and its `[[pg_...]]` page references."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from wiki.markdown import file_references, page_references, render_markdown
+from wiki.models import Page
+
+
+def test_it_renders_tables_with_alignment() -> None:
+    html = render_markdown("| name | size |\n|:-----|-----:|\n| a | 1 |\n")
+    assert "<table>" in html
+    assert '<th align="left">name</th>' in html
+    assert '<td align="right">1</td>' in html
+
+
+def test_it_renders_fenced_code_with_a_language_class() -> None:
+    html = render_markdown("```python\nx = 1 < 2\n```\n")
+    assert '<pre><code class="language-python">x = 1 &lt; 2\n</code></pre>' in html
+
+
+def test_it_renders_footnotes() -> None:
+    html = render_markdown("A claim.[^src]\n\n[^src]: The source.\n")
+    assert '<sup id="fnref:src"><a class="footnote-ref" href="#fn:src"' in html
+    assert '<li id="fn:src">' in html
+    assert "The source." in html
+
+
+def test_it_gives_headings_ids_and_a_table_of_contents() -> None:
+    html = render_markdown("[TOC]\n\n# Getting started\n\n## Install it\n")
+    assert '<h1 id="getting-started">Getting started</h1>' in html
+    assert '<h2 id="install-it">Install it</h2>' in html
+    assert '<div class="toc">' in html and 'href="#install-it"' in html
+
+
+def test_it_keeps_sane_lists_apart() -> None:
+    html = render_markdown("1. one\n2. two\n\n* a\n* b\n")
+    assert "<ol>" in html and "<ul>" in html
+
+
+def test_it_resolves_page_references_to_titles_in_one_query(
+    make_page: Callable[..., Page], django_assert_num_queries: Any
+) -> None:
+    slack = make_page("Slack <channels>")
+    email = make_page("Email")
+    text = f"See [[{slack.public_id}]], [[{email.public_id}]] and [[{slack.public_id}]] again."
+    with django_assert_num_queries(1):
+        html = render_markdown(text)
+    assert (
+        f'<a class="page-link" href="/p/{slack.public_id}/" rel="noopener noreferrer nofollow">'
+        "Slack &lt;channels&gt;</a>"
+    ) in html
+    assert f'<a class="page-link" href="/p/{email.public_id}/"' in html
+
+
+def test_it_marks_references_to_unknown_pages_as_broken(
+    make_page: Callable[..., Page], django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(1):
+        html = render_markdown("Gone: [[pg_zzzzzzzz]].")
+    assert '<span class="broken-link" title="No such page">pg_zzzzzzzz</span>' in html
+    assert "<a" not in html
+
+
+def test_it_marks_references_to_archived_pages_as_broken(
+    make_page: Callable[..., Page], editor: Any
+) -> None:
+    from wiki import services
+
+    page = make_page("Old policy")
+    services.page_archive(actor=editor, page=page)
+    html = render_markdown(f"[[{page.public_id}]]")
+    assert 'class="broken-link"' in html and "Old policy" not in html
+
+
+def test_it_asks_the_database_nothing_without_references(
+    db: Any, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(0):
+        render_markdown("Plain *text* with [a link](https://example.com).")
+
+
+def test_it_leaves_references_in_code_literal(make_page: Callable[..., Page]) -> None:
+    page = make_page("Target")
+    html = render_markdown(f"`[[{page.public_id}]]`")
+    assert f"<code>[[{page.public_id}]]</code>" in html
+
+
+def test_it_renders_file_references_as_spans() -> None:
+    html = render_markdown("Read [[file:price list.pdf]] first.")
+    assert '<span class="file-ref">price list.pdf</span>' in html
+
+
+def test_it_lists_page_and_file_references_in_order_once() -> None:
+    text = "[[pg_bbbbbbbb]] [[pg_aaaaaaaa]] [[pg_bbbbbbbb]] [[pg_short]] "
+    text += "[[file:a.pdf]] [[file:b.csv]]"
+    assert page_references(text) == ["pg_bbbbbbbb", "pg_aaaaaaaa"]
+    assert file_references(text) == ["a.pdf", "b.csv"]
+
+
+def test_it_drops_classes_that_quire_does_not_produce() -> None:
+    html = render_markdown('<span class="btn btn-primary">Approve</span>')
+    assert html == "<p><span>Approve</span></p>"

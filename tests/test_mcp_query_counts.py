@@ -1,0 +1,104 @@
+"""Each MCP tool costs the same number of SQL queries for a page set of 10 pages and of 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from agents import services as agent_services
+from wiki import services
+from wiki.models import Page
+
+from .fixtures_mcp import rpc_tool
+
+pytestmark = pytest.mark.django_db
+
+# Per call, the whole request: the token lookup, the tool's reads and writes (with the
+# savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
+EXPECTED = {
+    "0:browse": 4,
+    "1:search_pages": 4,
+    "2:get_page": 5,
+    "3:get_page_source": 5,
+    "4:create_page": 23,
+    "5:create_page": 16,
+    "6:update_page": 14,
+    "7:update_page": 15,
+    "8:append_to_page": 13,
+}
+
+
+def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
+    """An editing agent whose set holds `size` live pages: entries, each with one child."""
+    agent, token = agent_services.agent_create(
+        actor=None, name=f"agent-{label}", can_edit_pages=True
+    )
+    pages: list[Page] = []
+    for n in range(size // 2):
+        body = "Routine notes about the office." + (" zebra crossing" if n < 3 else "")
+        top = services.page_create(
+            actor=editor, title=f"{label} topic {n}", body=body, publish=True
+        ).page
+        child = services.page_create(
+            actor=editor,
+            title=f"{label} detail {n}",
+            body="More notes.",
+            parent=top,
+            publish=True,
+        ).page
+        agent_services.page_set_add(actor=None, agent=agent, page=top, use_when=["Use it."])
+        pages += [top, child]
+    services.version_propose(
+        actor=editor,
+        page=pages[0],
+        instructions=(
+            f"Read [[{pages[1].public_id}]] and [[{pages[2].public_id}]] and [[pg_zzzzzzzz]]."
+        ),
+        publish=True,
+    )
+    return token, pages
+
+
+def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
+    first, child, other = pages[0], pages[1], pages[2]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("browse", {}),
+        ("search_pages", {"query": "zebra"}),
+        ("get_page", {"pageId": first.public_id}),
+        ("get_page_source", {"pageId": first.public_id}),
+        ("create_page", {"title": "A new page", "markdown": "Text."}),
+        ("create_page", {"title": "A new child", "markdown": "Text.", "parentId": first.public_id}),
+        ("update_page", {"pageId": child.public_id, "markdown": "New.", "changeSummary": "x"}),
+        ("update_page", {"pageId": child.public_id, "markdown": "Newer.", "changeSummary": "y"}),
+        ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
+    ]
+    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    counts: dict[str, int] = {}
+    for n, (tool, arguments) in enumerate(calls):
+        with CaptureQueriesContext(connection) as queries:
+            result = rpc_tool(client, token, tool, **arguments)
+        assert result["isError"] is False, (tool, result)
+        counts[f"{n}:{tool}"] = len(queries)
+    return counts
+
+
+def test_it_costs_the_same_queries_for_10_and_500_pages(
+    client: Client, editor: User, settings: Any
+) -> None:
+    settings.QUIRE_AGENT_RATE_LIMIT = 1000
+    small = measure(client, *build_set(editor, 10, "small"))
+    large = measure(client, *build_set(editor, 500, "large"))
+    assert small == large
+    assert small == EXPECTED
+
+
+def test_it_returns_every_page_of_a_large_set_from_browse(client: Client, editor: User) -> None:
+    token, pages = build_set(editor, 500, "big")
+    result = rpc_tool(client, token, "browse")
+    listed = [page["pageId"] for page in result["structuredContent"]["pages"]]
+    assert listed == [page.public_id for page in pages]

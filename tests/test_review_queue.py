@@ -1,0 +1,173 @@
+"""The review queue: what waits, oldest first, filters, the nav count, the reviewer's home."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from agents.models import Agent
+from wiki import services
+from wiki.models import Page, Version, VersionStatus
+
+
+def _client(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _add_proposals(pages: list[Page], count: int) -> None:
+    """`count` waiting proposals spread over `pages`, from agents and people, some stale."""
+    agents = Agent.objects.bulk_create(
+        Agent(name=f"bulk-agent-{Agent.objects.count() + i}", can_edit_pages=True)
+        for i in range(count)
+    )
+    start = timezone.now() - timedelta(days=2)
+    versions = []
+    for i, agent in enumerate(agents):
+        page = pages[i % len(pages)]
+        page.last_version_number += 1
+        live = page.live_version
+        versions.append(
+            Version(
+                page=page,
+                number=page.last_version_number,
+                title=page.title,
+                body=f"proposal {i}\n",
+                proposed_body=f"proposal {i}\n",
+                change_summary=f"Change {i}",
+                author_agent=agent,
+                # Every third proposal was written against an older version: stale.
+                base_version=None if i % 3 == 0 else live,
+                created_at=start + timedelta(seconds=i),
+            )
+        )
+    created = Version.objects.bulk_create(versions)
+    # auto_now_add ignores the value given; set the ages explicitly.
+    for version, wanted in zip(created, versions, strict=True):
+        Version.objects.filter(pk=version.pk).update(created_at=wanted.created_at)
+    for page in pages:
+        Page.objects.filter(pk=page.pk).update(last_version_number=page.last_version_number)
+
+
+def test_it_lists_waiting_versions_oldest_first_with_their_details(
+    make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
+) -> None:
+    first = make_page("Refunds", "old\n")
+    second = make_page("Shipping", "old\n")
+    by_person = services.version_propose(
+        actor=reader, page=first, body="new\n", change_summary="Fix refund days"
+    )
+    by_agent = services.version_propose(
+        actor=proposing_agent, page=second, kind="append", body="more", change_summary="Add FAQ"
+    )
+    response = _client(reviewer).get("/reviews/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.index("Fix refund days") < html.index("Add FAQ")
+    assert f"/reviews/pages/{first.public_id}/v{by_person.number}/" in html
+    assert f"/reviews/pages/{second.public_id}/v{by_agent.number}/" in html
+    assert "docs-bot" in html and "reed" in html
+    assert "Append" in html and "Replace" in html
+    rows = [row["version"].pk for row in response.context["rows"]]
+    assert rows == [by_person.pk, by_agent.pk]
+
+
+def test_it_flags_stale_proposals(
+    make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
+) -> None:
+    page = make_page("Stale", "a\n")
+    proposal = services.version_propose(actor=reader, page=page, body="b\n")
+    response = _client(reviewer).get("/reviews/")
+    assert [row["stale"] for row in response.context["rows"]] == [False]
+    services.version_propose(actor=editor, page=page, body="c\n", publish=True)
+    response = _client(reviewer).get("/reviews/")
+    assert [(row["version"].pk, row["stale"]) for row in response.context["rows"]] == [
+        (proposal.pk, True)
+    ]
+    assert "rv-badge-stale" in response.content.decode()
+
+
+def test_it_filters_by_agent_page_and_kind_of_author(
+    make_page: Callable[..., Page],
+    reader: User,
+    reviewer: User,
+    proposing_agent: Agent,
+    second_agent: Agent,
+) -> None:
+    one, two = make_page("One"), make_page("Two")
+    mine = services.version_propose(actor=proposing_agent, page=one, body="x")
+    other = services.version_propose(actor=second_agent, page=two, body="y")
+    human = services.version_propose(actor=reader, page=two, body="z")
+    client = _client(reviewer)
+
+    def listed(query: str) -> list[int]:
+        return [row["version"].pk for row in client.get(f"/reviews/?{query}").context["rows"]]
+
+    assert listed("agent=docs-bot") == [mine.pk]
+    assert listed(f"page={two.public_id}") == [other.pk, human.pk]
+    assert listed("author_kind=agent") == [mine.pk, other.pk]
+    assert listed("author_kind=human") == [human.pk]
+    assert listed("author_kind=nonsense") == [mine.pk, other.pk, human.pk]
+
+
+def test_it_shows_the_waiting_count_in_the_navigation_for_reviewers_only(
+    make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
+) -> None:
+    page = make_page()
+    services.version_propose(actor=reader, page=page, body="new")
+    html = _client(reviewer).get("/reviews/").content.decode()
+    assert '<span class="count">1</span>' in html
+    response = _client(editor).get(f"/p/{page.public_id}/")
+    assert "reviews_waiting" not in response.context
+    assert _client(editor).get("/reviews/").status_code == 403
+    assert _client(reader).get("/reviews/").status_code == 403
+
+
+def test_it_shows_the_reviewers_recent_decisions(
+    make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
+) -> None:
+    page = make_page("Decided")
+    approved = services.version_propose(actor=reader, page=page, body="yes")
+    services.version_approve(actor=reviewer, version=approved)
+    rejected = services.version_propose(actor=reader, page=page, body="no")
+    services.version_reject(actor=reviewer, version=rejected, comment="Not accurate.")
+    other = services.version_propose(actor=reader, page=page, body="theirs")
+    services.version_reject(actor=second_reviewer, version=other, comment="Someone else.")
+    response = _client(reviewer).get("/reviews/")
+    assert [v.pk for v in response.context["recent_decisions"]] == [rejected.pk, approved.pk]
+    assert "Your recent decisions" in response.content.decode()
+
+
+def test_it_renders_the_queue_with_the_same_number_of_queries_for_5_and_500(
+    make_page: Callable[..., Page], reviewer: User
+) -> None:
+    pages = [make_page(f"Page {i}", f"body {i}\n") for i in range(5)]
+    for page in pages:
+        page.refresh_from_db()
+    client = _client(reviewer)
+    client.get("/reviews/")  # warm the session and caches
+
+    def measure() -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/reviews/")
+        assert response.status_code == 200
+        return len(queries), len(response.context["rows"])
+
+    _add_proposals(pages, 5)
+    small, small_rows = measure()
+    for page in pages:
+        page.refresh_from_db()
+    _add_proposals(pages, 495)
+    large, large_rows = measure()
+    assert (small_rows, large_rows) == (5, 100)  # one screen of the oldest 100
+    assert Version.objects.filter(status=VersionStatus.IN_REVIEW).count() == 500
+    assert small == large
+    print(f"queue queries: {small} with 5, {large} with 500")
+    assert large <= 12

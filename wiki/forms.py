@@ -1,0 +1,164 @@
+"""Web forms. Field rules come from the service layer's validators, so limits and their
+messages are the same in the browser, the REST API and the MCP tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+
+from wiki import services
+from wiki.errors import InvalidArgument, QuireError
+from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
+
+SEARCH_QUERY_MAX = 200
+
+# Service error fields → form fields.
+_FIELD_NAMES = {
+    "title": "title",
+    "markdown": "body",
+    "body": "body",
+    "tags": "tags",
+    "instructions": "instructions",
+    "change_summary": "change_summary",
+    "file": "file",
+    "q": "q",
+    "query": "q",
+}
+
+
+def sentence(message: str) -> str:
+    """Service messages are written to follow a code (`invalid_argument: title must...`)."""
+    message = message.strip()
+    first_word = message.split(" ", 1)[0]
+    # "title must..." becomes "Title must...", but a file name or "v2" keeps its case.
+    if first_word.isalpha() and first_word.islower():
+        return message[:1].upper() + message[1:]
+    return message
+
+
+def add_service_error(form: forms.Form, error: QuireError) -> None:
+    """Show a service error next to the field it is about, or above the form."""
+    name = (
+        _FIELD_NAMES.get(getattr(error, "field", "") or "", "")
+        if isinstance(error, InvalidArgument)
+        else ""
+    )
+    form.add_error(name if name in form.fields else None, sentence(error.message))
+
+
+def _checked(validate: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return validate(value)
+    except InvalidArgument as error:
+        raise forms.ValidationError(sentence(error.message)) from None
+
+
+class PageForm(forms.Form):
+    title = forms.CharField(
+        widget=forms.TextInput(attrs={"maxlength": TITLE_MAX, "autofocus": True}),
+    )
+    body = forms.CharField(
+        label="Content (Markdown)",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 22, "class": "mono", "spellcheck": "true"}),
+    )
+    tags = forms.CharField(
+        required=False,
+        help_text="Comma-separated, at most 20, e.g. onboarding, security.",
+    )
+    instructions = forms.CharField(
+        label="How agents should use this page",
+        required=False,
+        strip=False,
+        help_text="Markdown: when and how an agent should use this page. "
+        "Reference pages as [[pg_xxxxxxxx]] and files as [[file:NAME]].",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "mono"}),
+    )
+    change_summary = forms.CharField(
+        required=False,
+        help_text="One sentence: what you changed and why.",
+        widget=forms.TextInput(attrs={"maxlength": CHANGE_SUMMARY_MAX}),
+    )
+    # The live version the form was filled from; see services.version_propose.
+    base_number = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def clean_title(self) -> str:
+        return str(_checked(services.validate_title, self.cleaned_data["title"]))
+
+    def clean_body(self) -> str:
+        value = self.cleaned_data["body"]
+        if len(value) > MARKDOWN_MAX:
+            # The service's message names the field "markdown"; here it is the content.
+            raise forms.ValidationError(
+                f"The content can be at most {MARKDOWN_MAX:,} characters; it has "
+                f"{len(value):,}. Split it over several pages."
+            )
+        return str(_checked(services.validate_markdown, value))
+
+    def clean_tags(self) -> list[str]:
+        return list(_checked(services.validate_tags, self.cleaned_data["tags"]))
+
+    def clean_instructions(self) -> str:
+        return str(
+            _checked(
+                lambda v: services.validate_markdown(v, field="instructions"),
+                self.cleaned_data["instructions"],
+            )
+        )
+
+    def clean_change_summary(self) -> str:
+        return str(_checked(services.validate_change_summary, self.cleaned_data["change_summary"]))
+
+
+class AppendForm(forms.Form):
+    body = forms.CharField(
+        label="Markdown to add at the end",
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 12, "class": "mono", "autofocus": True}),
+        help_text="Added below whatever is live when it is approved, so it never goes stale.",
+    )
+    change_summary = forms.CharField(
+        required=False,
+        help_text="One sentence: what you added and why.",
+        widget=forms.TextInput(attrs={"maxlength": CHANGE_SUMMARY_MAX}),
+    )
+
+    def clean_body(self) -> str:
+        value = self.cleaned_data["body"]
+        if len(value) > MARKDOWN_MAX:
+            raise forms.ValidationError(
+                f"The addition can be at most {MARKDOWN_MAX:,} characters; it has "
+                f"{len(value):,}. Split it over several pages."
+            )
+        return str(_checked(lambda v: services.validate_markdown(v, required=True), value))
+
+    def clean_change_summary(self) -> str:
+        return str(_checked(services.validate_change_summary, self.cleaned_data["change_summary"]))
+
+
+class AttachmentForm(forms.Form):
+    file = forms.FileField(
+        label="File",
+        help_text="Text, Markdown, CSV, JSON, PDF or Word (.docx); its text is extracted "
+        "for agents and search.",
+    )
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        widget=forms.SearchInput(attrs={"placeholder": "Search the wiki", "autofocus": True}),
+    )
+
+    def clean_q(self) -> str:
+        query = " ".join(self.cleaned_data["q"].split())
+        if len(query) > SEARCH_QUERY_MAX:
+            raise forms.ValidationError(
+                f"A search can be at most {SEARCH_QUERY_MAX} characters; yours has "
+                f"{len(query)}. Use a few distinctive words."
+            )
+        return query

@@ -1,0 +1,452 @@
+"""Import a folder of markdown files as pages, idempotently by source path.
+
+Folders become parent pages: a folder's `index.md` (or `README.md`) is its page, otherwise an
+empty page named after the folder stands for it (source path `folder/`). Title from the
+frontmatter `title`, else the first `# heading`, else the file name; tags from `tags` or
+`keywords`; `instructions` and `quire_id` (written by export) are honoured; every other
+frontmatter key is kept in `Page.extra_frontmatter`. The body is stored byte for byte as
+it follows the frontmatter (a first `# heading` used as the title stays in the body).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+
+from wiki import services
+from wiki.errors import QuireError
+from wiki.models import Page, Version, VersionStatus
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+FOLDER_PAGE_NAMES = ("index.md", "readme.md")
+PAGE_ID_RE = re.compile(r"pg_[a-z2-7]{8}")
+
+_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
+_HEADING_RE = re.compile(r"#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")
+_FENCE_RE = re.compile(r"(```|~~~)")
+
+
+class _FrontmatterLoader(yaml.SafeLoader):
+    """YAML without implicit timestamps: a date stays the string it was written as."""
+
+
+_FrontmatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+Progress = Callable[[list["SourcePage"]], Iterable["SourcePage"]]
+
+
+class BadFile(Exception):
+    """A source file that cannot be imported; the message says why."""
+
+
+@dataclass(frozen=True)
+class SourcePage:
+    """One page to import: from a markdown file, or standing for a folder with no page file."""
+
+    source_path: str  # relative to the import root, posix: "a/b.md", "a/index.md" or "a/"
+    parent_folder: str | None  # the folder whose page is the parent ("a"), None at the root
+    folder: str | None  # for a folder's page: the folder it stands for
+    title: str
+    body: str
+    tags: list[str]
+    instructions: str = ""
+    extra_frontmatter: dict[str, Any] = field(default_factory=dict)
+    quire_id: str | None = None
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def imported(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    def summary(self) -> str:
+        return (
+            f"imported {self.imported} pages (created {self.created}, "
+            f"updated {self.updated}, unchanged {self.unchanged})"
+        )
+
+
+# --- reading the source tree ------------------------------------------------------------
+
+
+def humanise(name: str) -> str:
+    """A title from a file or folder name: `paid-parental_leave` -> `Paid parental leave`."""
+    words = " ".join(re.split(r"[-_\s]+", name)).strip() or name
+    return words[:1].upper() + words[1:]
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """The YAML frontmatter of `text` as a dict, and the body after it, byte for byte."""
+    match = _FRONTMATTER_RE.match(text)
+    if match is None:
+        if re.match(r"---[ \t]*\n", text):
+            raise BadFile("the frontmatter that starts on line 1 is never closed with ---")
+        return {}, text
+    try:
+        # A SafeLoader subclass: no arbitrary Python objects.
+        meta = yaml.load(match.group(1) or "", Loader=_FrontmatterLoader)  # noqa: S506
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 2})" if where is not None else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise BadFile(f"the frontmatter is not valid YAML{line}: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise BadFile("the frontmatter must be a mapping of keys to values")
+    return {str(key): value for key, value in meta.items()}, text[match.end() :]
+
+
+def first_heading(body: str) -> str | None:
+    """The text of the first level-one `# heading` outside code fences."""
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE_RE.match(line.lstrip()):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            match = _HEADING_RE.fullmatch(line)
+            if match:
+                return match.group(1)
+    return None
+
+
+def _tag_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in value.split(",")]
+    if isinstance(value, list) and all(isinstance(t, str | int | float) for t in value):
+        return [str(t) for t in value]
+    raise BadFile("tags must be a list of words or a comma-separated string")
+
+
+def parse_source(
+    *, text: str, source_path: str, parent_folder: str | None, folder: str | None
+) -> SourcePage:
+    """Read one markdown file's text into a SourcePage, validated against Quire's limits."""
+    meta, body = split_frontmatter(text.replace("\r\n", "\n"))
+    raw_title = meta.pop("title", None)
+    if isinstance(raw_title, list | dict):
+        raise BadFile("the title must be text")
+    if "tags" in meta:
+        raw_tags = meta.pop("tags")
+    else:
+        raw_tags = meta.pop("keywords", None)
+    instructions = meta.pop("instructions", None) or ""
+    if not isinstance(instructions, str):
+        raise BadFile("instructions must be text (markdown)")
+    quire_id = meta.pop("quire_id", None)
+    if quire_id is not None and not (isinstance(quire_id, str) and PAGE_ID_RE.fullmatch(quire_id)):
+        raise BadFile("quire_id must be pg_ followed by 8 characters (a-z, 2-7)")
+    name = PurePosixPath(folder if folder is not None else source_path)
+    title = (
+        str(raw_title).strip()
+        if raw_title is not None and str(raw_title).strip()
+        else first_heading(body) or humanise(name.stem if folder is None else name.name)
+    )
+    try:
+        json.dumps(meta)
+    except (TypeError, ValueError):
+        raise BadFile(
+            "the frontmatter holds values that are not plain text, numbers or lists"
+        ) from None
+    try:
+        return SourcePage(
+            source_path=source_path,
+            parent_folder=parent_folder,
+            folder=folder,
+            title=services.validate_title(title),
+            body=services.validate_markdown(body, field="body"),
+            tags=services.validate_tags(_tag_list(raw_tags)),
+            instructions=services.validate_markdown(instructions, field="instructions"),
+            extra_frontmatter=meta,
+            quire_id=quire_id,
+        )
+    except QuireError as error:
+        raise BadFile(error.message) from None
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BadFile(
+            f"it is not UTF-8 text (byte {error.start} is not valid); save it as UTF-8"
+        ) from None
+
+
+def _sort_key(path: Path) -> list[Any]:
+    # Natural order by name without extension, so "foo" comes before "foo-2" and "step-10"
+    # after "step-9": siblings get their slugs in the order an export wrote them.
+    stem = path.stem if path.is_file() else path.name
+    parts = re.split(r"(\d+)", stem.lower())
+    return [int(p) if i % 2 else p for i, p in enumerate(parts)] + [path.is_dir()]
+
+
+def _folder_page_file(directory: Path) -> Path | None:
+    by_name = {p.name.lower(): p for p in directory.iterdir() if p.is_file()}
+    for name in FOLDER_PAGE_NAMES:
+        if name in by_name:
+            return by_name[name]
+    return None
+
+
+def _is_visible(path: Path) -> bool:
+    return not path.name.startswith(".")
+
+
+def _is_markdown(path: Path) -> bool:
+    return path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file()
+
+
+def _holds_markdown(directory: Path) -> bool:
+    """Whether a folder has markdown files anywhere below it (a folder of images does not)."""
+    for entry in filter(_is_visible, directory.iterdir()):
+        if _is_markdown(entry) or (
+            entry.is_dir() and not entry.is_symlink() and _holds_markdown(entry)
+        ):
+            return True
+    return False
+
+
+def read_source_tree(root: Path) -> tuple[list[SourcePage], list[tuple[str, str]]]:
+    """Every page under `root`, parents before children, and the files skipped with reasons."""
+    pages: list[SourcePage] = []
+    skipped: list[tuple[str, str]] = []
+
+    def read_file(path: Path, *, parent_folder: str | None, folder: str | None) -> bool:
+        rel = path.relative_to(root).as_posix()
+        try:
+            pages.append(
+                parse_source(
+                    text=_read_text(path),
+                    source_path=rel,
+                    parent_folder=parent_folder,
+                    folder=folder,
+                )
+            )
+        except BadFile as error:
+            skipped.append((rel, str(error)))
+            return False
+        except OSError as error:
+            skipped.append((rel, f"it could not be read ({error.strerror})"))
+            return False
+        return True
+
+    def walk(directory: Path, folder: str | None) -> None:
+        page_file = _folder_page_file(directory) if folder is not None else None
+        for entry in sorted(filter(_is_visible, directory.iterdir()), key=_sort_key):
+            if entry.is_dir():
+                # Symlinked folders could loop back on themselves; empty ones make no page.
+                if entry.is_symlink() or not _holds_markdown(entry):
+                    continue
+                sub = entry.relative_to(root).as_posix()
+                sub_file = _folder_page_file(entry)
+                if sub_file is None or not read_file(sub_file, parent_folder=folder, folder=sub):
+                    # A folder without a readable page of its own still holds its children.
+                    pages.append(
+                        SourcePage(
+                            source_path=f"{sub}/",
+                            parent_folder=folder,
+                            folder=sub,
+                            title=humanise(entry.name)[:200],
+                            body="",
+                            tags=[],
+                        )
+                    )
+                walk(entry, sub)
+            elif _is_markdown(entry) and entry != page_file:
+                read_file(entry, parent_folder=folder, folder=None)
+
+    walk(root, None)
+    return pages, skipped
+
+
+# --- writing pages ------------------------------------------------------------------------
+
+
+def _current_version(page: Page, actor: User) -> Version | None:
+    """What the page says now from the importer's point of view: its own pending proposal,
+    else the live version, else the newest one."""
+    pending = (
+        page.versions.filter(status=VersionStatus.IN_REVIEW, author_user=actor)
+        .order_by("-number")
+        .first()
+    )
+    if pending is not None:
+        return pending
+    if page.live_version is not None:
+        return page.live_version
+    return page.versions.order_by("-number").first()
+
+
+def _existing_pages(sources: list[SourcePage]) -> tuple[dict[str, Page], dict[str, Page]]:
+    """The pages already imported from these sources, by source path and by public id."""
+    by_path: dict[str, Page] = {}
+    by_id: dict[str, Page] = {}
+    pages = Page.objects.select_related("live_version")
+    for start in range(0, len(sources), 500):
+        chunk = sources[start : start + 500]
+        paths = [s.source_path for s in chunk]
+        ids = [s.quire_id for s in chunk if s.quire_id is not None]
+        for page in pages.filter(Q(source_path__in=paths) | Q(public_id__in=ids)):
+            if page.source_path is not None:
+                by_path[page.source_path] = page
+            by_id[page.public_id] = page
+    return by_path, by_id
+
+
+@transaction.atomic
+def _import_one(
+    source: SourcePage,
+    *,
+    page: Page | None,
+    public_id: str | None,
+    parent: Page | None,
+    actor: User,
+    publish: bool,
+) -> tuple[str, Page]:
+    """Create or update the page for `source`; returns ("created"|"updated"|"unchanged", page).
+
+    `page` is the page imported from the same source path (or with its `quire_id`) before.
+    Atomic, so that a refused change leaves the page's import metadata as it was too.
+    """
+    if page is None:
+        version = services.page_create(
+            actor=actor,
+            title=source.title,
+            body=source.body,
+            parent=parent,
+            tags=source.tags,
+            instructions=source.instructions,
+            change_summary=f"Imported from {source.source_path}.",
+            publish=publish,
+            source_path=source.source_path,
+            extra_frontmatter=source.extra_frontmatter,
+            public_id=public_id,
+        )
+        return "created", version.page
+    if page.archived:
+        raise BadFile(
+            f"its page {page.public_id} is archived; restore it in Quire to import it again"
+        )
+    outcome = "unchanged"
+    if page.source_path != source.source_path or page.extra_frontmatter != (
+        source.extra_frontmatter
+    ):
+        services.page_set_import_metadata(
+            actor=actor,
+            page=page,
+            source_path=source.source_path,
+            extra_frontmatter=source.extra_frontmatter,
+        )
+        outcome = "updated"
+    # Publishing compares with what readers see; a proposal compares with what waits.
+    current = page.live_version if publish else _current_version(page, actor)
+    wanted_parent_id = parent.pk if parent is not None else None
+    if current is None or (
+        current.title,
+        current.body,
+        current.tags,
+        current.instructions,
+        current.parent_id,
+    ) != (source.title, source.body, source.tags, source.instructions, wanted_parent_id):
+        services.version_propose(
+            actor=actor,
+            page=page,
+            body=source.body,
+            title=source.title,
+            tags=source.tags,
+            parent=parent,
+            instructions=source.instructions,
+            change_summary=f"Imported from {source.source_path}.",
+            publish=publish,
+        )
+        outcome = "updated"
+    return outcome, page
+
+
+def import_pages(
+    sources: list[SourcePage],
+    *,
+    actor: User,
+    publish: bool,
+    report: ImportReport,
+    progress: Progress | None = None,
+) -> None:
+    """Create or update a page for each source, in order (parents come first)."""
+    folder_pages: dict[str, Page] = {}
+    by_path, by_id = _existing_pages(sources)
+    run_paths = {source.source_path for source in sources}
+    claimed: set[int] = set()
+    missing_folders: set[str] = set()
+    for source in progress(sources) if progress is not None else sources:
+        if source.parent_folder is not None and source.parent_folder in missing_folders:
+            report.skipped.append(
+                (source.source_path, f"its folder page ({source.parent_folder}/) was not imported")
+            )
+            if source.folder is not None:
+                missing_folders.add(source.folder)
+            continue
+        parent = folder_pages.get(source.parent_folder) if source.parent_folder else None
+        existing = by_path.get(source.source_path)
+        by_quire_id = by_id.get(source.quire_id) if source.quire_id is not None else None
+        # An exported file finds its page by id, unless that page belongs to another file
+        # of this import; a new page keeps the id only while no other page has it.
+        if existing is None and by_quire_id is not None and by_quire_id.pk not in claimed:
+            if by_quire_id.source_path not in run_paths:
+                existing = by_quire_id
+        try:
+            outcome, page = _import_one(
+                source,
+                page=existing,
+                public_id=source.quire_id if by_quire_id is None else None,
+                parent=parent,
+                actor=actor,
+                publish=publish,
+            )
+        except (BadFile, QuireError) as error:
+            report.skipped.append((source.source_path, str(error)))
+            if source.folder is not None:
+                missing_folders.add(source.folder)
+            continue
+        setattr(report, outcome, getattr(report, outcome) + 1)
+        claimed.add(page.pk)
+        by_id[page.public_id] = page
+        if source.folder is not None:
+            folder_pages[source.folder] = page
+
+
+def import_markdown(
+    root: Path,
+    *,
+    actor: User,
+    publish: bool,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import every markdown file under `root`; bad files are reported and skipped."""
+    sources, skipped = read_source_tree(root)
+    report = ImportReport(skipped=skipped)
+    import_pages(sources, actor=actor, publish=publish, report=report, progress=progress)
+    return report

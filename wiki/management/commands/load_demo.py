@@ -1,0 +1,251 @@
+"""`manage.py load_demo`: the demo handbook, an admin login and a demo agent, for `make run`.
+
+Idempotent: a second run changes nothing but the demo agent's token, which is rotated on
+every run because only its hash is stored and the banner must print one that works.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from agents import services as agent_services
+from agents.models import Agent, PageSetEntry
+from wiki import services
+from wiki.models import Page, Version, VersionKind
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "quire-handbook"
+# Namespaced so that a user's own import of a folder with the same file names never
+# touches the demo pages (import_markdown keys pages by their path relative to its root).
+SOURCE_PREFIX = "quire-demo:"
+ADMIN_USERNAME = "admin"
+AGENT_NAME = "demo-agent"
+AGENT_DESCRIPTION = "The demo agent that `make run` creates: it reads the Quire handbook."
+
+ROOT_USE_WHEN = [
+    "Use whenever someone asks how Quire works: reviewing, agents, tokens, page sets or "
+    "writing pages.",
+    "Use before proposing a change, to check how reviews and proposals work.",
+]
+STYLE_USE_WHEN = ["Read before you create or update any page: it is the house style."]
+
+# Proposals from the demo agent, so the review queue has something to show.
+FAQ_APPEND = """**Can an agent see who reviewed its proposal?**
+Yes. `get_page_source` returns the last decision on the agent's proposal, with the
+reviewer's comment, so the agent can learn why a change was rejected and try again.
+"""
+
+
+@dataclass
+class LoadReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    pages: dict[str, Page] = field(default_factory=dict)
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the demo handbook (published by the user 'admin'), make sure 'admin' can log "
+        "in, and (re)issue the demo agent's token. Safe to run again."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--login-file",
+            type=Path,
+            default=Path(settings.BASE_DIR) / "var" / "demo-login.txt",
+            help="where the admin password is kept between runs (default: var/demo-login.txt)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with transaction.atomic():
+            admin, password = ensure_admin(options["login_file"])
+            report = load_pages(admin)
+            agent, token = ensure_agent(admin, report.pages)
+            proposed = ensure_proposals(agent, report.pages)
+        base = settings.QUIRE_BASE_URL
+        self.stdout.write(
+            f"Demo handbook: {report.created} created, {report.updated} updated, "
+            f"{report.unchanged} unchanged; {proposed} new proposal(s) waiting in review.\n"
+        )
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    "Quire is ready.",
+                    f"  Open:      {base}/",
+                    f"  Log in:    {ADMIN_USERNAME} / {password}"
+                    f"   (kept in {options['login_file']})",
+                    f"  MCP URL:   {base}/mcp",
+                    f"  Agent:     {agent.name}, token {token}",
+                    "             (a new token on every run; the previous one stops working)",
+                    "",
+                ]
+            )
+        )
+
+
+def ensure_admin(login_file: Path) -> tuple[User, str]:
+    """The superuser 'admin' with the password kept in `login_file` (created once)."""
+    password = _read_password(login_file)
+    if password is None:
+        password = secrets.token_urlsafe(12)
+        login_file.parent.mkdir(parents=True, exist_ok=True)
+        login_file.write_text(f"username: {ADMIN_USERNAME}\npassword: {password}\n")
+        login_file.chmod(0o600)
+    admin, _ = User.objects.get_or_create(
+        username=ADMIN_USERNAME, defaults={"email": f"{ADMIN_USERNAME}@example.com"}
+    )
+    admin.is_superuser = admin.is_staff = admin.is_active = True
+    # Reset every run, so the printed login works even if the password was changed.
+    if not admin.check_password(password):
+        admin.set_password(password)
+    admin.save()
+    return admin, password
+
+
+def _read_password(login_file: Path) -> str | None:
+    if not login_file.exists():
+        return None
+    for line in login_file.read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "password" and value.strip():
+            return value.strip()
+    return None
+
+
+def _parent_source(relative: str) -> str | None:
+    """index.md is the root; a folder's index.md hangs under the folder above it."""
+    parts = relative.split("/")
+    if relative == "index.md":
+        return None
+    folder = parts[:-2] if parts[-1] == "index.md" else parts[:-1]
+    return "/".join([*folder, "index.md"])
+
+
+def _demo_files() -> list[str]:
+    files = [path.relative_to(DEMO_DIR).as_posix() for path in DEMO_DIR.rglob("*.md")]
+    # Parents before children: by depth in the page tree, where a folder's index.md is the
+    # folder's page and the root index.md is the top of the tree.
+    return sorted(files, key=lambda rel: (rel.count("/") + (not rel.endswith("index.md")), rel))
+
+
+def load_pages(admin: User) -> LoadReport:
+    report = LoadReport()
+    existing = {
+        page.source_path: page
+        for page in Page.objects.filter(source_path__startswith=SOURCE_PREFIX).select_related(
+            "live_version"
+        )
+    }
+    for relative in _demo_files():
+        post = frontmatter.loads((DEMO_DIR / relative).read_text(encoding="utf-8"))
+        title = str(post.metadata.get("title") or relative)
+        raw_tags = post.metadata.get("tags") or []
+        tags = [str(tag) for tag in raw_tags] if isinstance(raw_tags, list) else []
+        body = post.content.strip("\n") + "\n"
+        parent_source = _parent_source(relative)
+        parent = report.pages[parent_source] if parent_source else None
+        page = existing.get(SOURCE_PREFIX + relative)
+        if page is None:
+            version = services.page_create(
+                actor=admin,
+                title=title,
+                body=body,
+                parent=parent,
+                tags=tags,
+                change_summary="Loaded the demo handbook.",
+                publish=True,
+                source_path=SOURCE_PREFIX + relative,
+            )
+            page = version.page
+            report.created += 1
+        elif page.archived or _same(page.live_version, title=title, body=body, tags=tags):
+            report.unchanged += 1  # an archived demo page stays archived: someone chose that
+        else:
+            services.version_propose(
+                actor=admin,
+                page=page,
+                title=title,
+                body=body,
+                tags=tags,
+                change_summary="Updated the demo handbook.",
+                publish=True,
+            )
+            report.updated += 1
+        report.pages[relative] = page
+    return report
+
+
+def _same(live: Version | None, *, title: str, body: str, tags: list[str]) -> bool:
+    return live is not None and (live.title, live.body, live.tags) == (title, body, tags)
+
+
+def ensure_agent(admin: User, pages: dict[str, Page]) -> tuple[Agent, str]:
+    """The demo agent, with a fresh token and the handbook as its page set."""
+    agent = Agent.objects.filter(name=AGENT_NAME).first()
+    if agent is None:
+        agent, token = agent_services.agent_create(
+            actor=admin,
+            name=AGENT_NAME,
+            description=AGENT_DESCRIPTION,
+            owner=admin,
+            can_edit_pages=True,
+        )
+    else:
+        token = agent_services.agent_token_rotate(actor=admin, agent=agent)
+    in_set = set(PageSetEntry.objects.filter(agent=agent).values_list("page_id", flat=True))
+    for relative, use_when, always in (
+        ("index.md", ROOT_USE_WHEN, False),
+        ("writing-good-pages.md", STYLE_USE_WHEN, True),
+    ):
+        page = pages.get(relative)
+        if page is not None and page.pk not in in_set and not page.archived:
+            agent_services.page_set_add(
+                actor=admin, agent=agent, page=page, use_when=use_when, always_include=always
+            )
+    return agent, token
+
+
+def ensure_proposals(agent: Agent, pages: dict[str, Page]) -> int:
+    """Proposals from the demo agent, made once: a decided one is not proposed again."""
+    made = 0
+    faq = pages.get("faq.md")
+    if faq is not None and not faq.archived and not _has_proposed(agent, faq):
+        services.version_propose(
+            actor=agent,
+            page=faq,
+            kind=VersionKind.APPEND,
+            body=FAQ_APPEND,
+            change_summary="Answer whether an agent can see the reviewer's comment.",
+        )
+        made += 1
+    style = pages.get("writing-good-pages.md")
+    if style is not None and not style.archived and not _has_proposed(agent, style):
+        live = style.live_version or Version.objects.filter(page=style).latest("number")
+        body = live.body.replace(
+            "4. **Tag sparingly.** A few tags that people actually search for beat twenty.",
+            "4. **Tag sparingly.** Three to five tags that people actually search for beat "
+            "twenty;\n   reuse existing tags before inventing new ones.",
+        )
+        services.version_propose(
+            actor=agent,
+            page=style,
+            body=body,
+            change_summary="Suggest how many tags to use and to reuse existing ones.",
+        )
+        made += 1
+    return made
+
+
+def _has_proposed(agent: Agent, page: Page) -> bool:
+    return Version.objects.filter(page=page, author_agent=agent).exists()
