@@ -265,7 +265,8 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
 def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
     audit_record(
-        action=f"mcp.{call.tool}",
+        # An unknown tool's name is whatever the caller sent: keep it within the column.
+        action=f"mcp.{call.tool[:50]}",
         actor=call.agent,
         page=call.page,
         version_number=call.versions[0] if len(call.versions) == 1 else None,

@@ -36,6 +36,7 @@ from wiki.models import AuditEvent
 
 AUDIT_LIMIT = 50
 ADMIN_CHANGES_LIMIT = 20
+PAGE_IDS_SHOWN = 12
 
 
 # --- reads this screen needs (scoped, a fixed number of queries) -----------------------------
@@ -78,7 +79,7 @@ def _mcp_url() -> str:
     return settings.QUIRE_BASE_URL.rstrip("/") + "/mcp"
 
 
-def _client_config(agent: Agent, token: str) -> str:
+def _client_config(token: str) -> str:
     """A Streamable HTTP client entry, as most MCP clients take it in their JSON config."""
     config = {
         "mcpServers": {
@@ -128,7 +129,7 @@ def _token_page(request: HttpRequest, agent: Agent, token: str, *, rotated: bool
             "token": token,
             "rotated": rotated,
             "mcp_url": _mcp_url(),
-            "client_config": _client_config(agent, token),
+            "client_config": _client_config(token),
         },
     )
     # The token exists only in this response: no cache may keep it.
@@ -180,6 +181,29 @@ class EntryRow:
         return ""
 
 
+@dataclass
+class ToolCallRow:
+    """One audit event of the agent, cut short for a table: a browse can list every page."""
+
+    event: AuditEvent
+    page_ids: list[str]
+    more_pages: int
+    arguments: str
+
+    @classmethod
+    def of(cls, event: AuditEvent) -> ToolCallRow:
+        data = event.data if isinstance(event.data, dict) else {}
+        page_ids = [str(page_id) for page_id in data.get("pageIds") or []]
+        arguments = data.get("arguments") or {}
+        shown = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+        return cls(
+            event=event,
+            page_ids=page_ids[:PAGE_IDS_SHOWN],
+            more_pages=max(0, len(page_ids) - PAGE_IDS_SHOWN),
+            arguments=shown if len(shown) <= 160 else shown[:157] + "...",
+        )
+
+
 def _agent_page(
     request: HttpRequest,
     agent: Agent,
@@ -220,9 +244,14 @@ def _agent_page(
                 "description": agent.description,
                 "owner": agent.owner_id,
                 "can_edit_pages": agent.can_edit_pages,
-            }
+            },
         )
-    events = list(AuditEvent.objects.filter(actor_agent=agent).order_by("-at", "-id")[:AUDIT_LIMIT])
+    events = [
+        ToolCallRow.of(event)
+        for event in AuditEvent.objects.filter(actor_agent=agent).order_by("-at", "-id")[
+            :AUDIT_LIMIT
+        ]
+    ]
     admin_changes = list(
         AuditEvent.objects.filter(actor_agent__isnull=True, data__agentId=agent.pk)
         .select_related("actor_user")

@@ -62,6 +62,11 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
     return versions.order_by("created_at", "id")
 
 
+def next_waiting(user: User, *, besides: Version) -> Version | None:
+    """The oldest proposal `user` could decide next (not their own, not `besides`)."""
+    return review_queue().exclude(pk=besides.pk).exclude(author_user=user).first()
+
+
 def waiting_count() -> int:
     return Version.objects.filter(status=VersionStatus.IN_REVIEW).count()
 

@@ -238,6 +238,11 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 context["in_review"] and can_review(user) and version.author_user_id != user.pk
             ),
             "own_proposal": version.author_user_id == user.pk,
+            "next_version": (
+                selectors.next_waiting(user, besides=version)
+                if not context["in_review"] and can_review(user)
+                else None
+            ),
             "approve_form": approve_form,
             "edit_form": edit_form,
             "reject_form": reject_form,

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Agent
+from wiki.models import Page, Version
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
@@ -36,6 +39,46 @@ def proposing_agent(db: Any) -> Agent:
 @pytest.fixture
 def second_agent(db: Any) -> Agent:
     return Agent.objects.create(name="triage-bot", can_edit_pages=True)
+
+
+@pytest.fixture
+def add_proposals(db: Any) -> Callable[[list[Page], int], None]:
+    """Add waiting agent proposals quickly (bulk inserts), for query-count tests."""
+    return _add_proposals
+
+
+def _add_proposals(pages: list[Page], count: int) -> None:
+    """`count` waiting proposals spread over `pages`, from agents and people, some stale."""
+    agents = Agent.objects.bulk_create(
+        Agent(name=f"bulk-agent-{Agent.objects.count() + i}", can_edit_pages=True)
+        for i in range(count)
+    )
+    start = timezone.now() - timedelta(days=2)
+    versions = []
+    for i, agent in enumerate(agents):
+        page = pages[i % len(pages)]
+        page.last_version_number += 1
+        live = page.live_version
+        versions.append(
+            Version(
+                page=page,
+                number=page.last_version_number,
+                title=page.title,
+                body=f"proposal {i}\n",
+                proposed_body=f"proposal {i}\n",
+                change_summary=f"Change {i}",
+                author_agent=agent,
+                # Every third proposal was written against an older version: stale.
+                base_version=None if i % 3 == 0 else live,
+                created_at=start + timedelta(seconds=i),
+            )
+        )
+    created = Version.objects.bulk_create(versions)
+    # auto_now_add ignores the value given; set the ages explicitly.
+    for version, wanted in zip(created, versions, strict=True):
+        Version.objects.filter(pk=version.pk).update(created_at=wanted.created_at)
+    for page in pages:
+        Page.objects.filter(pk=page.pk).update(last_version_number=page.last_version_number)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import html
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +238,25 @@ def test_it_saves_the_settings(
     key.agent.refresh_from_db()
     assert key.agent.description == "Now also billing."
     assert key.agent.owner == editor and key.agent.can_edit_pages
+    changes = text(admin.get(detail_url(key.agent))).split("Changes by admins", 1)[1]
+    assert "agent.update</code> by ada" in changes
+
+
+def test_it_keeps_an_owner_whose_account_was_deactivated(
+    admin: Client, make_agent: Callable[..., AgentKey], editor: User
+) -> None:
+    key = make_agent("support-bot")
+    Agent.objects.filter(pk=key.agent.pk).update(owner=editor)
+    User.objects.filter(pk=editor.pk).update(is_active=False)
+    body = admin.get(detail_url(key.agent)).content.decode()
+    assert f'<option value="{editor.pk}" selected>' in body
+    response = admin.post(
+        reverse("agents:edit", args=[key.agent.pk]),
+        {"name": "support-bot", "description": "Still Edna's.", "owner": editor.pk},
+    )
+    assert response.status_code == 302
+    key.agent.refresh_from_db()
+    assert key.agent.owner == editor and key.agent.description == "Still Edna's."
 
 
 def test_it_refuses_renaming_to_a_taken_name_and_changes_nothing(
@@ -542,6 +562,21 @@ def test_it_shows_the_agents_recent_tool_calls(
     assert "mcp.get_page" in activity and "not_in_set" in activity
     assert inside[1].public_id in activity
     assert activity.index("not_in_set") < activity.index(inside[1].public_id)  # newest first
+    assert f'{{"pageId": "{outside[0].public_id}"}}' in activity
+
+
+def test_it_shortens_long_page_lists_in_the_activity(
+    admin: Client,
+    make_agent: Callable[..., AgentKey],
+    make_page: MakePage,
+    fresh_rate_limits: None,
+) -> None:
+    pages = [make_page(f"Page {n:02d}") for n in range(15)]
+    key = make_agent("support-bot", pages=tuple(pages))
+    assert len(rpc_tool(Client(), key.token, "browse")["structuredContent"]["pages"]) == 15
+    activity = text(admin.get(detail_url(key.agent))).split('id="activity"', 1)[1]
+    assert "mcp.browse" in activity and "and 3 more" in activity
+    assert pages[11].public_id in activity and pages[12].public_id not in activity
 
 
 # --- SQL queries -----------------------------------------------------------------------------
@@ -603,7 +638,7 @@ def test_it_walks_the_admins_path_in_a_browser(
     support = make_page("Support desk", "How the support desk works.\n")
     make_page("Refund policy", "Refunds take five days.\n", parent=support)
     make_page("Pricing", "Plans and prices.\n")
-    make_page("Salaries", "Salary bands.\n")
+    salaries = make_page("Salaries", "Salary bands.\n")
     page = browser_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     base = live_server.url
@@ -643,6 +678,12 @@ def test_it_walks_the_admins_path_in_a_browser(
     expect(entries.nth(0)).to_contain_text("Pricing")
     expect(entries.nth(0)).to_contain_text("always included")
     expect(entries.nth(1)).to_contain_text("covers 2 pages")
+    # Two calls from the agent, made outside Playwright's event loop, show in its activity.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(rpc_tool, Client(), token, "browse").result(timeout=60)
+        pool.submit(rpc_tool, Client(), token, "get_page", pageId=salaries.public_id).result(60)
+    page.reload()
+    expect(page.locator("#activity")).to_contain_text("not_in_set")
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(screenshots / "agent-page.png"), full_page=True)
 

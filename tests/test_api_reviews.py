@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -235,3 +237,25 @@ def test_it_refuses_an_approval_reviewed_against_an_older_live_version(
     )
     assert response.status_code == 409 and "while you were reviewing" in _error(response)["message"]
     _unchanged(page, proposal, "a\n\nB\n")
+
+
+def test_it_lists_reviews_with_the_same_number_of_queries_for_5_and_50(
+    make_page: Callable[..., Page], reviewer: User, add_proposals: Callable[..., None]
+) -> None:
+    pages = [make_page(f"Page {i}") for i in range(5)]
+    api = _api(reviewer)
+
+    def measure() -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get("/api/v1/reviews/")
+        assert response.status_code == 200
+        return len(queries), len(response.json()["results"])
+
+    add_proposals(pages, 5)
+    small, small_rows = measure()
+    for page in pages:
+        page.refresh_from_db()
+    add_proposals(pages, 45)
+    large, large_rows = measure()
+    assert (small_rows, large_rows) == (5, 50)
+    assert small == large

@@ -320,3 +320,12 @@ def test_it_answers_plain_json_rpc_tool_calls_without_a_session(
     result = response.json()["result"]
     assert result["isError"] is False
     assert result["structuredContent"]["pageId"] == page.public_id
+
+
+def test_it_answers_a_tool_that_does_not_exist_as_unknown_and_audits_it(
+    mcp: MCP, editor_agent: AgentKey
+) -> None:
+    for name in ["delete_page", "x" * 500]:
+        assert mcp.error(editor_agent, name) == f"Unknown tool: {name}"
+    actions = AuditEvent.objects.filter(outcome="unknown_tool").values_list("action", flat=True)
+    assert sorted(actions) == sorted(["mcp.delete_page", "mcp." + "x" * 50])

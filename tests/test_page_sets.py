@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from agents import selectors, services
 from agents.models import PageSetEntry
@@ -189,3 +190,24 @@ def test_it_lists_each_page_once_under_its_nearest_entry(
         (tools, ["Tool questions."], True),
         (zoom, ["Tool questions."], True),
     ]
+
+
+def test_it_shows_a_refused_admin_change_as_a_message_not_an_error_page(
+    client: Client, admin_user: User, reader_agent: AgentKey, make_page: MakePage, editor: User
+) -> None:
+    archived = make_page("Old")
+    wiki_services.page_archive(actor=editor, page=archived)
+    client.force_login(admin_user)
+    response = client.post(
+        "/admin/agents/pagesetentry/add/",
+        {
+            "agent": str(reader_agent.agent.pk),
+            "page": str(archived.pk),
+            "use_when": "[]",
+            "position": "0",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert any("archived" in str(m) for m in response.context["messages"])
+    assert not PageSetEntry.objects.exists()

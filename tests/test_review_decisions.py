@@ -304,3 +304,23 @@ def test_it_keeps_live_changes_the_reviewer_did_not_edit(
     current = live(page)
     assert (current.title, current.tags) == ("New title", ["a", "b"])
     assert current.body == "ONE!\n\ntwo\n\nthree!\n"
+
+
+def test_it_approves_a_new_page_an_agent_proposed_and_offers_the_next_proposal(
+    make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
+) -> None:
+    created = services.page_create(
+        actor=proposing_agent, title="Brand \u200bnew", body="Fresh content.\n"
+    )
+    waiting = services.version_propose(actor=reader, page=make_page("Other"), body="x")
+    client = _client(reviewer)
+    html = client.get(_url(created)).content.decode()
+    assert "Content of the new page" in html and "<ins>Fresh content.</ins>" in html
+    assert '<h1>Brand <span class="invisible-char"' in html  # the hidden character shows
+    response = client.post(_url(created), {"action": "approve", "expected_live_number": 0})
+    assert response.status_code == 302
+    page = Page.objects.get(pk=created.page_id)
+    assert live(page).pk == created.pk
+    html = client.get(response["Location"]).content.decode()
+    assert f"/reviews/pages/{waiting.page.public_id}/v{waiting.number}/" in html
+    assert "Next proposal" in html

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
 from agents.models import Agent
 from wiki import services
@@ -20,40 +18,6 @@ def _client(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def _add_proposals(pages: list[Page], count: int) -> None:
-    """`count` waiting proposals spread over `pages`, from agents and people, some stale."""
-    agents = Agent.objects.bulk_create(
-        Agent(name=f"bulk-agent-{Agent.objects.count() + i}", can_edit_pages=True)
-        for i in range(count)
-    )
-    start = timezone.now() - timedelta(days=2)
-    versions = []
-    for i, agent in enumerate(agents):
-        page = pages[i % len(pages)]
-        page.last_version_number += 1
-        live = page.live_version
-        versions.append(
-            Version(
-                page=page,
-                number=page.last_version_number,
-                title=page.title,
-                body=f"proposal {i}\n",
-                proposed_body=f"proposal {i}\n",
-                change_summary=f"Change {i}",
-                author_agent=agent,
-                # Every third proposal was written against an older version: stale.
-                base_version=None if i % 3 == 0 else live,
-                created_at=start + timedelta(seconds=i),
-            )
-        )
-    created = Version.objects.bulk_create(versions)
-    # auto_now_add ignores the value given; set the ages explicitly.
-    for version, wanted in zip(created, versions, strict=True):
-        Version.objects.filter(pk=version.pk).update(created_at=wanted.created_at)
-    for page in pages:
-        Page.objects.filter(pk=page.pk).update(last_version_number=page.last_version_number)
 
 
 def test_it_lists_waiting_versions_oldest_first_with_their_details(
@@ -146,7 +110,7 @@ def test_it_shows_the_reviewers_recent_decisions(
 
 
 def test_it_renders_the_queue_with_the_same_number_of_queries_for_5_and_500(
-    make_page: Callable[..., Page], reviewer: User
+    make_page: Callable[..., Page], reviewer: User, add_proposals: Callable[..., None]
 ) -> None:
     pages = [make_page(f"Page {i}", f"body {i}\n") for i in range(5)]
     for page in pages:
@@ -160,11 +124,11 @@ def test_it_renders_the_queue_with_the_same_number_of_queries_for_5_and_500(
         assert response.status_code == 200
         return len(queries), len(response.context["rows"])
 
-    _add_proposals(pages, 5)
+    add_proposals(pages, 5)
     small, small_rows = measure()
     for page in pages:
         page.refresh_from_db()
-    _add_proposals(pages, 495)
+    add_proposals(pages, 495)
     large, large_rows = measure()
     assert (small_rows, large_rows) == (5, 100)  # one screen of the oldest 100
     assert Version.objects.filter(status=VersionStatus.IN_REVIEW).count() == 500
