@@ -223,4 +223,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
+    # The MCP SDK logs several INFO lines per request; keep its warnings only.
+    "loggers": {
+        "mcp": {"level": "WARNING"},
+        "mcp_server": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }

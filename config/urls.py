@@ -9,6 +9,8 @@ from wiki.views import QuireLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # The admin's login goes through the same throttled view as the wiki's.
+    path("admin/login/", QuireLoginView.as_view(), name="admin-login"),
     path("admin/", admin.site.urls),
     path("login/", QuireLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
