@@ -4,7 +4,7 @@
 BENCH_DATABASE_URL is set (its database name must contain "bench": it is dropped and
 created afresh). Writes bench/REPORT.md and prints its path. BENCH_PAGES limits how many
 pages are imported (default: all 7,425); BENCH_REQUESTS sets calls per measurement (default
-200), cut short after BENCH_SECONDS_PER_OPERATION seconds (default 20, at least 30 calls).
+200), cut short after BENCH_SECONDS_PER_OPERATION seconds (default 15, at least 30 calls).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ CORPUS = Path(os.environ.get("QUIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
 TLDR = CORPUS / "tldr-pages.tar.gz"
 REPORT = ROOT / "bench" / "REPORT.md"
 SEED = 20261130
-SECONDS_PER_OPERATION = float(os.environ.get("BENCH_SECONDS_PER_OPERATION", "20"))
+SECONDS_PER_OPERATION = float(os.environ.get("BENCH_SECONDS_PER_OPERATION", "15"))
 MIN_SAMPLES = 30
 QUERIES = [
     "git",

@@ -110,3 +110,11 @@ def live(page: Page) -> Version:
     page.refresh_from_db()
     assert page.live_version is not None
     return page.live_version
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Rate-limit and login-throttle counters live in the cache; no test inherits another's."""
+    from django.core.cache import cache
+
+    cache.clear()

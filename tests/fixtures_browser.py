@@ -12,6 +12,7 @@ import pytest
 from django.utils import timezone
 
 from agents.models import Agent
+from tests.prerequisites import BROWSER, require
 from wiki.models import Page, Version
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -81,13 +82,16 @@ def _add_proposals(pages: list[Page], count: int) -> None:
         Page.objects.filter(pk=page.pk).update(last_version_number=page.last_version_number)
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while it
+# is open, which would break asyncio.run() in the MCP tests of other modules.
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium driven by Playwright; skipped when it is not installed."""
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
-        )
+    """Debian's Chromium driven by Playwright; skipped when it is not installed (unless CI)."""
+    require(
+        BROWSER,
+        CHROMIUM.exists(),
+        "Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
+    )
     # Playwright's sync API refuses to run where an event loop is running; Django's ORM
     # calls made by the test itself are synchronous, so this is safe.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

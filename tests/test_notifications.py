@@ -356,3 +356,31 @@ def test_it_retries_in_the_worker_until_smtp_is_back(
     row.refresh_from_db()
     assert row.attempts >= 2
     assert "Retry in" in worker.output()
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_sends_a_failed_notification_again_from_the_admin(
+    smtp_server: SMTPServer,
+    reviewer: User,
+    admin_user: User,
+    agent: Agent,
+    page: Page,
+    client: Any,
+) -> None:
+    prefer(admin_user, NotificationPreference.OFF)
+    version = propose(agent, page, "Failed long ago.\n")
+    [row] = version.notifications.all()
+    Notification.objects.filter(pk=row.pk).update(
+        status=NotificationStatus.FAILED, attempts=notifications.MAX_ATTEMPTS
+    )
+    client.force_login(admin_user)
+
+    client.post(
+        "/admin/reviews/notification/",
+        {"action": "send_again", "_selected_action": [row.pk]},
+    )
+
+    [message] = smtp_server.wait_for(1)
+    assert message["To"] == "rita@example.com"
+    row.refresh_from_db()
+    assert (row.status, row.attempts) == (NotificationStatus.SENT, 1)
