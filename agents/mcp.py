@@ -11,6 +11,7 @@ import logging
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
@@ -226,10 +227,80 @@ def _error_result(text: str) -> CallToolResult:
 
 
 def _success_result(structured: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(structured, indent=2, ensure_ascii=False)
+    text = pretty_json(structured)
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structuredContent=structured, isError=False
     )
+
+
+def pretty_json(value: Any) -> str:
+    """Exactly `json.dumps(value, indent=2, ensure_ascii=False)`, about twice as fast.
+
+    With an indent the json module gives up its C encoder for a pure-Python one, which
+    spends tens of milliseconds on a browse result of thousands of pages.
+    """
+    parts: list[str] = []
+    try:
+        _pretty(value, parts, "\n")
+    except _NotPlainJSON:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(parts)
+
+
+class _NotPlainJSON(Exception):
+    """A value the fast printer leaves to the json module (non-string keys, other types)."""
+
+
+def _pretty(value: Any, out: list[str], newline: str) -> None:
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(json.dumps(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator, next_separator = "{" + inner, "," + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotPlainJSON
+            out.append(separator)
+            out.append(encode_basestring(key))
+            out.append(": ")
+            # Strings and flags are most values: written here rather than by a call.
+            if type(item) is str:
+                out.append(encode_basestring(item))
+            elif item is True or item is False:
+                out.append("true" if item else "false")
+            else:
+                _pretty(item, out, inner)
+            separator = next_separator
+        out.append(newline + "}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator, next_separator = "[" + inner, "," + inner
+        for item in value:
+            out.append(separator)
+            if type(item) is str:
+                out.append(encode_basestring(item))
+            else:
+                _pretty(item, out, inner)
+            separator = next_separator
+        out.append(newline + "]")
+    else:
+        raise _NotPlainJSON
 
 
 def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
@@ -425,18 +496,18 @@ class PageTools(MCPToolset):
         when to use it; read the pages marked alwaysInclude with get_page at the start of
         every task. Only these pages exist for you.
         """
-        offered = selectors.agent_page_set(self._agent())
-        self._touched(page_ids=[item.page.public_id for item in offered])
+        rows = selectors.page_set_rows(self._agent())
+        self._touched(page_ids=[row.public_id for row in rows])
         return {
             "pages": [
                 {
-                    "pageId": item.page.public_id,
-                    "title": item.page.title,
-                    "path": item.page.path,
-                    "alwaysInclude": item.always_include,
-                    "useWhen": item.use_when,
+                    "pageId": row.public_id,
+                    "title": row.title,
+                    "path": row.path,
+                    "alwaysInclude": row.entry.always_include,
+                    "useWhen": row.entry.use_when,
                 }
-                for item in offered
+                for row in rows
             ]
         }
 
@@ -458,11 +529,9 @@ class PageTools(MCPToolset):
                 f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
                 "Use a few distinctive words."
             )
-        agent = self._agent()
-        allowed = selectors.visible_page_pks(agent)
-        hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT) if allowed else []
-        allowed_set = set(allowed)
-        hits = [hit for hit in hits if hit.page_id in allowed_set][:SEARCH_LIMIT]
+        # The set goes into the search query as a subquery, checked for each match only.
+        allowed = selectors.search_scope(self._agent())
+        hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         return {
             "results": [

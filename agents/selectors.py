@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import (
     Exists,
     ExpressionWrapper,
@@ -61,8 +63,32 @@ def visible_pages(agent: Agent) -> QuerySet[Page]:
     return Page.objects.filter(live_version__isnull=False, archived=False).filter(_covered(agent))
 
 
-def visible_page_pks(agent: Agent) -> list[int]:
-    return list(visible_pages(agent).values_list("pk", flat=True))
+# Past this many entries the covered condition stays a subquery: a long OR of path prefixes
+# would exceed SQLite's expression depth limit.
+PREFIX_CONDITIONS_MAX = 100
+
+
+def _visible_among(agent: Agent, entries: list[tuple[int, str]]) -> QuerySet[Page]:
+    """`visible_pages`, given the agent's entries as (page id, path) pairs.
+
+    With the prefixes spelled out, the condition costs a few comparisons per page instead
+    of a subquery over the entries for each page.
+    """
+    live = Page.objects.filter(live_version__isnull=False, archived=False)
+    if not entries:
+        return live.none()
+    if len(entries) > PREFIX_CONDITIONS_MAX:
+        return live.filter(_covered(agent))
+    covered = Q(pk__in=[page_id for page_id, _ in entries])
+    for path in dict.fromkeys(path for _, path in entries):
+        covered |= Q(path__startswith=path + "/")
+    return live.filter(covered)
+
+
+def search_scope(agent: Agent) -> QuerySet[Page]:
+    """`visible_pages` for a search to embed as a subquery; costs one query (the entries)."""
+    entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
+    return _visible_among(agent, entries)
 
 
 def _no_such_page(public_id: str) -> NotFound:
@@ -121,12 +147,25 @@ def pages_for_agent(agent: Agent, public_ids: Iterable[str]) -> dict[str, Page]:
     return {page.public_id: page for page in pages}
 
 
-def _tree_order(page: Page) -> list[str]:
-    return page.path.split("/")
+class SetRow(NamedTuple):
+    """A page of the agent's set as plain values, and the entry that offers it."""
+
+    pk: int
+    public_id: str
+    title: str
+    path: str
+    entry: PageSetEntry
 
 
-def agent_page_set(agent: Agent) -> list[SetPage]:
-    """Every page the agent can read, in curated order.
+def _tree_key(row: tuple[int, str, str, str]) -> str:
+    # Tree order is the order of the paths' segment lists. A NUL (never in a path) sorts
+    # below every other character, so comparing the paths with NUL for "/" gives that order
+    # without building a list per page.
+    return row[3].replace("/", "\x00")
+
+
+def page_set_rows(agent: Agent) -> list[SetRow]:
+    """Every page the agent can read, in curated order, in two queries and no Page instances.
 
     Entries come in their position order, each followed by the live pages under it in tree
     order. A page belongs to the nearest entry above it (or its own entry) and carries that
@@ -135,29 +174,44 @@ def agent_page_set(agent: Agent) -> list[SetPage]:
     entries = list(
         PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
     )
+    if not entries:
+        return []
     entry_by_path: dict[str, PageSetEntry] = {}
     for entry in entries:
         entry_by_path.setdefault(entry.page.path, entry)
-    grouped: dict[int, list[Page]] = {entry.pk: [] for entry in entries}
-    for page in visible_pages(agent).only("public_id", "title", "path"):
-        segments = page.path.split("/")
-        for depth in range(len(segments), 0, -1):
-            nearest = entry_by_path.get("/".join(segments[:depth]))
-            if nearest is not None:
-                grouped[nearest.pk].append(page)
+    pages = _visible_among(agent, [(entry.page_id, entry.page.path) for entry in entries])
+    grouped: dict[int, list[tuple[int, str, str, str]]] = {entry.pk: [] for entry in entries}
+    for row in pages.values_list("pk", "public_id", "title", "path"):
+        path = row[3]
+        nearest = entry_by_path.get(path)
+        cut = len(path)
+        while nearest is None and cut > 0:
+            cut = path.rfind("/", 0, cut)
+            if cut < 0:
                 break
-    result: list[SetPage] = []
+            nearest = entry_by_path.get(path[:cut])
+        if nearest is not None:
+            grouped[nearest.pk].append(row)
+    result: list[SetRow] = []
     for entry in entries:
-        for page in sorted(grouped[entry.pk], key=_tree_order):
-            result.append(
-                SetPage(
-                    page=page,
-                    entry=entry,
-                    use_when=list(entry.use_when),
-                    always_include=entry.always_include,
-                )
-            )
+        result.extend(SetRow(*row, entry) for row in sorted(grouped[entry.pk], key=_tree_key))
     return result
+
+
+def agent_page_set(agent: Agent) -> list[SetPage]:
+    """`page_set_rows` as Page instances (with only those fields loaded), for the screens."""
+    fields = ["id", "public_id", "title", "path"]
+    return [
+        SetPage(
+            page=Page.from_db(
+                DEFAULT_DB_ALIAS, fields, [row.pk, row.public_id, row.title, row.path]
+            ),
+            entry=row.entry,
+            use_when=list(row.entry.use_when),
+            always_include=row.entry.always_include,
+        )
+        for row in page_set_rows(agent)
+    ]
 
 
 def own_pending_proposal(agent: Agent, page: Page) -> Version | None:

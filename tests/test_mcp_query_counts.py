@@ -97,8 +97,20 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     assert small == EXPECTED
 
 
-def test_it_returns_every_page_of_a_large_set_from_browse(client: Client, editor: User) -> None:
-    token, pages = build_set(editor, 500, "big")
+@pytest.mark.parametrize("size", [10, 500])
+def test_it_returns_every_page_of_the_set_from_browse_and_only_those_from_search(
+    client: Client, editor: User, size: int
+) -> None:
+    # 5 entries spell their paths out in the query; 250 go past PREFIX_CONDITIONS_MAX and
+    # use the subquery: both must give the same pages.
+    token, pages = build_set(editor, size, "big")
+    outside = services.page_create(
+        actor=editor, title="Outside", body="A zebra crossing.", publish=True
+    ).page
     result = rpc_tool(client, token, "browse")
     listed = [page["pageId"] for page in result["structuredContent"]["pages"]]
     assert listed == [page.public_id for page in pages]
+    result = rpc_tool(client, token, "search_pages", query="zebra crossing")
+    found = {hit["pageId"] for hit in result["structuredContent"]["results"]}
+    assert found == {page.public_id for page in pages[0:6:2]}
+    assert outside.public_id not in found

@@ -101,6 +101,24 @@ def test_it_filters_by_page_ids(make_page: MakePage) -> None:
     assert search_pages("laptop", page_ids=iter([second.pk]))[0].public_id == second.public_id
 
 
+def test_it_filters_by_a_queryset_of_pages(make_page: MakePage, editor: User) -> None:
+    first = make_page("Onboarding", "Laptop setup and accounts.\n")
+    second = make_page("Offboarding", "Return the laptop.\n")
+    make_page("Hardware", "Laptop models we buy.\n")
+    archived = make_page("Old laptops", "Laptop history.\n")
+    services.page_archive(actor=editor, page=archived)
+
+    scope = Page.objects.filter(title__endswith="boarding")
+    hits = search_pages("laptop -accounts", page_ids=scope)
+    assert {hit.page_id for hit in hits} == {second.pk}
+    hits = search_pages("laptop", page_ids=scope.values_list("pk", flat=True))
+    assert {hit.page_id for hit in hits} == {first.pk, second.pk}
+    assert search_pages("laptop", page_ids=Page.objects.filter(pk=archived.pk)) == []
+    assert search_pages("laptop", page_ids=Page.objects.none()) == []
+    with pytest.raises(TypeError):
+        search_pages("laptop", page_ids=Version.objects.all())  # type: ignore[arg-type]
+
+
 def test_it_limits_the_number_of_hits(make_page: MakePage) -> None:
     for n in range(5):
         make_page(f"Page {n}", "A shared word: gazebo.\n")
@@ -351,9 +369,13 @@ def test_it_searches_in_one_query_whatever_the_number_of_pages(
         hits = search_pages("common")
     with django_assert_num_queries(1):
         filtered = search_pages("common word -nothing", page_ids=ids)
+    with django_assert_num_queries(1):
+        scoped = search_pages("common", page_ids=Page.objects.filter(pk__in=ids[::2]))
 
     assert len(hits) == min(count, 20)
     assert len(filtered) == min(count, 20)
+    assert len(scoped) == min(count // 2, 20)
+    assert {hit.page_id for hit in scoped} <= set(ids[::2])
     assert all("[[[" in hit.excerpt for hit in hits)
 
 

@@ -30,10 +30,22 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, Prefetch
+from django.db.models import (
+    BooleanField,
+    Case,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Left, Right
 
 from wiki.models import Attachment, Page, SearchDocument
@@ -285,12 +297,19 @@ def pg_search_queries(parsed: ParsedQuery) -> tuple[SearchQuery, SearchQuery | N
 # --- searching ------------------------------------------------------------------------------
 
 
+# The pages a search may return: all, these primary keys, or the Page rows of a QuerySet.
+Scope = list[int] | QuerySet[Page] | None
+
+
 def search_pages(
-    query: str, *, page_ids: Iterable[int] | None = None, limit: int = 20
+    query: str, *, page_ids: Iterable[int] | QuerySet[Page] | None = None, limit: int = 20
 ) -> list[SearchHit]:
     """Live, non-archived pages matching `query`, best first, in one SQL query.
 
-    `page_ids` restricts the search to those Page primary keys (e.g. an agent's page set).
+    `page_ids` restricts the search to those Page primary keys (e.g. an agent's page set):
+    either the keys themselves, or a QuerySet of Page rows, which goes into the same SQL
+    query as a subquery, so that no list of thousands of keys is fetched and sent back.
+
     Each hit's `excerpt` is about 200 characters of plain text around the best match in the
     body (the start of the body when only the title or tags match), with every matched word
     wrapped in `[[[` and `]]]` (the indexed text never contains those sequences itself);
@@ -302,23 +321,39 @@ def search_pages(
     parsed = parse_query(query)
     if not parsed.groups or limit <= 0:
         return []
-    ids: list[int] | None = None
-    if page_ids is not None:
-        ids = sorted({int(pk) for pk in page_ids})
-        if not ids:
+    scope: Scope = None
+    if isinstance(page_ids, QuerySet):
+        if page_ids.model is not Page:
+            raise TypeError("page_ids must be a QuerySet of Page rows")
+        if page_ids.query.is_empty():
+            return []
+        scope = page_ids.order_by()
+    elif page_ids is not None:
+        scope = sorted({int(pk) for pk in page_ids})
+        if not scope:
             return []
     if connection.vendor == "postgresql":
-        return _search_postgres(parsed, ids, limit)
-    return _search_sqlite(parsed, ids, limit)
+        return _search_postgres(parsed, scope, limit)
+    return _search_sqlite(parsed, scope, limit)
 
 
-def _search_postgres(parsed: ParsedQuery, ids: list[int] | None, limit: int) -> list[SearchHit]:
+def _search_postgres(parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
     query, excluded = pg_search_queries(parsed)
     documents = SearchDocument.objects.filter(vector=query, page__archived=False)
     if excluded is not None:
         documents = documents.exclude(vector=excluded)
-    if ids is not None:
-        documents = documents.filter(page_id__in=ids)
+    if isinstance(scope, QuerySet):
+        # Inside CASE the EXISTS stays a subplan filtering the full-text matches (hashed
+        # once per query) instead of being pulled up into a join that PostgreSQL, misjudging
+        # the scope as a few rows, would run before the full-text match.
+        in_scope = Exists(scope.filter(pk=OuterRef("page_id")))
+        documents = documents.filter(
+            Case(
+                When(in_scope, then=Value(True)), default=Value(False), output_field=BooleanField()
+            )
+        )
+    elif scope is not None:
+        documents = documents.filter(page_id__in=scope)
     rows = (
         documents.annotate(
             rank=SearchRank(F("vector"), query, weights=PG_WEIGHTS),
@@ -373,14 +408,23 @@ def _with_ellipses(headline: str, head: str, tail: str) -> str:
     return headline
 
 
-def _search_sqlite(parsed: ParsedQuery, ids: list[int] | None, limit: int) -> list[SearchHit]:
+def _search_sqlite(parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
     match = fts5_match(parsed)
     title_w, tags_w, body_w = FTS5_WEIGHTS
     id_filter = ""
-    params: list[str | int] = [match]
-    if ids is not None:
+    params: list[Any] = [match]
+    if isinstance(scope, QuerySet):
+        # Correlated on the match's rowid: SQLite looks each match up by primary key. An
+        # uncorrelated `rowid IN (...)` would be handed to FTS5 as rowid lookups instead,
+        # one full-text evaluation per page of the scope.
+        rowid = RawSQL(f"{FTS_TABLE}.rowid", ())  # noqa: S611 - a constant, no user text
+        allowed = scope.filter(pk=rowid).values("pk")
+        sql, scope_params = allowed.query.get_compiler(using=allowed.db).as_sql()
+        id_filter = f"AND EXISTS ({sql})"
+        params += list(scope_params)
+    elif scope is not None:
         id_filter = "AND wiki_searchdocument_fts.rowid IN (SELECT value FROM json_each(%s))"
-        params.append(json.dumps(ids))
+        params.append(json.dumps(scope))
     params += [limit, match]
     # The inner query ranks every match (cheap: bm25 and the short title and tags columns);
     # the outer one makes snippets for the `limit` best only.

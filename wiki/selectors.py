@@ -5,12 +5,27 @@ Each selector costs a fixed number of SQL queries whatever the size of the wiki.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
 from wiki.models import Attachment, Page, Version, VersionStatus
+
+# The sidebar never holds the whole tree: the top level, the path to the current page with
+# the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
+SIBLING_LIMIT = 50
+SECTION_PREVIEW = 6
+CHILDREN_PER_PAGE = SIBLING_LIMIT
+# When the page on the path is past the cap, its list shows this many pages on each side.
+NEIGHBOURS = 10
+
+_VISIBLE = Q(archived=False, live_version__isnull=False)
+_HIDDEN = Q(archived=True) | Q(live_version__isnull=True)
+# Lists are in slug order (the title, lowercased and simplified), which the unique index on
+# (parent, slug) serves without sorting all siblings.
+_ORDER = ("slug", "id")
 
 
 @dataclass
@@ -18,85 +33,253 @@ class TreeNode:
     id: int
     public_id: str
     title: str
-    path: str
+    slug: str
     parent_id: int | None
-    archived: bool
-    live: bool
+    # Visible pages under it, counting those lifted up from hidden pages below it.
+    child_count: int = 0
     children: list[TreeNode] = field(default_factory=list)
+    # The children shown start past the first one: they surround the page on the path.
+    children_cut: bool = False
     # Set per request: the branch holding the current page is shown unfolded.
     open: bool = False
     current: bool = False
 
     @property
-    def visible(self) -> bool:
-        return self.live and not self.archived
+    def more(self) -> int:
+        """Children left out of `children` by the cap."""
+        return max(0, self.child_count - len(self.children))
+
+
+@dataclass
+class Ancestor:
+    public_id: str
+    title: str
+    visible: bool
 
 
 @dataclass
 class PageTree:
-    """Every page, from one query; `roots` holds only what readers see (live, not archived)."""
+    """The part of the tree a request shows; every list holds only live, unarchived pages.
 
-    nodes: dict[int, TreeNode]
-    roots: list[TreeNode]
-
-    def ancestors(self, node_id: int) -> list[TreeNode]:
-        chain: list[TreeNode] = []
-        node = self.nodes.get(node_id)
-        while node is not None and node.parent_id is not None:
-            node = self.nodes.get(node.parent_id)
-            if node is not None:
-                chain.append(node)
-        return list(reversed(chain))
-
-    def visible_children(self, node_id: int) -> list[TreeNode]:
-        return [n for n in self.nodes.values() if n.parent_id == node_id and n.visible]
-
-    def mark_current(self, node_id: int) -> None:
-        node = self.nodes.get(node_id)
-        if node is None:
-            return
-        node.current = True
-        node.open = True
-        for ancestor in self.ancestors(node_id):
-            ancestor.open = True
-
-
-def page_tree() -> PageTree:
-    """The whole tree from one query, nested in Python.
-
-    Pages with no live version and archived pages are left out; their visible descendants
-    move up to the nearest visible ancestor, so archiving a page never hides the pages
-    under it.
+    Archived pages and pages with no live version are left out; the visible pages under them
+    are shown under the nearest visible ancestor instead, so archiving a page never hides the
+    pages under it.
     """
-    rows = Page.objects.order_by("path").values_list(
-        "id", "public_id", "title", "path", "parent_id", "archived", "live_version_id"
+
+    roots: list[TreeNode]
+    ancestors: list[Ancestor]
+    # Hidden pages that have children, each with its parent: what lifting needs.
+    hidden: dict[int, int | None]
+    # Visible children per parent (None: the top level), for the pages in view.
+    counts: dict[int | None, int]
+    current: TreeNode | None = None
+    roots_cut: bool = False
+
+    @property
+    def root_count(self) -> int:
+        return self.count_under(None)
+
+    @property
+    def more_roots(self) -> int:
+        return max(0, self.root_count - len(self.roots))
+
+    def lifted_into(self, page_id: int | None) -> list[int | None]:
+        """`page_id` and the hidden pages whose visible children are shown under it."""
+        return [page_id, *(h for h in self.hidden if h != page_id and self._ends_at(h, page_id))]
+
+    def count_under(self, page_id: int | None) -> int:
+        return sum(self.counts.get(source, 0) for source in self.lifted_into(page_id))
+
+    def _ends_at(self, hidden_id: int, target: int | None) -> bool:
+        parent = self.hidden[hidden_id]
+        seen = {hidden_id}
+        while parent != target and parent in self.hidden and parent not in seen:
+            seen.add(parent)
+            parent = self.hidden[parent]
+        return parent == target
+
+
+def _ancestor_paths(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+
+
+def _sort_key(node: TreeNode) -> tuple[str, int]:
+    return (node.slug, node.id)
+
+
+def _children_lists(
+    tree: PageTree, holders: dict[int | None, TreeNode | None], limit: int
+) -> dict[int | None, tuple[list[TreeNode], bool]]:
+    """For each holder, its visible children (lifted ones included) in one query: the first
+    `limit`, or, when the page on the path (the holder's value) comes later, the NEIGHBOURS
+    on each side of it. The flag says the list starts past the first child."""
+    wanted = Q(pk__in=[])
+    owner: dict[int | None, int | None] = {}
+    for holder, keep in holders.items():
+        for source in tree.lifted_into(holder):
+            owner[source] = holder
+            under = _VISIBLE & (Q(parent__isnull=True) if source is None else Q(parent_id=source))
+            firsts = [Page.objects.filter(under).order_by(*_ORDER)[:limit]]
+            if keep is not None:
+                before = Q(slug__lt=keep.slug) | Q(slug=keep.slug, id__lt=keep.id)
+                after = Q(slug__gt=keep.slug) | Q(slug=keep.slug, id__gt=keep.id)
+                firsts.append(
+                    Page.objects.filter(under & before).order_by("-slug", "-id")[:NEIGHBOURS]
+                )
+                firsts.append(Page.objects.filter(under & after).order_by(*_ORDER)[:NEIGHBOURS])
+            for first in firsts:
+                wanted |= Q(pk__in=first.values("pk"))
+    found: dict[int | None, list[TreeNode]] = {holder: [] for holder in holders}
+    rows = (
+        Page.objects.filter(wanted)
+        .order_by()
+        .values_list("id", "public_id", "title", "slug", "parent_id")
     )
-    nodes = {
-        row[0]: TreeNode(
-            id=row[0],
-            public_id=row[1],
-            title=row[2],
-            path=row[3],
-            parent_id=row[4],
-            archived=row[5],
-            live=row[6] is not None,
+    for page_id, public_id, title, slug, parent_id in rows:
+        node = TreeNode(
+            id=page_id, public_id=public_id, title=title, slug=slug, parent_id=parent_id
         )
-        for row in rows
-    }
-    roots: list[TreeNode] = []
-    for node in nodes.values():
-        if not node.visible:
-            continue
-        holder = nodes.get(node.parent_id) if node.parent_id is not None else None
-        seen: set[int] = set()
-        while holder is not None and not holder.visible and holder.id not in seen:
-            seen.add(holder.id)
-            holder = nodes.get(holder.parent_id) if holder.parent_id is not None else None
-        if holder is None or not holder.visible:
-            roots.append(node)
+        found[owner[parent_id]].append(node)
+    lists: dict[int | None, tuple[list[TreeNode], bool]] = {}
+    for holder, nodes in found.items():
+        keep = holders[holder]
+        ordered = _keep(sorted(nodes, key=_sort_key), keep)
+        at = next((i for i, n in enumerate(ordered) if keep is not None and n.id == keep.id), 0)
+        if at < limit:
+            lists[holder] = (ordered[:limit], False)
         else:
-            holder.children.append(node)
-    return PageTree(nodes=nodes, roots=roots)
+            lists[holder] = (ordered[at - NEIGHBOURS : at + NEIGHBOURS + 1], True)
+    return lists
+
+
+def _keep(nodes: list[TreeNode], keep: TreeNode | None) -> list[TreeNode]:
+    """`nodes` with the page on the path in it, even when it is past the cap."""
+    if keep is None:
+        return nodes
+    if any(n.id == keep.id for n in nodes):
+        return [keep if n.id == keep.id else n for n in nodes]
+    return sorted([*nodes, keep], key=_sort_key)
+
+
+def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) -> PageTree:
+    """The tree around `current`, or just the top level, in three queries (four with
+    `unfold_top_level`, which gives every top-level page its first SECTION_PREVIEW children
+    for the home page)."""
+    paths = _ancestor_paths(current.path) if current is not None else []
+    # 1. Hidden pages (archived, or new and still in review: usually few) and the ancestors
+    #    of the current page, by the prefixes of its path.
+    rows = (
+        Page.objects.annotate(has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))))
+        .filter(_HIDDEN | Q(path__in=paths))
+        .order_by()
+        .values_list(
+            "id",
+            "public_id",
+            "title",
+            "slug",
+            "path",
+            "parent_id",
+            "archived",
+            "live_version_id",
+            "has_children",
+        )
+    )
+    hidden: dict[int, int | None] = {}
+    hidden_children: Counter[int | None] = Counter()
+    by_path: dict[str, tuple[Any, ...]] = {}
+    for row in rows:
+        if row[6] or row[7] is None:
+            hidden_children[row[5]] += 1
+            if row[8]:
+                hidden[row[0]] = row[5]
+        if row[4] in paths:
+            by_path[row[4]] = row
+    chain = [by_path[p] for p in paths if p in by_path]
+    tree = PageTree(
+        roots=[],
+        ancestors=[Ancestor(r[1], r[2], visible=not r[6] and r[7] is not None) for r in chain],
+        hidden=hidden,
+        counts={},
+    )
+    path_nodes = [
+        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[5])
+        for r in chain
+        if not r[6] and r[7] is not None
+    ]
+    if current is not None and not current.archived and current.live_version_id is not None:
+        tree.current = TreeNode(
+            id=current.pk,
+            public_id=current.public_id,
+            title=current.title,
+            slug=current.slug,
+            parent_id=current.parent_id,
+            current=True,
+        )
+        path_nodes.append(tree.current)
+
+    # 2. The first children of the top level and of every page on the path.
+    # Each unfolded list must hold the next page on the path.
+    holders: dict[int | None, TreeNode | None] = {None: path_nodes[0] if path_nodes else None}
+    for depth, node in enumerate(path_nodes):
+        holders[node.id] = path_nodes[depth + 1] if depth + 1 < len(path_nodes) else None
+    lists = _children_lists(tree, holders, SIBLING_LIMIT)
+    tree.roots, tree.roots_cut = lists[None]
+    for node in path_nodes:
+        node.open = True
+        node.children, node.children_cut = lists[node.id]
+    previews: dict[int | None, tuple[list[TreeNode], bool]] = {}
+    if unfold_top_level:
+        previews = _children_lists(tree, dict.fromkeys(n.id for n in tree.roots), SECTION_PREVIEW)
+
+    # 3. How many visible children each page in view has, and the top level in all: every
+    #    child, counted from the parent index alone, less the hidden ones found above.
+    in_view = {n.id for n in _walk(tree.roots)}
+    if current is not None:
+        in_view.add(current.pk)
+    counts = (
+        Page.objects.filter(Q(parent__isnull=True) | Q(parent_id__in=in_view | set(hidden)))
+        .order_by()
+        .values("parent_id")
+        .annotate(n=Count("id"))
+        .values_list("parent_id", "n")
+    )
+    tree.counts = {parent: n - hidden_children[parent] for parent, n in counts}
+    for node in _walk(tree.roots):
+        node.child_count = tree.count_under(node.id)
+    for root in tree.roots:
+        if root.id in previews:
+            root.children = previews[root.id][0]
+    return tree
+
+
+def _walk(nodes: list[TreeNode]) -> list[TreeNode]:
+    found: list[TreeNode] = []
+    for node in nodes:
+        found.append(node)
+        found.extend(_walk(node.children))
+    return found
+
+
+def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNode], int]:
+    """One page (1-based) of the visible pages under `page`, and how many there are in all
+    (counted by `page_tree`); one query, none for the first page of the current page."""
+    shown = tree.current
+    if number <= 1 and shown is not None and shown.id == page.pk:
+        if CHILDREN_PER_PAGE <= SIBLING_LIMIT and not shown.children_cut:
+            return shown.children[:CHILDREN_PER_PAGE], shown.child_count
+    offset = (max(1, number) - 1) * CHILDREN_PER_PAGE
+    rows = (
+        Page.objects.filter(_VISIBLE, parent_id__in=tree.lifted_into(page.pk))
+        .order_by(*_ORDER)
+        .values_list("id", "public_id", "title", "slug", "parent_id")[
+            offset : offset + CHILDREN_PER_PAGE
+        ]
+    )
+    children = [
+        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[4]) for r in rows
+    ]
+    return children, tree.count_under(page.pk)
 
 
 def page_with_live_version(public_id: str) -> Page | None:
@@ -147,9 +330,30 @@ def recent_changes(limit: int = 15) -> QuerySet[Version]:
             status=VersionStatus.APPROVED, page__archived=False, decided_at__isnull=False
         )
         .select_related("page", "author_user", "author_agent")
+        # Only what the list shows: the sort then moves small rows, not every body.
+        .only(
+            "id",
+            "page_id",
+            "number",
+            "change_summary",
+            "decided_at",
+            "author_user_id",
+            "author_agent_id",
+            "page__public_id",
+            "page__title",
+            "author_user__username",
+            "author_agent__name",
+        )
         .order_by("-decided_at", "-id")[:limit]
     )
 
 
-def archived_pages() -> QuerySet[Page]:
-    return Page.objects.filter(archived=True).only("id", "public_id", "title", "path")
+def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
+    """The most recently changed archived pages, and how many there are in all, in one query."""
+    pages: list[Page] = list(
+        Page.objects.filter(archived=True)
+        .annotate(total=Window(Count("id")))
+        .order_by("-updated_at", "-id")
+        .only("id", "public_id", "title", "path")[:limit]
+    )
+    return pages, (getattr(pages[0], "total", 0) if pages else 0)

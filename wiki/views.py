@@ -101,11 +101,17 @@ def _require_publish(request: HttpRequest, what: str) -> None:
         raise PermissionDenied(f"Only editors can {what}. Ask an editor if it needs doing.")
 
 
-def _tree_context(current: Page | None = None) -> dict[str, Any]:
-    tree = selectors.page_tree()
-    if current is not None:
-        tree.mark_current(current.pk)
+def _tree_context(current: Page | None = None, *, unfold_top_level: bool = False) -> dict[str, Any]:
+    tree = selectors.page_tree(current, unfold_top_level=unfold_top_level)
     return {"tree": tree, "tree_roots": tree.roots}
+
+
+def _positive_int(value: str | None) -> int:
+    """A page number from the query string; anything unusable means the first page."""
+    try:
+        return min(max(1, int(value or 1)), 1_000_000)
+    except ValueError:
+        return 1
 
 
 def _page_url(page: Page) -> str:
@@ -117,10 +123,11 @@ def _page_url(page: Page) -> str:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    context = _tree_context()
+    context = _tree_context(unfold_top_level=True)
     context["recent"] = list(selectors.recent_changes())
     # Archived pages are listed for editors, the only ones who can restore them.
-    context["archived"] = list(selectors.archived_pages()) if can_publish(request.user) else []
+    if can_publish(request.user):
+        context["archived"], context["archived_total"] = selectors.archived_pages()
     return render(request, "wiki/home.html", context)
 
 
@@ -137,8 +144,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         pending=pending,
         my_pending=mine,
         breadcrumbs=[
-            (node, node.visible or can_publish(user) or can_review(user))
-            for node in tree.ancestors(page.pk)
+            (node, node.visible or can_publish(user) or can_review(user)) for node in tree.ancestors
         ],
     )
     if page.live_version is None:
@@ -147,12 +153,30 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         live=page.live_version,
         body_html=mark_safe(render_markdown(page.live_version.body)),
         instructions_html=mark_safe(render_markdown(page.instructions)),
-        children=tree.visible_children(page.pk),
+        **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),
         attachment_form=AttachmentForm() if can_publish(user) else None,
         single_review=pending[0] if len(pending) == 1 and can_review(user) else None,
     )
     return render(request, "wiki/page.html", context)
+
+
+def _children_context(request: HttpRequest, page: Page, tree: selectors.PageTree) -> dict[str, Any]:
+    """The "Pages under" list, CHILDREN_PER_PAGE at a time (?children=N picks the page)."""
+    number = _positive_int(request.GET.get("children"))
+    children, total = selectors.page_children(page, tree, number)
+    last = max(1, -(-total // selectors.CHILDREN_PER_PAGE))
+    first = (number - 1) * selectors.CHILDREN_PER_PAGE + 1
+    return {
+        "children_first": first,
+        "children_last": first + len(children) - 1,
+        "children": children,
+        "children_total": total,
+        "children_number": number,
+        "children_previous": number - 1 if number > 1 else None,
+        "children_next": number + 1 if number < last else None,
+        "children_beyond": number > 1 and not children,
+    }
 
 
 _MARK_RE = re.compile(r"\[\[\[(.*?)\]\]\]", re.DOTALL)

@@ -1,0 +1,161 @@
+"""The sidebar tree: the path to the current page unfolded, long lists cut, hidden pages lifted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from tests.fixtures_web import count_queries
+from wiki import selectors, services
+from wiki.models import Page
+
+ClientAs = Callable[[User], Client]
+
+
+def page_url(page: Page) -> str:
+    return reverse("wiki:page", kwargs={"public_id": page.public_id})
+
+
+def sidebar(html: str) -> str:
+    return html[html.index('<aside class="sidebar"') : html.index("</aside>")]
+
+
+@pytest.fixture
+def small_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caps small enough to reach with a handful of pages."""
+    monkeypatch.setattr(selectors, "SIBLING_LIMIT", 3)
+    monkeypatch.setattr(selectors, "CHILDREN_PER_PAGE", 3)
+    monkeypatch.setattr(selectors, "NEIGHBOURS", 1)
+
+
+def test_it_unfolds_the_path_to_the_current_page_and_folds_the_rest(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs
+) -> None:
+    tools = make_page("Tools")
+    chat = make_page("Chat", parent=tools)
+    make_page("Mail", parent=tools)
+    make_page("Threads", parent=chat)
+    other = make_page("People")
+    make_page("Onboarding", parent=other)
+    make_page("Offboarding", parent=other)
+    tree = sidebar(client_as(reader).get(page_url(chat)).content.decode())
+    for title in ("Tools", "Chat", "Mail", "Threads", "People"):
+        assert f">{title}<" in tree
+    assert "Onboarding" not in tree
+    assert "+2</span>" in tree  # People, folded, says how many pages are under it
+    assert f'href="{page_url(chat)}" aria-current="page"' in tree
+
+
+def test_it_shows_only_the_top_level_with_counts_on_the_search_page(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs
+) -> None:
+    tools = make_page("Tools")
+    make_page("Chat", parent=tools)
+    html = client_as(reader).get(reverse("wiki:search")).content.decode()
+    tree = sidebar(html)
+    assert ">Tools<" in tree and "+1</span>" in tree
+    assert "Chat" not in tree
+
+
+def test_it_previews_each_section_on_the_home_page_without_grandchildren(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs
+) -> None:
+    tools = make_page("Tools")
+    chat = make_page("Chat", parent=tools)
+    make_page("Threads", parent=chat)
+    html = client_as(reader).get(reverse("wiki:home")).content.decode()
+    sections = html[html.index("<h2>Sections</h2>") : html.index("<h2>Recent changes</h2>")]
+    assert ">Chat<" in sections
+    assert "1 page<" in sections
+    assert "Threads" not in sections
+    assert "Chat" not in sidebar(html)
+
+
+def test_it_cuts_a_long_sibling_list_and_centres_it_on_a_later_current_page(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs, small_lists: None
+) -> None:
+    folder = make_page("Commands")
+    pages = {title: make_page(title, parent=folder) for title in ("Awk", "Bash", "Cat", "Dig")}
+    pages["Zip"] = make_page("Zip", parent=folder)
+    client = client_as(reader)
+    more = f'<a href="{page_url(folder)}" class="leaf tree-more"'
+    early = sidebar(client.get(page_url(pages["Bash"])).content.decode())
+    assert ">Awk<" in early and ">Cat<" in early and "Dig" not in early and "Zip" not in early
+    assert f"{more}>and 2 more…</a>" in early
+    late = sidebar(client.get(page_url(pages["Zip"])).content.decode())
+    assert ">Dig<" in late and ">Zip<" in late
+    assert "Awk" not in late and "Cat" not in late
+    assert f'{more} title="Earlier pages">…</a>' in late
+    assert f"{more}>and 3 more…</a>" in late
+
+
+def test_it_pages_through_the_children_of_a_large_page(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs, small_lists: None
+) -> None:
+    folder = make_page("Commands")
+    for title in ("Awk", "Bash", "Cat", "Dig", "Echo"):
+        make_page(title, parent=folder)
+    client = client_as(reader)
+    first = client.get(page_url(folder)).content.decode()
+    main = first[first.index("Pages under Commands") :]
+    assert "1\u20133 of 5 pages" in main and "Awk" in main and "Dig" not in main
+    assert '?children=2#children" rel="next"' in main
+    second = client.get(page_url(folder), {"children": "2"}).content.decode()
+    main = second[second.index("Pages under Commands") :]
+    assert "4\u20135 of 5 pages" in main and "Dig" in main and "Echo" in main and "Awk" not in main
+    beyond = client.get(page_url(folder), {"children": "9"}).content.decode()
+    assert "Back to the first ones" in beyond
+    assert client.get(page_url(folder), {"children": "x"}).status_code == 200
+
+
+def test_it_lifts_the_children_of_hidden_pages_to_the_nearest_visible_ancestor(
+    make_page: Callable[..., Page], reader: User, editor: User, client_as: ClientAs
+) -> None:
+    handbook = make_page("Handbook")
+    old = make_page("Old section", parent=handbook)
+    older = make_page("Older section", parent=old)
+    kept = make_page("Still useful", parent=older)
+    services.page_archive(actor=editor, page=old)
+    services.page_archive(actor=editor, page=older)
+    client = client_as(reader)
+    html = client.get(page_url(handbook)).content.decode()
+    tree = sidebar(html)
+    assert page_url(kept) in tree and "Old section" not in tree
+    assert "Still useful" in html[html.index("Pages under Handbook") :]
+    search_tree = sidebar(client.get(reverse("wiki:search")).content.decode())
+    assert ">Handbook<" in search_tree and "+1</span>" in search_tree
+    archived_view = client_as(editor).get(page_url(old)).content.decode()
+    assert "Still useful" in archived_view[archived_view.index("Pages under Old section") :]
+    # Under an archived top-level page, the pages move up to the top level.
+    services.page_archive(actor=editor, page=handbook)
+    assert page_url(kept) in sidebar(client.get(reverse("wiki:home")).content.decode())
+
+
+def test_it_keeps_pages_in_review_out_of_the_tree_and_counts(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs
+) -> None:
+    tools = make_page("Tools")
+    services.page_create(actor=reader, title="Secret draft", body="Draft.\n", parent=tools)
+    html = client_as(reader).get(reverse("wiki:search")).content.decode()
+    assert "Secret draft" not in html
+    assert "+1</span>" not in sidebar(html)
+
+
+def test_it_renders_a_deep_page_with_the_same_queries_as_a_shallow_one(
+    make_page: Callable[..., Page], reader: User, client_as: ClientAs
+) -> None:
+    shallow = make_page("Shallow")
+    make_page("Shallow child", parent=shallow)
+    page = make_page("Level 0")
+    for depth in range(1, 7):
+        page = make_page(f"Level {depth}", parent=page)
+    make_page("Deep child", parent=page)
+    client = client_as(reader)
+    client.get(page_url(shallow))
+    assert count_queries(client, page_url(shallow)) == count_queries(client, page_url(page))
+    tree = sidebar(client.get(page_url(page)).content.decode())
+    assert all(f">Level {depth}<" in tree for depth in range(7)) and ">Deep child<" in tree
