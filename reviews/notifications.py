@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import difflib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from smtplib import SMTPException
@@ -48,7 +51,29 @@ EAGER_SWEEP_BATCH = 10
 DIFF_EXCERPT_LINES = 20
 
 
+# Set inside `batched()`: review emails owed there are collected instead of sent one by one.
+_batch: ContextVar[list[int] | None] = ContextVar("quire_notification_batch", default=None)
+
+
 # --- queueing (inside the service transaction) ------------------------------------------
+
+
+@contextmanager
+def batched() -> Iterator[list[int]]:
+    """Collect the review emails owed inside the block; send one summary per reviewer after.
+
+    A bulk import without --publish would otherwise email every reviewer once per page.
+    The rows are still written with each change, so a failure while sending loses nothing:
+    what is not sent stays pending for the retry sweep.
+    """
+    ids: list[int] = []
+    token = _batch.set(ids)
+    try:
+        yield ids
+    finally:
+        _batch.reset(token)
+        if ids:
+            send_digests(ids=ids)
 
 
 def queue_review_requested(version: Version) -> list[int]:
@@ -109,6 +134,10 @@ def _save_and_dispatch(rows: list[Notification]) -> list[int]:
         return []
     Notification.objects.bulk_create(rows)
     ids = [row.pk for row in rows if row.delivery == NotificationDelivery.IMMEDIATE]
+    batch = _batch.get()
+    if batch is not None:
+        batch.extend(ids)
+        return ids
     if ids:
         transaction.on_commit(lambda: _after_commit(ids))
     return ids
@@ -322,12 +351,18 @@ def _version_context(version: Version) -> dict[str, object]:
 # --- the daily digest --------------------------------------------------------------------
 
 
-def send_digests() -> int:
-    """One email per reviewer listing the proposals owed to them since their last digest."""
+def send_digests(*, ids: list[int] | None = None) -> int:
+    """One email per reviewer listing the proposals owed to them since their last digest.
+
+    With `ids`, exactly those rows are summed up instead (a batch, see `batched`).
+    """
+    owed = (
+        Notification.objects.filter(pk__in=ids)
+        if ids is not None
+        else Notification.objects.filter(delivery=NotificationDelivery.DIGEST)
+    )
     pending = (
-        Notification.objects.filter(
-            status=NotificationStatus.PENDING, delivery=NotificationDelivery.DIGEST
-        )
+        owed.filter(status=NotificationStatus.PENDING)
         .select_related("recipient", "version__page__live_version", "version__author_agent")
         .select_related("version__author_user", "version__base_version")
         .order_by("recipient_id", "version__created_at")

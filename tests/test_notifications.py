@@ -384,3 +384,27 @@ def test_it_sends_a_failed_notification_again_from_the_admin(
     assert message["To"] == "rita@example.com"
     row.refresh_from_db()
     assert (row.status, row.attempts) == (NotificationStatus.SENT, 1)
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_sends_one_summary_per_reviewer_for_an_import_waiting_for_review(
+    smtp_server: SMTPServer,
+    reviewer: User,
+    admin_user: User,
+    tmp_path: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    for name in ("refunds", "returns", "shipping"):
+        (tmp_path / f"{name}.md").write_text(f"# {name.title()}\n\nAbout {name}.\n")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_markdown", str(tmp_path), "--author", admin_user.username)
+
+    [summary] = smtp_server.wait_for(1)
+    assert str(summary["To"]) == "rita@example.com"
+    assert summary["Subject"] == "[Quire] 3 proposals waiting for review"
+    text = summary.get_content()
+    assert all(title in text for title in ("Refunds", "Returns", "Shipping"))
+    time.sleep(0.2)
+    assert len(smtp_server.messages) == 1
+    assert set(Notification.objects.values_list("status", flat=True)) == {"sent"}

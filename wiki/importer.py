@@ -446,7 +446,11 @@ def import_markdown(
     progress: Progress | None = None,
 ) -> ImportReport:
     """Import every markdown file under `root`; bad files are reported and skipped."""
+    from reviews import notifications
+
     sources, skipped = read_source_tree(root)
     report = ImportReport(skipped=skipped)
-    import_pages(sources, actor=actor, publish=publish, report=report, progress=progress)
+    # Pages imported for review: one summary email per reviewer, not one per page.
+    with notifications.batched():
+        import_pages(sources, actor=actor, publish=publish, report=report, progress=progress)
     return report
