@@ -17,10 +17,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from reviews import selectors
+from reviews import services as review_services
+from reviews.models import NotificationPreference, ReviewerSettings
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
 from wiki import services
-from wiki.errors import NotFound, QuireError
+from wiki.errors import Forbidden, NotFound, QuireError
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
@@ -80,8 +82,31 @@ def queue(request: HttpRequest) -> HttpResponse:
             "filter_query": query.urlencode(),
             "agents": selectors.agents_with_proposals(),
             "recent_decisions": selectors.recent_decisions(user),
+            "notification_choices": NotificationPreference.choices,
+            "notification_preference": (
+                ReviewerSettings.objects.filter(user=user)
+                .values_list("notifications", flat=True)
+                .first()
+                or NotificationPreference.IMMEDIATE
+            ),
         },
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def notification_settings(request: HttpRequest) -> HttpResponse:
+    try:
+        review_services.reviewer_notifications_set(
+            actor=_user(request), preference=str(request.POST.get("notifications", ""))
+        )
+    except Forbidden as error:
+        raise PermissionDenied(_sentence(error.message)) from None
+    except QuireError as error:
+        messages.error(request, _sentence(error.message))
+    else:
+        messages.success(request, "Your review email preference is saved.")
+    return redirect("reviews:queue")
 
 
 def _proposal_context(version: Version) -> dict[str, Any]:
