@@ -18,9 +18,9 @@ from django.views.decorators.http import require_http_methods
 
 from reviews import selectors
 from reviews import services as review_services
-from reviews.models import NotificationPreference, ReviewerSettings
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
+from reviews.models import NotificationPreference, ReviewerSettings
 from wiki import services
 from wiki.errors import Forbidden, NotFound, QuireError
 from wiki.markdown import render_markdown
