@@ -103,3 +103,11 @@ def test_it_lists_page_and_file_references_in_order_once() -> None:
 def test_it_drops_classes_that_quire_does_not_produce() -> None:
     html = render_markdown('<span class="btn btn-primary">Approve</span>')
     assert html == "<p><span>Approve</span></p>"
+
+
+def test_it_drops_a_first_heading_that_repeats_the_title_only() -> None:
+    from wiki.markdown import without_leading_title
+
+    assert without_leading_title("# Refunds\n\nFive days.\n", "refunds") == "\nFive days.\n"
+    assert without_leading_title("# Returns\n\nFive days.\n", "Refunds").startswith("# Returns")
+    assert without_leading_title("Intro\n# Refunds\n", "Refunds").startswith("Intro")

@@ -168,3 +168,19 @@ def render_markdown(text: str) -> str:
         output_format="html",
     )
     return sanitise_html(md.convert(text))
+
+
+def without_leading_title(text: str, title: str) -> str:
+    """The body without a first `# heading` that repeats the page title.
+
+    Imported and hand-written pages often start with their own title; the page view
+    already shows it, so showing it twice only pushes the content down.
+    """
+    stripped = text.lstrip("\n")
+    first, _, rest = stripped.partition("\n")
+    heading = first.strip()
+    if heading.startswith("# ") and heading[2:].strip().rstrip("#").strip().casefold() == (
+        title.strip().casefold()
+    ):
+        return rest
+    return text

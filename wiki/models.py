@@ -56,6 +56,10 @@ class Page(models.Model):
 
     class Meta:
         ordering = ["path"]
+        indexes = [
+            # Archived pages are few; the tree and the archive list look them up.
+            models.Index(fields=["archived"], condition=Q(archived=True), name="page_archived"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["parent", "slug"], name="page_unique_slug_among_siblings"
@@ -165,7 +169,11 @@ class Version(models.Model):
                 name="version_has_an_author",
             ),
         ]
-        indexes = [models.Index(fields=["status", "created_at"], name="version_status_created")]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="version_status_created"),
+            # Recent changes: the newest approved versions.
+            models.Index(fields=["decided_at"], name="version_decided_at"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.page.public_id} v{self.number} ({self.status})"
