@@ -359,6 +359,9 @@ class _HideExpectedToolErrors(logging.Filter):
 logging.getLogger("mcp_server.djangomcp").addFilter(_HideExpectedToolErrors())
 
 
+QUIRE_VERSION = "0.1.0"
+
+
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists, a call guard and audit.
 
@@ -437,6 +440,8 @@ def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
+# Clients show the server's version; without this the low-level server reports the SDK's.
+quire_mcp._mcp_server.version = QUIRE_VERSION
 
 
 # --- the tools -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from agents.mcp import QUIRE_VERSION
 from agents.models import PageSetEntry
 from wiki import services
 from wiki.models import AuditEvent, Page, Version, VersionKind, VersionStatus
@@ -55,6 +56,7 @@ WRITE_KEYS = {"pageId", "title", "versionNumber", "status", "message"}
 def test_it_initializes_as_quire_with_instructions(mcp: MCP, reader_agent: AgentKey) -> None:
     result = mcp.initialize(reader_agent)
     assert result.serverInfo.name == "quire"
+    assert result.serverInfo.version == QUIRE_VERSION
     assert result.capabilities.tools is not None
     assert "browse" in (result.instructions or "")
 
