@@ -403,3 +403,14 @@ def test_it_rebuilds_the_index(make_page: MakePage, editor: User) -> None:
 
     assert "1 page" in out.getvalue()
     assert titles(search_pages("lighthouse")) == ["Kept"]
+
+
+def test_it_indexes_a_page_link_as_the_linked_pages_title(
+    make_page: Callable[..., Page],
+) -> None:
+    target = make_page("Escalation ladder", "Call the on-call lead.\n")
+    make_page("Rota", f"When stuck, follow [[{target.public_id}]] at once.\n")
+    [hit] = search_pages("rota")
+    assert "Escalation ladder" in search.strip_marks(hit.excerpt)
+    assert target.public_id not in hit.excerpt
+    assert {h.title for h in search_pages("ladder")} == {"Escalation ladder", "Rota"}
