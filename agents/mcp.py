@@ -35,6 +35,7 @@ from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
+from wiki.search import strip_marks
 
 logger = logging.getLogger(__name__)
 
@@ -451,10 +452,6 @@ def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
-def _strip_marks(excerpt: str) -> str:
-    return excerpt.replace("[[[", "").replace("]]]", "")
-
-
 def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
     message = f"Submitted as v{version.number} and waiting for a human to approve it."
     if withdrawn is not None and withdrawn != version.number:
@@ -543,7 +540,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "excerpt": _strip_marks(hit.excerpt),
+                    "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }
                 for hit in hits

@@ -21,6 +21,7 @@ from agents.models import Agent, PageSetEntry
 from wiki.audit import audit_record
 from wiki.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki.models import Page, Version
+from wiki.services import UNSET
 
 TOKEN_PREFIX = "qa_"  # noqa: S105 (a label, not a secret)
 # How much of the token the UI shows, so an admin can tell tokens apart.
@@ -32,14 +33,6 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 # None stands for the command line: whoever runs manage.py already owns the server.
 Manager = User | None
-
-
-class _Unset:
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Any = _Unset()
 
 
 def token_hash(token: str) -> str:

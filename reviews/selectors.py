@@ -163,7 +163,7 @@ def proposed_content(version: Version) -> dict[str, Any]:
     """What the page would hold if `version` were approved as written (appends applied)."""
     live = version.page.live_version
     if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
-        body = services._append_to(live.body if live else "", version.proposed_body)
+        body = services.appended_body(live.body if live else "", version.proposed_body)
         source = live or version
         return {
             "body": body,

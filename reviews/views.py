@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +22,7 @@ from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm,
 from reviews.models import NotificationPreference, ReviewerSettings
 from wiki import services
 from wiki.errors import Forbidden, NotFound, QuireError
+from wiki.forms import sentence
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
@@ -34,13 +34,6 @@ def _user(request: HttpRequest) -> User:
     user = request.user
     assert isinstance(user, User)
     return user
-
-
-def _sentence(message: str) -> str:
-    """Service messages start in lower case (they also end up in MCP results)."""
-    if re.match(r"v\d", message):
-        return message
-    return message[:1].upper() + message[1:]
 
 
 def _page_or_404(page_id: str) -> Page:
@@ -101,9 +94,9 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
             actor=_user(request), preference=str(request.POST.get("notifications", ""))
         )
     except Forbidden as error:
-        raise PermissionDenied(_sentence(error.message)) from None
+        raise PermissionDenied(sentence(error.message)) from None
     except QuireError as error:
-        messages.error(request, _sentence(error.message))
+        messages.error(request, sentence(error.message))
     else:
         messages.success(request, "Your review email preference is saved.")
     return redirect("reviews:queue")
@@ -250,7 +243,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 context["error"] = "Choose approve, edit then approve, or reject."
             status = 400
         except QuireError as error:
-            context["error"] = _sentence(error.message)
+            context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
             version = _version_or_404(_page_or_404(page_id), number)
@@ -299,7 +292,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
                     actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
                 )
             except QuireError as failure:
-                error = _sentence(failure.message)
+                error = sentence(failure.message)
                 status = failure.http_status
             else:
                 messages.success(

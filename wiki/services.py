@@ -537,7 +537,8 @@ def is_stale(version: Version) -> bool:
     return version.base_version_id != version.page.live_version_id
 
 
-def _append_to(live_body: str, appended: str) -> str:
+def appended_body(live_body: str, appended: str) -> str:
+    """The page body after an append: the live text, a blank line, the appended blocks."""
     live_body = live_body.rstrip("\n")
     appended = appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -547,7 +548,7 @@ def _apply_content(page: Page, version: Version) -> None:
     """Fill an append's full body from what is live now."""
     if version.kind == VersionKind.APPEND:
         live = page.live_version
-        version.body = _append_to(live.body if live else "", version.proposed_body)
+        version.body = appended_body(live.body if live else "", version.proposed_body)
         if live is not None:
             version.title, version.tags = live.title, live.tags
             version.parent, version.instructions = live.parent, live.instructions
@@ -671,7 +672,9 @@ def version_approve(
             # Title, tags and parent come from what is live now, as for an unedited append.
             _apply_content(page, version)
             if edited_body is not None:
-                version.body = _append_to(live.body if live else "", validate_markdown(edited_body))
+                version.body = appended_body(
+                    live.body if live else "", validate_markdown(edited_body)
+                )
         else:
             if stale:
                 _merge_unedited_fields(
