@@ -45,6 +45,14 @@ def agent_by_token(token: str) -> Agent | None:
     return Agent.objects.filter(token_hash=token_hash(token), is_active=True).first()
 
 
+def agent_by_name(name: str) -> Agent:
+    """The agent called `name`, for the command line; NotFound says how to list them."""
+    agent = Agent.objects.filter(name=name).first()
+    if agent is None:
+        raise NotFound(f"there is no agent named {name!r}; the Django admin lists the agents.")
+    return agent
+
+
 def _covered(agent: Agent) -> Exists:
     """True for a page (the outer row) that one of the agent's entries covers."""
     entries = (

@@ -230,3 +230,10 @@ def test_it_keeps_the_admins_page_set_changes_in_services(
     assert entry.page == page and entry.use_when == ["Use for refunds."] and entry.always_include
     assert AuditEvent.objects.filter(action="page_set.add", actor_user=admin_user).count() == 1
     assert timezone.now() >= entry.agent.created_at
+
+
+@pytest.mark.parametrize("command", ["rotate_agent_token", "revoke_agent"])
+def test_it_names_an_unknown_agent_on_the_command_line(db: Any, command: str) -> None:
+    with pytest.raises(CommandError, match="no agent named 'ghost'"):
+        call_command(command, "ghost", stdout=StringIO())
+    assert not AuditEvent.objects.exists()

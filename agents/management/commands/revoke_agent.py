@@ -6,8 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agents import services
-from agents.models import Agent
+from agents import selectors, services
 from wiki.errors import QuireError
 
 
@@ -18,10 +17,8 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        agent = Agent.objects.filter(name=options["name"]).first()
-        if agent is None:
-            raise CommandError(f"there is no agent named {options['name']!r}.")
         try:
+            agent = selectors.agent_by_name(options["name"])
             services.agent_revoke(actor=None, agent=agent)
         except QuireError as error:
             raise CommandError(error.message) from None
