@@ -97,7 +97,8 @@ def test_it_records_last_use_at_most_once_a_minute(client: Client, reader_agent:
     assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at == first
     Agent.objects.filter(pk=reader_agent.agent.pk).update(last_used_at=first - timedelta(minutes=2))
     rpc(client, reader_agent.token, "tools/list")
-    assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at > first
+    last_used_at = Agent.objects.get(pk=reader_agent.agent.pk).last_used_at
+    assert last_used_at is not None and last_used_at > first
 
 
 def last_line(output: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from mcp.types import TextContent
 
 from agents import services as agent_services
 from agents.models import PageSetEntry
@@ -94,9 +95,12 @@ def test_it_lists_references_outside_the_set_as_unavailable_without_their_conten
     page = make_page("Index", "x", instructions=f"Read [[{outside.public_id}]].")
     reader_agent.give(page)
     result = mcp.call(reader_agent, "get_page", pageId=page.public_id)
+    assert result.structuredContent is not None
     assert result.structuredContent["includes"] == []
     assert result.structuredContent["unavailable"] == [outside.public_id]
-    assert "1234567" not in result.content[0].text
+    (item,) = result.content
+    assert isinstance(item, TextContent)
+    assert "1234567" not in item.text
 
 
 def test_it_refuses_a_parent_outside_the_set_and_writes_nothing(

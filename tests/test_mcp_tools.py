@@ -200,7 +200,9 @@ def test_it_packs_a_page_with_its_files_and_the_pages_its_instructions_reference
     assert packed["path"] == "handling-refunds"
     assert packed["tags"] == ["support", "refunds"]
     assert packed["versionNumber"] == 1
-    assert packed["updated"].startswith(str(live(page).decided_at.year))
+    decided_at = live(page).decided_at
+    assert decided_at is not None
+    assert packed["updated"].startswith(str(decided_at.year))
     assert packed["content"] == "Be kind."
     assert packed["instructions"].startswith("Check [[")
     assert packed["files"] == [{"name": "script.txt", "text": "Say sorry first."}]

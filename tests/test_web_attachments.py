@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -18,8 +19,8 @@ ClientAs = Callable[[User], Client]
 
 
 @pytest.fixture(autouse=True)
-def _media(settings: object, tmp_path: Path) -> None:
-    settings.MEDIA_ROOT = tmp_path  # type: ignore[attr-defined]
+def _media(settings: Any, tmp_path: Path) -> None:
+    settings.MEDIA_ROOT = tmp_path
 
 
 def upload_url(page: Page) -> str:
@@ -96,10 +97,10 @@ def test_it_refuses_an_oversized_file_with_a_message_and_stores_nothing(
     make_page: Callable[..., Page],
     editor: User,
     client_as: ClientAs,
-    settings: object,
+    settings: Any,
     tmp_path: Path,
 ) -> None:
-    settings.QUIRE_ATTACHMENT_MAX_BYTES = 1024  # type: ignore[attr-defined]
+    settings.QUIRE_ATTACHMENT_MAX_BYTES = 1024
     page = make_page("Policies")
     upload = SimpleUploadedFile("big.txt", b"x" * 1025, content_type="text/plain")
     response = client_as(editor).post(upload_url(page), {"file": upload})
