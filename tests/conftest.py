@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures_web",
     "tests.fixtures_mail",
     "tests.fixtures_browser",
+    "pytester",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
