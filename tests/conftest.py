@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,35 @@ def reader(make_user: Callable[..., User]) -> User:
 
 
 @pytest.fixture
-def outsider(make_user: Callable[..., User]) -> User:
-    return make_user("otto", is_active=True)
+def outsider(make_user: Callable[..., User]) -> Iterator[User]:
+    """A signed-in user with no role and nothing to do with the pages under test.
+
+    Unlike `reader`, who writes proposals in many tests, the outsider has authored, decided,
+    uploaded and owns nothing, and is in no group. That is checked again when the test ends,
+    so a test cannot quietly turn the outsider into an author and still call it an outsider.
+    """
+    user = make_user("otto")
+    yield user
+    user.refresh_from_db()
+    assert not (user.is_staff or user.is_superuser or user.groups.exists()), "outsider got a role"
+    assert rows_pointing_at(user) == [], "the outsider must stay unrelated; use reader instead"
+
+
+# The user's own API token says who they are, not what they have to do with a page.
+CREDENTIALS = {"authtoken.Token"}
+
+
+def rows_pointing_at(user: User) -> list[str]:
+    """Each kind of row that refers to `user` (versions, decisions, agents, audit...), by name."""
+    found = []
+    for relation in User._meta.related_objects:
+        related = relation.related_model
+        assert not isinstance(related, str)
+        if related._meta.label in CREDENTIALS:
+            continue
+        if related._default_manager.filter(**{relation.field.name: user}).exists():
+            found.append(f"{related._meta.label}.{relation.field.name}")
+    return found
 
 
 @pytest.fixture

@@ -1,13 +1,18 @@
-"""The suite's own guards: a PostgreSQL test fails when CI requires PostgreSQL, and the browser
-fixture leaves nothing behind for the tests after it. Each runs a small suite in a new pytest."""
+"""The suite's own guards: a PostgreSQL test fails when CI requires PostgreSQL, the browser
+fixture leaves nothing behind for the tests after it, and the outsider stays unrelated."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
-from tests.conftest import PROJECT_ROOT
+import pytest
+from django.contrib.auth.models import User
+
+from tests.conftest import PROJECT_ROOT, rows_pointing_at
 from tests.fixtures_browser import ASYNC_UNSAFE, CHROMIUM
 from tests.prerequisites import BROWSER, require
+from wiki import services
+from wiki.models import Page
 
 
 @pytest.fixture
@@ -70,3 +75,15 @@ def test_it_leaves_djangos_async_guard_on_after_a_browser_test(
     )
     result = inner_suite.runpytest_subprocess("-p", "no:cacheprovider", "-W", "ignore")
     result.assert_outcomes(passed=2)
+
+
+def test_it_sees_a_proposal_as_a_tie_between_a_user_and_a_page(
+    make_user: Callable[..., User], make_page: Callable[..., Page]
+) -> None:
+    """What the outsider fixture checks at the end of each test that uses it."""
+    someone = make_user("sam")
+    page = make_page("Travel")
+    assert rows_pointing_at(someone) == []
+    services.version_propose(actor=someone, page=page, body="Book trains.\n")
+    tied = {name.split(".", 1)[1] for name in rows_pointing_at(someone)}
+    assert "Version.author_user" in tied
