@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from mcp import ClientSession
+from mcp.types import Tool, ToolAnnotations
 
 from agents.mcp import QUIRE_VERSION
 from agents.models import PageSetEntry
@@ -74,23 +77,26 @@ def test_it_lists_all_seven_tools_to_an_editor_agent(mcp: MCP, editor_agent: Age
 def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     mcp: MCP, editor_agent: AgentKey
 ) -> None:
-    async def listing(session: object) -> list:
-        return (await session.list_tools()).tools  # type: ignore[attr-defined]
+    async def listing(session: ClientSession) -> list[Tool]:
+        return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in mcp.run(editor_agent.token, listing)}
+    hints: dict[str, ToolAnnotations] = {}
+    outputs: dict[str, dict[str, Any]] = {}
     for name, tool in tools.items():
         assert tool.outputSchema is not None and tool.outputSchema["type"] == "object", name
         assert tool.annotations is not None, name
         assert tool.description and len(tool.description) > 80, name
+        hints[name], outputs[name] = tool.annotations, tool.outputSchema
     for name in [*READ, "get_page_source"]:
-        assert tools[name].annotations.readOnlyHint is True, name
-    assert tools["create_page"].annotations.destructiveHint is False
-    assert tools["append_to_page"].annotations.destructiveHint is False
-    assert tools["update_page"].annotations.idempotentHint is True
-    assert tools["update_page"].annotations.readOnlyHint is False
-    assert "first" in tools["browse"].description.lower()
-    assert set(tools["get_page"].outputSchema["properties"]) == PACKED_KEYS
-    assert set(tools["get_page_source"].outputSchema["properties"]) == SOURCE_KEYS
+        assert hints[name].readOnlyHint is True, name
+    assert hints["create_page"].destructiveHint is False
+    assert hints["append_to_page"].destructiveHint is False
+    assert hints["update_page"].idempotentHint is True
+    assert hints["update_page"].readOnlyHint is False
+    assert "first" in (tools["browse"].description or "").lower()
+    assert set(outputs["get_page"]["properties"]) == PACKED_KEYS
+    assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS
     assert set(tools["update_page"].inputSchema["properties"]) == {
         "pageId",
         "changeSummary",
