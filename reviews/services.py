@@ -120,12 +120,17 @@ def _lock_version(version: Version) -> tuple[Page, Version]:
     return page, locked
 
 
-def _withdraw_pending(*, page: Page, actor: Actor) -> list[int]:
-    """Withdraw the author's waiting proposal on `page`: one pending proposal per author."""
+def _pending_of(page: Page, actor: Actor) -> list[Version]:
+    """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
     author = "author_agent" if isinstance(actor, Agent) else "author_user"
-    pending = list(
+    return list(
         Version.objects.filter(page=page, status=VersionStatus.IN_REVIEW, **{author: actor})
+        .select_related("base_version")
     )
+
+
+def _withdraw(pending: list[Version]) -> list[int]:
+    """Withdraw the author's older proposals: one pending proposal per author and page."""
     for version in pending:
         version.move_to(VersionStatus.WITHDRAWN)
         version.save(update_fields=["status", "decided_by", "decided_at", "decision_comment"])
@@ -221,13 +226,20 @@ def _base_version(
     live = page.live_version
     if base_number is None or live is None or live.number == base_number:
         return live
+    base = page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first()
+    if base is None:
+        raise InvalidArgument(
+            f"v{base_number} of {page.public_id} never went live, so nothing can start from "
+            f"it; send the live version you read (v{live.number} is live now).",
+            field="base_version",
+        )
     if publish and kind == VersionKind.REPLACE:
         raise Conflict(
             f"someone published v{live.number} while you were editing v{base_number}; "
             "compare the two, bring your text up to date and save again.",
             detail={"liveVersion": live.number, "baseVersion": base_number},
         )
-    return page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first() or live
+    return base
 
 
 def check_can_append(page: Page) -> None:
@@ -333,6 +345,11 @@ def version_propose(
     current = page.live_version or page.versions.order_by("-number").first()
     if current is None:
         raise NotFound(f"page {page.public_id} has no versions.")
+    pending = _pending_of(page, actor)
+    drafts = [v for v in pending if v.kind == VersionKind.REPLACE and v.base_version]
+    if base_number is None and kind == VersionKind.REPLACE and drafts:
+        # A revised draft keeps the version its author started from.
+        base_number = drafts[0].base_version.number  # type: ignore[union-attr]
     base = _base_version(page, base_number=base_number, publish=publish, kind=kind)
     if kind == VersionKind.APPEND:
         more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
@@ -347,7 +364,7 @@ def version_propose(
             parent=parent,
             instructions=instructions,
         )
-    withdrawn = _withdraw_pending(page=page, actor=actor)
+    withdrawn = _withdraw(pending)
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),
