@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
+from reviews import services
 from tests.prerequisites import POSTGRES, require
-from wiki import services
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 

@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 
+from reviews import services
 from tests.conftest import PROJECT_ROOT, rows_pointing_at
 from tests.fixtures_browser import ASYNC_UNSAFE, CHROMIUM
 from tests.prerequisites import BROWSER, require
-from wiki import services
 from wiki.models import Page
 
 
