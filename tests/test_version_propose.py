@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -70,12 +71,12 @@ def test_it_enforces_one_pending_proposal_in_the_database(
     ],
 )
 def test_it_refuses_input_over_the_limits_and_stores_nothing(
-    make_page: Callable[..., Page], reader: User, field: str, kwargs: dict[str, object]
+    make_page: Callable[..., Page], reader: User, field: str, kwargs: dict[str, Any]
 ) -> None:
     page = make_page("Limits")
     before = Version.objects.count()
     with pytest.raises(InvalidArgument) as info:
-        services.version_propose(actor=reader, page=page, **kwargs)  # type: ignore[arg-type]
+        services.version_propose(actor=reader, page=page, **kwargs)
     assert info.value.field == field
     assert Version.objects.count() == before
 

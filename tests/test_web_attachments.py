@@ -61,7 +61,7 @@ def test_it_downloads_a_file_as_an_attachment_with_its_stored_type(
     assert response["Content-Type"] == "text/csv"
     assert response["Content-Disposition"].startswith("attachment;")
     assert 'filename="data.csv"' in response["Content-Disposition"]
-    assert b"".join(response.streaming_content) == b"a,b\n1,2\n"  # type: ignore[attr-defined]
+    assert response.streaming and response.getvalue() == b"a,b\n1,2\n"
 
 
 def test_it_never_serves_an_uploaded_html_file_inline(
