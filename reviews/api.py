@@ -241,6 +241,7 @@ class ReviewListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
+        selectors.check_can_see_queue(self.user())
         return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
 
 

@@ -53,8 +53,10 @@ def _version_or_404(page: Page, number: int) -> Version:
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    if not can_review(user):
-        raise PermissionDenied("Only reviewers can open the review queue.")
+    try:
+        selectors.check_can_see_queue(user)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
     filters = selectors.QueueFilters.from_params(request.GET)
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
