@@ -124,8 +124,9 @@ def _pending_of(page: Page, actor: Actor) -> list[Version]:
     """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
     author = "author_agent" if isinstance(actor, Agent) else "author_user"
     return list(
-        Version.objects.filter(page=page, status=VersionStatus.IN_REVIEW, **{author: actor})
-        .select_related("base_version")
+        Version.objects.filter(
+            page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
+        ).select_related("base_version")
     )
 
 
