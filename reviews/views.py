@@ -19,7 +19,7 @@ from core.errors import Forbidden, NotFound, QuireError
 from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
-from reviews.merge import is_stale, merge_proposal
+from reviews.merge import is_stale, merge_proposal, staleness
 from reviews.models import NotificationPreference, ReviewerSettings
 from wiki.forms import sentence
 from wiki.markdown import render_markdown
@@ -61,7 +61,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
-        {"version": version, "stale": is_stale(version)} for version in page_of_versions.object_list
+        {"version": version, "stale": is_stale(version), "staleness": staleness(version)}
+        for version in page_of_versions.object_list
     ]
     query = request.GET.copy()
     query.pop("p", None)
