@@ -24,6 +24,7 @@ from django.utils.text import slugify
 from agents.models import Agent
 from wiki import search
 from wiki.audit import audit_record
+from wiki.credentials import refuse_credentials
 from wiki.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki.merge import merge_text, merge_value
 from wiki.models import (
@@ -109,6 +110,9 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
         )
     if required and not text.strip():
         raise InvalidArgument(f"{field} must not be empty.", field=field)
+    # Every door's markdown passes here (proposals, direct publishes, imports, a reviewer's
+    # edit): a credential is refused before anything is stored.
+    refuse_credentials(text, field=field)
     return text
 
 
