@@ -146,6 +146,8 @@ def test_every_screen_works_without_a_policy_violation(
         f"/agents/{agent.pk}/preview/",
         "/admin/",
         "/admin/wiki/page/",
+        f"/admin/wiki/page/{wiki_page.pk}/change/",
+        "/admin/auth/user/add/",
     ):
         response = page.goto(f"{base}{path}")
         assert response is not None and response.status == 200, path
