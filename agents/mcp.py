@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -28,14 +27,15 @@ from typing_extensions import TypedDict
 
 from agents import selectors
 from agents.models import Agent
-from agents.services import page_set_add
-from wiki import services
-from wiki.audit import audit_record
-from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
+from agents.services import agent_page_create
+from core.audit import audit_record
+from core.errors import InvalidArgument, QuireError, RateLimited
+from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
+from wiki.validators import validate_change_summary, validate_query
 
 logger = logging.getLogger(__name__)
 
@@ -533,12 +533,7 @@ class PageTools(MCPToolset):
         question. Returns at most 8 pages, best first, each with a short excerpt around the
         best match; call get_page to read one whole.
         """
-        query = " ".join((query or "").split())
-        if not 1 <= len(query) <= QUERY_MAX:
-            raise InvalidArgument(
-                f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
-                "Use a few distinctive words."
-            )
+        query = validate_query(query)
         # The set goes into the search query as a subquery, checked for each match only.
         allowed = selectors.search_scope(self._agent())
         hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT)
@@ -679,17 +674,14 @@ class PageTools(MCPToolset):
         """
         agent = self._agent()
         parent = selectors.page_for_agent(agent, parentId) if parentId else None
-        with transaction.atomic():
-            version = services.page_create(
-                actor=agent,
-                title=title,
-                body=markdown,
-                parent=parent,
-                tags=tags,
-                change_summary=changeSummary or "",
-            )
-            if parent is None:
-                page_set_add(actor=agent, agent=agent, page=version.page)
+        version = agent_page_create(
+            agent=agent,
+            title=title,
+            markdown=markdown,
+            parent=parent,
+            tags=tags,
+            change_summary=changeSummary or "",
+        )
         self._touched(version.page, versions=[version.number])
         return _write_result(version, None)
 
@@ -746,13 +738,8 @@ class PageTools(MCPToolset):
         tags: list[str] | None = None,
     ) -> WriteResult:
         agent = self._agent()
-        change_summary = services.validate_change_summary(change_summary, required=True)
+        change_summary = validate_change_summary(change_summary, required=True)
         page = selectors.page_source_for_agent(agent, page_id)
-        if kind == VersionKind.APPEND and page.live_version_id is None:
-            raise Conflict(
-                f"page {page.public_id} is not live yet, so there is nothing to append to. "
-                "Revise your draft with update_page, sending the whole markdown."
-            )
         earlier = selectors.own_pending_proposal(agent, page)
         version = services.version_propose(
             actor=agent,

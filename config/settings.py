@@ -41,9 +41,11 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "mcp_server",
     "csp",
+    "core",
     "wiki",
     "agents",
     "reviews",
+    "content",
 ]
 
 MIDDLEWARE = [

@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from reviews import selectors
 from reviews.diff import unified_diff
-from wiki import services
+from reviews.merge import is_stale
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
 
@@ -97,7 +97,7 @@ class VersionSerializer(serializers.Serializer):
         return version.page.live_version_id == version.pk
 
     def get_stale(self, version: Version) -> bool:
-        return services.is_stale(version)
+        return is_stale(version)
 
 
 class VersionDetailSerializer(VersionSerializer):
@@ -171,7 +171,9 @@ class ReviewSerializer(VersionSerializer):
 
 
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    comment = serializers.CharField(
+        required=False, allow_blank=True, help_text="At most 5,000 characters."
+    )
     expectedLiveVersion = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -181,13 +183,13 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    # Required: the service refuses a rejection without a reason, with the same sentence
+    # a reviewer sees in the browser.
     comment = serializers.CharField(
-        max_length=5000,
-        help_text="Why the proposal is rejected: the author sees it.",
-        error_messages={
-            "required": "A reason is required to reject: tell the author what to change.",
-            "blank": "A reason is required to reject: tell the author what to change.",
-        },
+        required=False,
+        allow_blank=True,
+        help_text="Why the proposal is rejected (required, at most 5,000 characters): the "
+        "author sees it.",
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from agents import services as agent_services
-from wiki import services
+from reviews import services
 from wiki.models import Page
 
 

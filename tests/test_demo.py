@@ -18,10 +18,10 @@ from django.urls import reverse
 
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
+from reviews.services import version_approve
 from tests.conftest import PROJECT_ROOT
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
-from wiki.services import version_approve
 
 pytestmark = pytest.mark.django_db
 
@@ -182,7 +182,7 @@ def test_make_demo_twice_keeps_an_approved_edit(tmp_path: Path) -> None:
     manage("load_demo", "--login-file", login)
     approve = (
         "from django.contrib.auth.models import Group, User\n"
-        "from wiki.services import version_approve\n"
+        "from reviews.services import version_approve\n"
         "from wiki.models import Version\n"
         "rita = User.objects.create_user('rita', password='x-rita-password-1')\n"
         "rita.groups.add(Group.objects.get(name='Reviewers'))\n"

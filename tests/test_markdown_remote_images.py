@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from wiki import services
+from reviews import services
 from wiki.markdown import render_markdown
 from wiki.models import Page
 

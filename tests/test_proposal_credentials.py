@@ -18,10 +18,12 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from core.errors import InvalidArgument
+from core.models import AuditEvent
+from reviews import services
 from tests.fixtures_mcp import MCP, AgentKey
-from wiki import services
-from wiki.errors import InvalidArgument
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
+from wiki.validators import validate_markdown
 
 # (kind the author is told, the credential as someone would paste it)
 CREDENTIALS: list[tuple[str, str]] = [
@@ -160,7 +162,7 @@ def test_there_are_thirty_of_each() -> None:
 def test_it_refuses_each_credential_naming_its_kind_and_line() -> None:
     for kind, text in CREDENTIALS:
         with pytest.raises(InvalidArgument) as refused:
-            services.validate_markdown(paragraph(text))
+            validate_markdown(paragraph(text))
         message = refused.value.message
         assert f"line {expected_line(text)} ({kind})" in message, (kind, message)
         assert refused.value.field == "markdown"
@@ -170,7 +172,7 @@ def test_it_refuses_each_credential_naming_its_kind_and_line() -> None:
 
 def test_it_accepts_ordinary_paragraphs_that_mention_keys_and_tokens() -> None:
     for text in ORDINARY:
-        assert services.validate_markdown(paragraph(text)) == paragraph(text)
+        assert validate_markdown(paragraph(text)) == paragraph(text)
 
 
 def nothing_stored(before: tuple[int, int]) -> None:

@@ -35,7 +35,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 
-from wiki.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 
 class _GoogleApiKeyDetector(RegexBasedDetector):
