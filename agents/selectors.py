@@ -15,6 +15,7 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import (
     Exists,
     ExpressionWrapper,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -26,6 +27,7 @@ from django.db.models.functions import Concat
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
 from core.errors import NotFound, NotInSet
+from core.models import AuditEvent
 from wiki.models import Page, Version, VersionStatus
 
 
@@ -221,6 +223,21 @@ def agent_page_set(agent: Agent) -> list[SetPage]:
         )
         for row in page_set_rows(agent)
     ]
+
+
+# The read tools whose audit row records the live version they showed (`version_number`).
+READ_TOOL_ACTIONS = ("mcp.get_page", "mcp.get_page_source")
+
+
+def last_read_live_version(agent: Agent, page: Page) -> int | None:
+    """The newest live version of `page` the agent read through get_page or get_page_source.
+
+    The audit trail already knows: it is what the agent's next replace proposal started from.
+    """
+    newest = AuditEvent.objects.filter(
+        actor_agent=agent, page=page, action__in=READ_TOOL_ACTIONS, outcome="ok"
+    ).aggregate(newest=Max("version_number"))["newest"]
+    return int(newest) if newest is not None else None
 
 
 def own_pending_proposal(agent: Agent, page: Page) -> Version | None:

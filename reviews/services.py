@@ -9,7 +9,6 @@ version are stated once, on `Version.move_to`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,12 +35,12 @@ from wiki.services import (
 from wiki.validators import (
     validate_change_summary,
     validate_markdown,
+    validate_resolved_markdown,
     validate_tags,
     validate_title,
 )
 
 COMMENT_MAX = 5000
-_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -66,18 +65,6 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
             field="comment",
         )
     return comment
-
-
-def validate_resolved_markdown(text: Any) -> str:
-    """A reviewer's edit of a proposal: markdown with every merge conflict resolved."""
-    text = validate_markdown(text)
-    if _CONFLICT_MARKER.search(text):
-        raise InvalidArgument(
-            "the text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the lines "
-            "you want, delete the markers, then approve.",
-            field="markdown",
-        )
-    return text
 
 
 def _check_can_propose(actor: Actor) -> None:
@@ -120,12 +107,18 @@ def _lock_version(version: Version) -> tuple[Page, Version]:
     return page, locked
 
 
-def _withdraw_pending(*, page: Page, actor: Actor) -> list[int]:
-    """Withdraw the author's waiting proposal on `page`: one pending proposal per author."""
+def _pending_of(page: Page, actor: Actor) -> list[Version]:
+    """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
     author = "author_agent" if isinstance(actor, Agent) else "author_user"
-    pending = list(
-        Version.objects.filter(page=page, status=VersionStatus.IN_REVIEW, **{author: actor})
+    return list(
+        Version.objects.filter(
+            page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
+        ).select_related("base_version")
     )
+
+
+def _withdraw(pending: list[Version]) -> list[int]:
+    """Withdraw the author's older proposals: one pending proposal per author and page."""
     for version in pending:
         version.move_to(VersionStatus.WITHDRAWN)
         version.save(update_fields=["status", "decided_by", "decided_at", "decision_comment"])
@@ -214,20 +207,53 @@ def page_create(
     return version
 
 
-def _base_version(
-    page: Page, *, base_number: int | None, publish: bool, kind: str
-) -> Version | None:
-    """The live version the author started from; publishing over a newer one is refused."""
+def _base_version(page: Page, *, base_number: int | None) -> Version | None:
+    """The live version the author started from (the live one when not said)."""
     live = page.live_version
     if base_number is None or live is None or live.number == base_number:
         return live
-    if publish and kind == VersionKind.REPLACE:
-        raise Conflict(
-            f"someone published v{live.number} while you were editing v{base_number}; "
-            "compare the two, bring your text up to date and save again.",
-            detail={"liveVersion": live.number, "baseVersion": base_number},
+    base = page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first()
+    if base is None:
+        raise InvalidArgument(
+            f"v{base_number} of {page.public_id} never went live, so nothing can start from "
+            f"it; send the live version you read (v{live.number} is live now).",
+            field="base_version",
         )
-    return page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first() or live
+    return base
+
+
+def _merge_onto_live(page: Page, base: Version, fields: dict[str, Any]) -> dict[str, Any]:
+    """An editor's save started from `base` while a newer version went live: the two edits
+    merged three-way, as a reviewer would merge a stale proposal. Where they overlap, nothing
+    is published: the Conflict carries the merged text with conflict markers to resolve."""
+    draft = Version(page=page, base_version=base, **fields)
+    merge = merge_proposal(draft)
+    live_number = page.live_version.number if page.live_version else None
+    if merge["conflicts"]:
+        names = ", ".join(sorted({c["field"] for c in merge["conflicts"]}))
+        raise Conflict(
+            f"v{live_number} was published while you were editing v{base.number}, and both "
+            f"changed the same part ({names}). Nothing was saved: resolve the conflicts marked "
+            "in the text (keep the lines you want, delete the <<<<<<<, ======= and >>>>>>> "
+            "lines), then save again.",
+            detail={
+                "liveVersion": live_number,
+                "baseVersion": base.number,
+                "conflicts": merge["conflicts"],
+                "mergedText": merge["text_with_markers"],
+            },
+        )
+    merged = merge["fields"]
+    kept = {name: value for name, value in fields.items() if name != "parent"}
+    return {
+        **kept,
+        "body": merged["body"],
+        "title": merged["title"],
+        "tags": merged["tags"],
+        "parent_id": merged["parent_id"],
+        "instructions": merged["instructions"],
+        "merged": True,
+    }
 
 
 def check_can_append(page: Page) -> None:
@@ -333,7 +359,12 @@ def version_propose(
     current = page.live_version or page.versions.order_by("-number").first()
     if current is None:
         raise NotFound(f"page {page.public_id} has no versions.")
-    base = _base_version(page, base_number=base_number, publish=publish, kind=kind)
+    pending = _pending_of(page, actor)
+    drafts = [v for v in pending if v.kind == VersionKind.REPLACE and v.base_version]
+    if base_number is None and kind == VersionKind.REPLACE and drafts:
+        # A revised draft keeps the version its author started from.
+        base_number = drafts[0].base_version.number  # type: ignore[union-attr]
+    base = _base_version(page, base_number=base_number)
     if kind == VersionKind.APPEND:
         more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
         fields = _append_fields(page, current, body=body, changes_more=more)
@@ -347,7 +378,9 @@ def version_propose(
             parent=parent,
             instructions=instructions,
         )
-    withdrawn = _withdraw_pending(page=page, actor=actor)
+        if publish and base is not None and base.pk != page.live_version_id:
+            fields = _merge_onto_live(page, base, fields)
+    withdrawn = _withdraw(pending)
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),

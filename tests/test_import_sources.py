@@ -130,7 +130,7 @@ def test_it_takes_over_pages_imported_under_keys_without_their_folder(
     for page in Page.objects.all():
         page.source_path = page.source_path.removeprefix("pages/")
         page.save(update_fields=["source_path"])
-    migration = importlib.import_module("wiki.migrations.0006_import_source_keys")
+    migration = importlib.import_module("wiki.migrations.0007_import_source_keys")
     migration.mark_legacy_keys(apps, None)
     assert Page.objects.filter(source_path="./common/tar.md").exists()
     versions = Version.objects.count()

@@ -28,7 +28,7 @@ EXPECTED = {
     "3:get_page_source": 5,
     "4:create_page": 23,
     "5:create_page": 16,
-    "6:update_page": 14,
+    "6:update_page": 15,  # 14 + the last live version the agent read (audit trail)
     "7:update_page": 15,
     "8:append_to_page": 13,
 }

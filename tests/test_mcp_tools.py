@@ -99,6 +99,7 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
         "markdown",
         "title",
         "tags",
+        "baseVersion",
     }
     assert set(tools["create_page"].inputSchema["required"]) == {"title", "markdown"}
 

@@ -6,6 +6,7 @@ and its message are the same for a person in a form and an agent in a tool error
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.errors import InvalidArgument
@@ -73,6 +74,21 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
     # Every door's markdown passes here (proposals, direct publishes, imports, a reviewer's
     # edit): a credential is refused before anything is stored.
     refuse_credentials(text, field=field)
+    return text
+
+
+_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
+
+
+def validate_resolved_markdown(text: Any) -> str:
+    """Markdown that came out of a three-way merge, with every conflict resolved."""
+    text = validate_markdown(text)
+    if _CONFLICT_MARKER.search(text):
+        raise InvalidArgument(
+            "the text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the lines "
+            "you want, delete the markers, then save.",
+            field="markdown",
+        )
     return text
 
 

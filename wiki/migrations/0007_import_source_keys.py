@@ -40,6 +40,6 @@ def unmark_legacy_keys(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0005_auditevent_moves_to_core")]
+    dependencies = [("wiki", "0006_index_links_without_titles")]
 
     operations = [migrations.RunPython(mark_legacy_keys, unmark_legacy_keys, elidable=False)]
