@@ -26,7 +26,7 @@ from wiki.models import Page, Version, VersionKind
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "quire-handbook"
 # Namespaced so that a user's own import of a folder with the same file names never
-# touches the demo pages (import_markdown keys pages by their path relative to its root).
+# touches the demo pages (import_markdown's keys are a folder name, a slash and a path).
 SOURCE_PREFIX = "quire-demo:"
 # The change summaries of the versions load_demo publishes: a live version with another one
 # was written or approved by someone since, and is theirs to keep.
