@@ -430,6 +430,14 @@ class QuireMCP(DjangoMCP):
                     )
         call.outcome = error.code
         call.extra["error"] = error.message
+        if "credentials" in error.detail:
+            # The audit keeps the call, never the credential it was refused for.
+            call.extra["arguments"] = {
+                key: "(withheld: refused for holding a credential)"
+                if isinstance(value, str) and key != "pageId"
+                else value
+                for key, value in arguments.items()
+            }
         return _error_result(f"{error.code}: {error.message}")
 
 

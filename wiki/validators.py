@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from core.errors import InvalidArgument
+from wiki.credentials import refuse_credentials
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX
 
 QUERY_MAX = 200
@@ -70,6 +71,9 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
         )
     if required and not text.strip():
         raise InvalidArgument(f"{field} must not be empty.", field=field)
+    # Every door's markdown passes here (proposals, direct publishes, imports, a reviewer's
+    # edit): a credential is refused before anything is stored.
+    refuse_credentials(text, field=field)
     return text
 
 
