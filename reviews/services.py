@@ -34,6 +34,7 @@ from wiki.services import (
     page_row_create,
 )
 from wiki.validators import (
+    check_text,
     validate_change_summary,
     validate_markdown,
     validate_tags,
@@ -53,7 +54,7 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         comment = ""
     if not isinstance(comment, str):
         raise InvalidArgument("the comment must be text.", field="comment")
-    comment = comment.strip()
+    comment = check_text(comment, field="comment").strip()
     if len(comment) > COMMENT_MAX:
         raise InvalidArgument(
             f"the comment can be at most {COMMENT_MAX:,} characters; it has {len(comment):,}.",
@@ -124,8 +125,9 @@ def _pending_of(page: Page, actor: Actor) -> list[Version]:
     """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
     author = "author_agent" if isinstance(actor, Agent) else "author_user"
     return list(
-        Version.objects.filter(page=page, status=VersionStatus.IN_REVIEW, **{author: actor})
-        .select_related("base_version")
+        Version.objects.filter(
+            page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
+        ).select_related("base_version")
     )
 
 

@@ -300,7 +300,12 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
                 )
                 return redirect("reviews:history", page_id=page.public_id)
         else:
-            error = "Choose the version to revert to."
+            comment_errors = form.errors.get("comment")
+            error = (
+                f"Comment: {comment_errors[0]}"
+                if comment_errors
+                else "Choose the version to revert to."
+            )
             status = 400
         page = _page_or_404(request, page_id)
     versions = selectors.page_versions(page)
