@@ -33,6 +33,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
+from wiki.validators import check_text
 
 _CODES = {
     400: "invalid_argument",
@@ -178,8 +179,10 @@ class PageListView(QuireListView):
 
     def get_queryset(self) -> Any:
         params = self.request.query_params
-        query = (params.get("q") or "").strip()
-        tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
+        query, tag, parent = (
+            check_text(params.get(name) or "", field=name).strip()
+            for name in ("q", "tag", "parent")
+        )
         if query:
             if len(query) > 200:
                 raise exceptions.ValidationError({"q": "Keep the query under 200 characters."})

@@ -8,7 +8,7 @@ from django import forms
 
 from core.errors import InvalidArgument
 from reviews.services import COMMENT_MAX, validate_comment, validate_resolved_markdown
-from wiki.forms import sentence
+from wiki.forms import TextField, sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
 
 
@@ -20,7 +20,7 @@ def _comment(value: Any, *, required: bool) -> str:
 
 
 class ApproveForm(forms.Form):
-    comment = forms.CharField(
+    comment = TextField(
         required=False,
         widget=forms.Textarea(
             attrs={
@@ -38,13 +38,13 @@ class ApproveForm(forms.Form):
 
 
 class EditApproveForm(ApproveForm):
-    title = forms.CharField(max_length=TITLE_MAX)
-    tags = forms.CharField(
+    title = TextField(max_length=TITLE_MAX)
+    tags = TextField(
         required=False,
         max_length=20 * 52,
         help_text="Comma-separated.",
     )
-    body = forms.CharField(
+    body = TextField(
         required=False,
         max_length=MARKDOWN_MAX,
         strip=False,
@@ -63,7 +63,7 @@ class EditApproveForm(ApproveForm):
 
 
 class RejectForm(forms.Form):
-    comment = forms.CharField(
+    comment = TextField(
         required=False,
         widget=forms.Textarea(
             attrs={
@@ -80,7 +80,7 @@ class RejectForm(forms.Form):
 
 class RevertForm(forms.Form):
     to_number = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
-    comment = forms.CharField(required=False, max_length=CHANGE_SUMMARY_MAX)
+    comment = TextField(required=False, max_length=CHANGE_SUMMARY_MAX)
 
 
 class CompareForm(forms.Form):

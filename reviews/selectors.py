@@ -14,6 +14,7 @@ from agents.models import Agent
 from core.errors import NotFound
 from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
 
@@ -26,10 +27,11 @@ class QueueFilters:
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
+        """The filters a query string asks for; InvalidArgument for text no name or id holds."""
         kind = (params.get("author_kind") or "").strip()
         return cls(
-            agent=(params.get("agent") or "").strip(),
-            page=(params.get("page") or "").strip(),
+            agent=check_text(params.get("agent") or "", field="agent").strip(),
+            page=check_text(params.get("page") or "", field="page").strip(),
             author_kind=kind if kind in AUTHOR_KINDS else "",
         )
 

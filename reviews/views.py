@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from core.errors import Forbidden, NotFound, QuireError
+from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
@@ -55,7 +55,12 @@ def queue(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     if not can_review(user):
         raise PermissionDenied("Only reviewers can open the review queue.")
-    filters = selectors.QueueFilters.from_params(request.GET)
+    status = 200
+    try:
+        filters = selectors.QueueFilters.from_params(request.GET)
+    except InvalidArgument as error:
+        messages.error(request, f"{sentence(error.message)} The filter was left out.")
+        filters, status = selectors.QueueFilters(), 400
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
@@ -82,6 +87,7 @@ def queue(request: HttpRequest) -> HttpResponse:
                 or NotificationPreference.IMMEDIATE
             ),
         },
+        status=status,
     )
 
 
