@@ -16,12 +16,15 @@ from urllib.parse import quote
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from agents.models import Agent, PageSetEntry
+from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews import services
 from reviews.models import Notification
+from wiki import services as wiki_services
 from wiki.models import Attachment, Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
@@ -546,3 +549,30 @@ def test_it_refuses_a_nul_in_a_filter_or_search(
     if url.startswith("/api/"):
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "invalid_argument"
+
+
+@pytest.mark.parametrize("kind", ["nul", "newline", "bidi"])
+def test_it_never_stores_bad_text_in_an_attachment_name(
+    make_page: MakePage, editor: User, kind: str
+) -> None:
+    page = make_page("Refunds", "Refunds take five days.\n")
+    client = Client(raise_request_exception=False)
+    client.force_login(editor)
+    name = f"in{BAD[kind][0]}voice.txt"
+
+    # The browser's file name: Django drops unprintable characters from it before Quire sees it.
+    response = client.post(
+        f"/p/{page.public_id}/attachments/",
+        {"file": SimpleUploadedFile(name, b"Total: 5", "text/plain")},
+    )
+
+    assert response.status_code == 302
+    assert list(Attachment.objects.values_list("name", flat=True)) == ["inabvoice.txt"]
+    # Any other caller meets the rule for one line of visible text.
+    with pytest.raises(InvalidArgument) as refused:
+        wiki_services.attachment_add(
+            actor=editor, page=page, upload=SimpleUploadedFile(name, b"Total: 5", "text/plain")
+        )
+    words = BAD[kind][1].replace("position 2", "position 4")
+    assert str(refused.value).startswith(f"the file name has {words}")
+    assert Attachment.objects.count() == 1
