@@ -259,9 +259,11 @@ def test_it_answers_an_unknown_json_rpc_method_with_method_not_found(
 
 
 def test_it_counts_calls_to_unknown_tools_toward_the_rate_limit(
-    mcp: MCP, reader_agent: AgentKey, settings: Any
+    mcp: MCP, reader_agent: AgentKey, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.QUIRE_AGENT_RATE_LIMIT = 2
+    # A window of days: three calls never straddle the turn of a minute.
+    monkeypatch.setattr("agents.mcp.RATE_WINDOW_SECONDS", 1_000_000)
     for name in ("create_page", "no_such_tool"):
         error = mcp.error(reader_agent, name, title="x", markdown="y")
         assert error == f"Unknown tool: {name}"

@@ -143,6 +143,21 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
     return text
 
 
+_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
+
+
+def validate_resolved_markdown(text: Any) -> str:
+    """Markdown that came out of a three-way merge, with every conflict resolved."""
+    text = validate_markdown(text)
+    if _CONFLICT_MARKER.search(text):
+        raise InvalidArgument(
+            "the text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the lines "
+            "you want, delete the markers, then save.",
+            field="markdown",
+        )
+    return text
+
+
 def validate_change_summary(summary: Any, *, required: bool = False) -> str:
     if summary is None:
         summary = ""
