@@ -258,6 +258,26 @@ def test_it_answers_an_unknown_json_rpc_method_with_method_not_found(
     assert [t["name"] for t in listed.json()["result"]["tools"]][:1] == ["browse"]
 
 
+def test_it_refuses_a_request_id_no_answer_could_echo(mcp: MCP, editor_agent: AgentKey) -> None:
+    body = '{"jsonrpc": "2.0", "id": "a\\ud800", "method": "tools/list"}'
+    response = httpx.post(
+        mcp.url,
+        content=body.encode(),
+        headers={
+            "Authorization": f"Bearer {editor_agent.token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        },
+        timeout=30,
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+    assert "the id holds a NUL or a lone surrogate" in response.json()["error"]["message"]
+    row = AuditEvent.objects.get(actor_agent=editor_agent.agent)
+    assert (row.action, row.outcome) == ("mcp.request", "invalid_request")
+
+
 def test_it_counts_calls_to_unknown_tools_toward_the_rate_limit(
     mcp: MCP, reader_agent: AgentKey, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
