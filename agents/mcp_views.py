@@ -117,11 +117,6 @@ def unknown_method(data: Any) -> str | None:
     return None
 
 
-def _request_id(data: Any) -> Any:
-    request_id = data.get("id") if isinstance(data, dict) else None
-    return storable(request_id) if isinstance(request_id, str | int) else None
-
-
 class _AnyAccept(DefaultContentNegotiation):
     """The MCP transport checks Accept itself; DRF must not answer 406 first."""
 
@@ -217,7 +212,7 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 f"Method not found: {storable(method)!r}. This server speaks MCP: call "
                 "initialize, tools/list or tools/call.",
                 200,
-                _request_id(data),
+                request_id if isinstance(request_id, str | int) else None,
             )
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]

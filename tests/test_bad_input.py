@@ -7,6 +7,7 @@ text, nothing stored, and an audit row for each MCP call.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 
 from agents.models import Agent, PageSetEntry
@@ -598,3 +600,19 @@ def test_it_never_stores_bad_text_in_an_attachment_name(
     words = BAD[kind][1].replace("position 2", "position 4")
     assert str(refused.value).startswith(f"the file name has {words}")
     assert Attachment.objects.count() == 1
+
+
+def test_it_skips_files_with_bad_text_on_import_and_says_why(editor: User, tmp_path: Any) -> None:
+    (tmp_path / "good.md").write_text("# Good\n\nFine text.\n")
+    (tmp_path / "nul.md").write_text("# Nul\n\nA\x00B\n")
+    (tmp_path / "bidi.md").write_text("---\ntitle: 'Pay \u202eevil'\n---\nText.\n")
+    out, err = io.StringIO(), io.StringIO()
+
+    call_command(
+        "import_markdown", str(tmp_path), "--publish", "--author", "edna", stdout=out, stderr=err
+    )
+
+    report = out.getvalue() + err.getvalue()
+    assert "skipped nul.md: body has U+0000 NULL at position 9" in report, report
+    assert "skipped bidi.md: title has U+202E RIGHT-TO-LEFT OVERRIDE at position 5" in report
+    assert list(Page.objects.values_list("title", flat=True)) == ["Good"]
