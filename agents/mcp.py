@@ -28,14 +28,14 @@ from typing_extensions import TypedDict
 from agents import selectors
 from agents.models import Agent
 from agents.services import agent_page_create
-from core.audit import audit_record
+from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
-from wiki.validators import validate_change_summary, validate_query
+from wiki.validators import check_text, validate_change_summary, validate_query
 
 logger = logging.getLogger(__name__)
 
@@ -392,7 +392,7 @@ class QuireMCP(DjangoMCP):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         agent = request_agent()
         if agent is None:
-            return _error_result(f"Unknown tool: {name}")
+            return _error_result(f"Unknown tool: {storable(name)}")
         call = ToolCall(agent=agent, tool=name)
         token = _current_call.set(call)
         try:
@@ -403,12 +403,15 @@ class QuireMCP(DjangoMCP):
         return result
 
     async def _call(self, call: ToolCall, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        if name not in tool_names_for(call.agent):
+        # Every call counts, an unknown tool's too: guessing names costs the same as calling.
+        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
+        if error is None and name not in tool_names_for(call.agent):
             # Exactly what the library says for a tool it does not have.
             call.outcome = "unknown_tool"
-            return _error_result(f"Unknown tool: {name}")
+            return _error_result(f"Unknown tool: {storable(name)}")
         call.extra["arguments"] = _loggable(arguments)
-        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
+        if error is None:
+            error = _text_problem(arguments)
         if error is None:
             try:
                 structured = await self._tool_manager.call_tool(
@@ -439,6 +442,25 @@ class QuireMCP(DjangoMCP):
                 for key, value in arguments.items()
             }
         return _error_result(f"{error.code}: {error.message}")
+
+
+def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
+    """The text rule on every string the agent sent, names included, whichever tool reads it:
+    an id or an argument no tool knows must not reach the database either."""
+    pending: list[tuple[str, Any]] = list(reversed(arguments.items()))
+    try:
+        while pending:
+            where, value = pending.pop()
+            check_text(where, field="arguments", name="an argument name")
+            if isinstance(value, str):
+                check_text(value, field=where)
+            elif isinstance(value, dict):
+                pending.extend(reversed([(f"{where}.{k}", v) for k, v in value.items()]))
+            elif isinstance(value, list):
+                pending.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    except InvalidArgument as error:
+        return error
+    return None
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
+from wiki.validators import check_text
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -177,10 +178,17 @@ class ReviewSerializer(VersionSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
+class CommentField(serializers.CharField):
+    """A reviewer's comment: the text rule is the one every door uses, with its message."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str):
+            check_text(data, field="comment")
+        return super().run_validation(data)
+
+
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(
-        required=False, allow_blank=True, help_text="At most 5,000 characters."
-    )
+    comment = CommentField(required=False, allow_blank=True, help_text="At most 5,000 characters.")
     expectedLiveVersion = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -192,7 +200,7 @@ class ApproveInputSerializer(serializers.Serializer):
 class RejectInputSerializer(serializers.Serializer):
     # Required: the service refuses a rejection without a reason, with the same sentence
     # a reviewer sees in the browser.
-    comment = serializers.CharField(
+    comment = CommentField(
         required=False,
         allow_blank=True,
         help_text="Why the proposal is rejected (required, at most 5,000 characters): the "

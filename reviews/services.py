@@ -33,6 +33,7 @@ from wiki.services import (
     page_row_create,
 )
 from wiki.validators import (
+    check_text,
     validate_change_summary,
     validate_markdown,
     validate_resolved_markdown,
@@ -52,7 +53,7 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         comment = ""
     if not isinstance(comment, str):
         raise InvalidArgument("the comment must be text.", field="comment")
-    comment = comment.strip()
+    comment = check_text(comment, field="comment").strip()
     if len(comment) > COMMENT_MAX:
         raise InvalidArgument(
             f"the comment can be at most {COMMENT_MAX:,} characters; it has {len(comment):,}.",

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from core.errors import Forbidden, NotFound, QuireError
+from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
@@ -57,7 +57,12 @@ def queue(request: HttpRequest) -> HttpResponse:
         selectors.check_can_see_queue(user)
     except Forbidden as error:
         raise PermissionDenied(sentence(error.message)) from None
-    filters = selectors.QueueFilters.from_params(request.GET)
+    status = 200
+    try:
+        filters = selectors.QueueFilters.from_params(request.GET)
+    except InvalidArgument as error:
+        messages.error(request, f"{sentence(error.message)} The filter was left out.")
+        filters, status = selectors.QueueFilters(), 400
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
@@ -85,6 +90,7 @@ def queue(request: HttpRequest) -> HttpResponse:
                 or NotificationPreference.IMMEDIATE
             ),
         },
+        status=status,
     )
 
 
@@ -303,7 +309,12 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
                 )
                 return redirect("reviews:history", page_id=page.public_id)
         else:
-            error = "Choose the version to revert to."
+            comment_errors = form.errors.get("comment")
+            error = (
+                f"Comment: {comment_errors[0]}"
+                if comment_errors
+                else "Choose the version to revert to."
+            )
             status = 400
         page = _page_or_404(request, page_id)
     versions = selectors.page_versions(page)
