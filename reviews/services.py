@@ -97,11 +97,31 @@ def _check_can_publish(actor: Actor) -> User:
     return actor
 
 
-def _check_can_decide(actor: Actor, version: Version) -> User:
+def decision_refusal(actor: Actor, version: Version) -> str | None:
+    """Why `actor` may not approve or reject `version`, or None when they may.
+
+    The one statement of who decides, for every door and screen: a reviewer, and never the
+    proposal's author or the owner of the agent that wrote it (nobody approves their own words).
+    """
     if isinstance(actor, Agent) or not can_review(actor):
-        raise Forbidden("only reviewers can approve or reject proposals.")
+        return "only reviewers can approve or reject proposals."
     if version.author_user_id is not None and version.author_user_id == actor.pk:
-        raise Forbidden("you cannot decide your own proposal; ask another reviewer.")
+        return "you cannot decide your own proposal; ask another reviewer."
+    if version.author_agent_id is not None:
+        agent: Agent = version.author_agent  # type: ignore[assignment]
+        if agent.owner_id is not None and agent.owner_id == actor.pk:
+            return (
+                f"{agent.name} is your agent, so you cannot decide what it proposes; "
+                "ask another reviewer."
+            )
+    return None
+
+
+def _check_can_decide(actor: Actor, version: Version) -> User:
+    refusal = decision_refusal(actor, version)
+    if refusal is not None:
+        raise Forbidden(refusal)
+    assert isinstance(actor, User)
     return actor
 
 
@@ -124,8 +144,9 @@ def _pending_of(page: Page, actor: Actor) -> list[Version]:
     """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
     author = "author_agent" if isinstance(actor, Agent) else "author_user"
     return list(
-        Version.objects.filter(page=page, status=VersionStatus.IN_REVIEW, **{author: actor})
-        .select_related("base_version")
+        Version.objects.filter(
+            page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
+        ).select_related("base_version")
     )
 
 

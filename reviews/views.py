@@ -59,7 +59,12 @@ def queue(request: HttpRequest) -> HttpResponse:
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
-        {"version": version, "stale": is_stale(version)} for version in page_of_versions.object_list
+        {
+            "version": version,
+            "stale": is_stale(version),
+            "refusal": services.decision_refusal(user, version),
+        }
+        for version in page_of_versions.object_list
     ]
     query = request.GET.copy()
     query.pop("p", None)
@@ -203,6 +208,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     edit_form = EditApproveForm(initial=_edit_initial(version, context))
     reject_form = RejectForm()
     status = 200
+    refusal = services.decision_refusal(user, version)
+    if request.method == "POST" and refusal is not None and context["in_review"]:
+        raise PermissionDenied(sentence(refusal))
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -249,12 +257,11 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
+    refusal = services.decision_refusal(user, version)  # the version may have been reloaded
     context.update(
         {
-            "can_decide": (
-                context["in_review"] and can_review(user) and version.author_user_id != user.pk
-            ),
-            "own_proposal": version.author_user_id == user.pk,
+            "can_decide": context["in_review"] and refusal is None,
+            "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
                 selectors.next_waiting(user, besides=version)
                 if not context["in_review"] and can_review(user)
