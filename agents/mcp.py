@@ -456,9 +456,14 @@ def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
-def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
+def _write_result(version: Version, withdrawn: int | None, *, carried: bool = False) -> WriteResult:
     message = f"Submitted as v{version.number} and waiting for a human to approve it."
-    if withdrawn is not None and withdrawn != version.number:
+    if withdrawn is not None and withdrawn != version.number and carried:
+        message += (
+            f" It carries your earlier proposal v{withdrawn} first, then this addition; "
+            f"v{withdrawn} was withdrawn in its favour."
+        )
+    elif withdrawn is not None and withdrawn != version.number:
         message += f" It replaces your earlier proposal v{withdrawn}, which was withdrawn."
     return {
         "pageId": version.page.public_id,
@@ -735,7 +740,9 @@ class PageTools(MCPToolset):
         """Propose adding markdown at the end of a page, keeping everything already there.
 
         Prefer it to update_page when you only add (a new FAQ entry, a new section): it
-        applies on top of whatever is live when approved, so it never conflicts.
+        applies on top of whatever is live when approved, so it never conflicts. If your
+        earlier proposal on this page still waits, the new one carries it: its text first,
+        then this markdown.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
@@ -771,4 +778,8 @@ class PageTools(MCPToolset):
             base_number=base_version,
         )
         self._touched(page, versions=[version.number])
-        return _write_result(version, earlier.number if earlier is not None else None)
+        return _write_result(
+            version,
+            earlier.number if earlier is not None else None,
+            carried=kind == VersionKind.APPEND,
+        )
