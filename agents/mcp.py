@@ -156,7 +156,7 @@ class PageSource(TypedDict):
     title: str
     markdown: str
     tags: list[str]
-    status: Literal["live", "in_review"]
+    status: Literal["live", "in_review", "rejected", "withdrawn"]
     parentId: str | None
     path: str
     liveVersion: int | None
@@ -474,6 +474,16 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
+def _source_status(
+    live: Version | None, draft: Version | None, shown: Version
+) -> Literal["live", "in_review", "rejected", "withdrawn"]:
+    if live is not None:
+        return "live"
+    if draft is not None or shown.status == "in_review":
+        return "in_review"
+    return "withdrawn" if shown.status == "withdrawn" else "rejected"
+
+
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -610,15 +620,20 @@ class PageTools(MCPToolset):
 
         Call it before update_page or append_to_page. If you already have a proposal waiting
         on this page, markdown is your draft, so you can revise it; lastDecision tells you
-        whether your last proposal was approved or rejected, and the reviewer's reason.
+        whether your last proposal was approved or rejected, and the reviewer's reason. A page
+        you created whose proposal was rejected has status "rejected" and that text: fix it
+        and send it again with update_page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
         draft = selectors.own_pending_proposal(agent, page)
         decided = selectors.own_last_decision(agent, page)
-        shown = draft or live
-        assert shown is not None
+        # A page the agent created that never went live and has nothing waiting: its last
+        # proposal (rejected, with the reason in lastDecision) is the text to revise.
+        shown = draft or live or decided or selectors.own_newest_version(agent, page)
+        if shown is None:
+            raise selectors.no_such_page(page.public_id)
         if draft is not None and draft.kind == VersionKind.APPEND:
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
@@ -634,7 +649,7 @@ class PageTools(MCPToolset):
             "title": shown.title,
             "markdown": markdown,
             "tags": list(shown.tags),
-            "status": "live" if live is not None else "in_review",
+            "status": _source_status(live, draft, shown),
             "parentId": parent_id,
             "path": page.path,
             "liveVersion": live.number if live is not None else None,
