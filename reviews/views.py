@@ -17,7 +17,14 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, NotFound, QuireError
 from reviews import selectors, services
-from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
+from reviews.diff import (
+    diff_text,
+    diff_words,
+    invisible_characters,
+    show,
+    suspicious_characters,
+    tag_changes,
+)
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
 from reviews.merge import is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
@@ -119,6 +126,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
     before_tags = before.tags if before else []
     before_parent = before.parent if before else None
     removed, added, kept = tag_changes(before_tags, proposed["tags"])
+    # What the proposal adds, not what was already there (the diff marks those too).
+    flagged = suspicious_characters(
+        [
+            proposed["body"],
+            proposed["title"],
+            version.instructions,
+            version.change_summary,
+            *proposed["tags"],
+        ],
+        before=[before_body, before_title, before.instructions if before else "", *before_tags],
+    )
     context: dict[str, Any] = {
         "page": page,
         "version": version,
@@ -135,14 +153,11 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         "tags_kept": kept,
         "parent_changed": before is not None and before_parent != proposed["parent"],
         "before_parent": before_parent,
-        "invisible": invisible_characters(
-            version.proposed_body,
-            version.body,
-            version.title,
-            version.change_summary,
-            version.instructions,
-            *version.tags,
-        ),
+        "invisible": flagged,
+        "invisible_kinds": {
+            "hidden": any(not flag.lookalike for flag in flagged),
+            "lookalike": any(flag.lookalike for flag in flagged),
+        },
         "change_summary_html": mark_safe(show(version.change_summary)),
     }
     if version.kind == VersionKind.APPEND and in_review:
