@@ -13,8 +13,10 @@ import difflib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import groupby
 from typing import NamedTuple
 
 from confusable_homoglyphs import categories, confusables
@@ -57,7 +59,8 @@ _IGNORABLE = frozenset(code for low, high in _DEFAULT_IGNORABLE for code in rang
 _BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
 _BRAILLE_BLANK = "\u2800"
 
-_WORD = re.compile(r"\w+")
+# Letters only: digits and underscores join words in code (ip_адрес, x86) without mixing them.
+_WORD = re.compile(r"[^\W\d_]+")
 _NOT_A_SCRIPT = frozenset({"COMMON", "INHERITED"})
 # Scripts that one language writes together (Japanese, Korean, Chinese): not a mix.
 _SCRIPT_FAMILY = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "HANGUL": "HAN", "BOPOMOFO": "HAN"}
@@ -92,7 +95,9 @@ class Lookalike:
         )
 
 
+@lru_cache(maxsize=8192)
 def _script(char: str) -> str:
+    # The library looks each character up afresh (microseconds); texts repeat their letters.
     return str(categories.aliases_categories(char)[0])
 
 
@@ -122,19 +127,36 @@ def _word_lookalikes(word: str) -> list[Lookalike]:
     return out
 
 
+def _is_cjk(char: str) -> bool:
+    script = _script(char)
+    return _SCRIPT_FAMILY.get(script, script) == "HAN"
+
+
+def _words(text: str) -> Iterator[tuple[int, str]]:
+    """The words of `text` that go beyond ASCII, with their offsets. Chinese, Japanese and
+    Korean write Latin words against their own without a space ("OSに関連する"), so a run
+    of those scripts is a word of its own."""
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word.isascii():
+            continue
+        offset = match.start()
+        for _, run in groupby(word, key=_is_cjk):
+            part = "".join(run)
+            yield offset, part
+            offset += len(part)
+
+
 def lookalikes(text: str) -> dict[int, Lookalike]:
     """The homoglyphs of `text` by position, word by word (only words beyond ASCII can mix)."""
     if text.isascii():
         return {}
     positions: dict[int, Lookalike] = {}
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if word.isascii():
-            continue
+    for start, word in _words(text):
         suspects = {item.char: item for item in _word_lookalikes(word)}
         for offset, char in enumerate(word):
             if char in suspects:
-                positions[match.start() + offset] = suspects[char]
+                positions[start + offset] = suspects[char]
     return positions
 
 
@@ -146,18 +168,26 @@ class Flag(NamedTuple):
     lookalike: bool
 
 
+def _marks(text: str) -> dict[int, Lookalike | None]:
+    """The positions in `text` a reviewer must see: None for an invisible character, the
+    Lookalike for a homoglyph. Checks each distinct character once, not each position."""
+    hidden = [char for char in set(text) if is_invisible(char)]
+    marks: dict[int, Lookalike | None] = dict(lookalikes(text))
+    if hidden:
+        pattern = re.compile("|".join(re.escape(char) for char in hidden))
+        marks.update((match.start(), None) for match in pattern.finditer(text))
+    return marks
+
+
 def _flags(text: str) -> list[Flag]:
     """A flag for each suspicious character occurrence in `text`, in order."""
-    if text.isascii() and not any(is_invisible(char) for char in text):
-        return []
-    similar = lookalikes(text)
-    flags = []
-    for index, char in enumerate(text):
-        if is_invisible(char):
-            flags.append(Flag(_label(char), lookalike=False))
-        elif index in similar:
-            flags.append(Flag(similar[index].label, lookalike=True))
-    return flags
+    marks = _marks(text)
+    return [
+        Flag(_label(text[index]), lookalike=False)
+        if mark is None
+        else Flag(mark.label, lookalike=True)
+        for index, mark in sorted(marks.items())
+    ]
 
 
 def suspicious_characters(texts: Iterable[str], *, before: Iterable[str] = ()) -> list[Flag]:
@@ -184,29 +214,25 @@ def _label(char: str) -> str:
 def show(text: str) -> str:
     """Escape `text` for HTML, replace each invisible character with a visible badge and
     underline each look-alike letter, naming it."""
-    similar = lookalikes(text)
+    marks = _marks(text)
+    if not marks:
+        return escape(text)
     parts: list[str] = []
-    plain: list[str] = []
-    for index, char in enumerate(text):
-        invisible = is_invisible(char)
-        if not invisible and index not in similar:
-            plain.append(char)
-            continue
-        if plain:
-            parts.append(escape("".join(plain)))
-            plain = []
-        if invisible:
+    start = 0
+    for index, mark in sorted(marks.items()):
+        parts.append(escape(text[start:index]))
+        char = text[index]
+        if mark is None:
             parts.append(
                 f'<span class="invisible-char" title="{escape(_label(char))}">'
                 f"\u27e6{_code(char)}\u27e7</span>"
             )
         else:
             parts.append(
-                f'<span class="lookalike-char" title="{escape(similar[index].label)}">'
-                f"{escape(char)}</span>"
+                f'<span class="lookalike-char" title="{escape(mark.label)}">{escape(char)}</span>'
             )
-    if plain:
-        parts.append(escape("".join(plain)))
+        start = index + 1
+    parts.append(escape(text[start:]))
     return "".join(parts)
 
 

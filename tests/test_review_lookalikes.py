@@ -64,6 +64,9 @@ def test_it_marks_a_letter_of_another_script_inside_a_latin_word() -> None:
         "日本語のテキストとカタカナ",
         "naïve café, Straße, Ελληνικά",
         "version 2.0_beta, C++ and x86-64",
+        # Code names join scripts with digits and underscores; Japanese runs Latin into kana.
+        "ssh ip_адрес -p порт_x позиція2y",
+        "OSに関連する情報とPOSTリクエスト",
         "tabs\tand\nnewlines",
     ],
 )
