@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 - the test texts hold look-alike letters on purpose
 """The review page flags every invisible or look-alike character a proposal adds.
 
 Beyond zero-width and bidi controls: variation selectors, Hangul fillers, the Braille blank,
