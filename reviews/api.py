@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -33,6 +33,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
+from wiki.validators import validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -172,11 +173,9 @@ class PageListView(QuireListView):
 
     def get_queryset(self) -> Any:
         params = self.request.query_params
-        query = (params.get("q") or "").strip()
+        query = validate_query(params.get("q"), required=False)
         tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
         if query:
-            if len(query) > 200:
-                raise exceptions.ValidationError({"q": "Keep the query under 200 characters."})
             return selectors.search_live_pages(query, tag=tag, parent=parent)
         return selectors.live_pages(tag=tag, parent=parent)
 
@@ -241,6 +240,7 @@ class ReviewListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
+        selectors.check_can_see_queue(self.user())
         return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
 
 

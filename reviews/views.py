@@ -26,7 +26,7 @@ from reviews.diff import (
     tag_changes,
 )
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
-from reviews.merge import is_stale, merge_proposal
+from reviews.merge import is_stale, merge_proposal, staleness
 from reviews.models import NotificationPreference, ReviewerSettings
 from wiki.forms import sentence
 from wiki.markdown import render_markdown
@@ -60,8 +60,10 @@ def _version_or_404(page: Page, number: int) -> Version:
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    if not can_review(user):
-        raise PermissionDenied("Only reviewers can open the review queue.")
+    try:
+        selectors.check_can_see_queue(user)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
     filters = selectors.QueueFilters.from_params(request.GET)
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
@@ -69,6 +71,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         {
             "version": version,
             "stale": is_stale(version),
+            "staleness": staleness(version),
             "refusal": services.decision_refusal(user, version),
         }
         for version in page_of_versions.object_list
