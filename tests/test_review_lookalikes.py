@@ -8,7 +8,10 @@ that pass for Latin inside a word (a Cyrillic "\\u0430" in "p\\u0430ypal").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -127,3 +130,37 @@ def test_the_review_page_flags_an_appended_homoglyph(
     html = _client(reviewer).get(_url(append)).content.decode()
     assert "This proposal contains look-alike characters" in html
     assert "U+0455 CYRILLIC SMALL LETTER DZE looks like Latin \u201cs\u201d" in html
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_reviewer_sees_the_lookalike_in_the_browser(
+    live_server: Any,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+    browser_page: Any,
+    screenshots: Path,
+) -> None:
+    from playwright.sync_api import expect
+
+    page = make_page("Payments", "Pay through the portal.\n")
+    proposal = services.version_propose(
+        actor=proposing_agent,
+        page=page,
+        body="Pay through the portal.\n\nOr log in at p\u0430ypal.com \u2800\n",
+        change_summary="Add a payment option",
+    )
+    browser = browser_page
+    browser.goto(f"{live_server.url}/login/?next={_url(proposal)}")
+    browser.fill("input[name=username]", reviewer.username)
+    browser.fill("input[name=password]", "correct-horse-battery")
+    browser.click("button[type=submit]")
+    banner = browser.locator(".rv-invisible-banner")
+    expect(banner).to_contain_text("invisible and look-alike characters")
+    expect(banner).to_contain_text("U+0430 CYRILLIC SMALL LETTER A looks like Latin")
+    marked = browser.locator("table.rv-sbs .lookalike-char").first
+    expect(marked).to_be_visible()
+    expect(marked).to_have_attribute("title", re.compile("CYRILLIC SMALL LETTER A"))
+    expect(browser.locator("table.rv-sbs")).to_contain_text("\u27e6U+2800\u27e7")
+    browser.screenshot(path=str(screenshots / "review-lookalikes.png"), full_page=True)

@@ -7,6 +7,8 @@ API all go through it, so each refuses the same way and says why.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -160,3 +162,31 @@ def test_it_does_not_ask_the_owner_to_review_their_own_agent(
         Notification.objects.filter(version=proposal).values_list("recipient__username", flat=True)
     )
     assert asked == {"rob"}
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_owner_sees_why_in_the_browser(
+    live_server: Any,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    owned_agent: Agent,
+    browser_page: Any,
+    screenshots: Path,
+) -> None:
+    from playwright.sync_api import expect
+
+    proposal = _propose(make_page("Refunds", "Person text.\n"), owned_agent)
+    browser = browser_page
+    browser.goto(f"{live_server.url}/login/?next=/reviews/")
+    browser.fill("input[name=username]", reviewer.username)
+    browser.fill("input[name=password]", "correct-horse-battery")
+    browser.click("button[type=submit]")
+    row = browser.locator("table.rv-queue tbody tr").first
+    expect(row).to_contain_text("your agent: another reviewer decides")
+    row.locator("a.rv-queue-link").click()
+    expect(browser.locator(".rv-cannot-decide")).to_contain_text("ritas-bot is your agent")
+    expect(browser.locator(".rv-approve-button")).to_have_count(0)
+    expect(browser.locator(".rv-reject-button")).to_have_count(0)
+    browser.screenshot(path=str(screenshots / "review-own-agent.png"), full_page=True)
+    assert browser.url.endswith(_review_url(proposal))
