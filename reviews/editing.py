@@ -158,7 +158,15 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
                 )
             return redirect(page_url(page))
     context = tree_context(page)
-    context.update(form=form, page=page, own=own, live=live, publish=publish, conflict=conflict)
+    context.update(
+        form=form,
+        page=page,
+        own=own,
+        own_append=own_append,
+        live=live,
+        publish=publish,
+        conflict=conflict,
+    )
     return render(request, "wiki/page_form.html", context)
 
 

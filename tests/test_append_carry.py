@@ -142,5 +142,6 @@ def test_a_persons_edit_form_starts_from_their_waiting_append(
     page = make_page("FAQ", "Q1?\n")
     client = _client(reader)
     client.post(f"/p/{page.public_id}/append/", {"body": "Q2?", "change_summary": ""})
-    form = client.get(f"/p/{page.public_id}/edit/").context["form"]
-    assert form.initial["body"] == "Q1?\n\nQ2?\n"
+    response = client.get(f"/p/{page.public_id}/edit/")
+    assert response.context["form"].initial["body"] == "Q1?\n\nQ2?\n"
+    assert "Your addition v2, still waiting for review, is included" in response.content.decode()
