@@ -155,7 +155,7 @@ class PageSource(TypedDict):
     title: str
     markdown: str
     tags: list[str]
-    status: Literal["live", "in_review"]
+    status: Literal["live", "in_review", "rejected", "withdrawn"]
     parentId: str | None
     path: str
     liveVersion: int | None
@@ -485,9 +485,14 @@ def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
-def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
+def _write_result(version: Version, withdrawn: int | None, *, carried: bool = False) -> WriteResult:
     message = f"Submitted as v{version.number} and waiting for a human to approve it."
-    if withdrawn is not None and withdrawn != version.number:
+    if withdrawn is not None and withdrawn != version.number and carried:
+        message += (
+            f" It carries your earlier proposal v{withdrawn} first, then this addition; "
+            f"v{withdrawn} was withdrawn in its favour."
+        )
+    elif withdrawn is not None and withdrawn != version.number:
         message += f" It replaces your earlier proposal v{withdrawn}, which was withdrawn."
     return {
         "pageId": version.page.public_id,
@@ -496,6 +501,16 @@ def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
         "status": "in_review",
         "message": message,
     }
+
+
+def _source_status(
+    live: Version | None, draft: Version | None, shown: Version
+) -> Literal["live", "in_review", "rejected", "withdrawn"]:
+    if live is not None:
+        return "live"
+    if draft is not None or shown.status == "in_review":
+        return "in_review"
+    return "withdrawn" if shown.status == "withdrawn" else "rejected"
 
 
 def _appended(live_body: str, appended: str) -> str:
@@ -634,15 +649,20 @@ class PageTools(MCPToolset):
 
         Call it before update_page or append_to_page. If you already have a proposal waiting
         on this page, markdown is your draft, so you can revise it; lastDecision tells you
-        whether your last proposal was approved or rejected, and the reviewer's reason.
+        whether your last proposal was approved or rejected, and the reviewer's reason. A page
+        you created whose proposal was rejected has status "rejected" and that text: fix it
+        and send it again with update_page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
         draft = selectors.own_pending_proposal(agent, page)
         decided = selectors.own_last_decision(agent, page)
-        shown = draft or live
-        assert shown is not None
+        # A page the agent created that never went live and has nothing waiting: its last
+        # proposal (rejected, with the reason in lastDecision) is the text to revise.
+        shown = draft or live or decided or selectors.own_newest_version(agent, page)
+        if shown is None:
+            raise selectors.no_such_page(page.public_id)
         if draft is not None and draft.kind == VersionKind.APPEND:
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
@@ -658,7 +678,7 @@ class PageTools(MCPToolset):
             "title": shown.title,
             "markdown": markdown,
             "tags": list(shown.tags),
-            "status": "live" if live is not None else "in_review",
+            "status": _source_status(live, draft, shown),
             "parentId": parent_id,
             "path": page.path,
             "liveVersion": live.number if live is not None else None,
@@ -764,7 +784,9 @@ class PageTools(MCPToolset):
         """Propose adding markdown at the end of a page, keeping everything already there.
 
         Prefer it to update_page when you only add (a new FAQ entry, a new section): it
-        applies on top of whatever is live when approved, so it never conflicts.
+        applies on top of whatever is live when approved, so it never conflicts. If your
+        earlier proposal on this page still waits, the new one carries it: its text first,
+        then this markdown.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
@@ -800,4 +822,8 @@ class PageTools(MCPToolset):
             base_number=base_version,
         )
         self._touched(page, versions=[version.number])
-        return _write_result(version, earlier.number if earlier is not None else None)
+        return _write_result(
+            version,
+            earlier.number if earlier is not None else None,
+            carried=kind == VersionKind.APPEND,
+        )

@@ -101,7 +101,7 @@ def search_scope(agent: Agent) -> QuerySet[Page]:
     return _visible_among(agent, entries)
 
 
-def _no_such_page(public_id: str) -> NotFound:
+def no_such_page(public_id: str) -> NotFound:
     return NotFound(
         f"there is no page {public_id} that you can read. "
         "Call browse to list the pages you can use."
@@ -125,7 +125,7 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
         .first()
     )
     if page is None:
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
@@ -141,9 +141,9 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
         .first()
     )
     if page is None or page.archived:
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if page.live_version_id is None and not page.has_own_version:  # type: ignore[attr-defined]
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
@@ -258,3 +258,8 @@ def own_last_decision(agent: Agent, page: Page) -> Version | None:
         .order_by("-decided_at", "-number")
         .first()
     )
+
+
+def own_newest_version(agent: Agent, page: Page) -> Version | None:
+    """The agent's latest version of `page`, whatever became of it."""
+    return Version.objects.filter(page=page, author_agent=agent).order_by("-number").first()

@@ -72,8 +72,15 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
-    """The oldest proposal `user` could decide next (not their own, not `besides`)."""
-    return review_queue().exclude(pk=besides.pk).exclude(author_user=user).first()
+    """The oldest proposal `user` could decide next: not `besides`, not their own, not one of
+    their agents' (see services.decision_refusal)."""
+    return (
+        review_queue()
+        .exclude(pk=besides.pk)
+        .exclude(author_user=user)
+        .exclude(author_agent__owner=user)
+        .first()
+    )
 
 
 def waiting_count() -> int:
