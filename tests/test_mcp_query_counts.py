@@ -107,8 +107,15 @@ def test_it_returns_every_page_of_the_set_from_browse_and_only_those_from_search
     outside = services.page_create(
         actor=editor, title="Outside", body="A zebra crossing.", publish=True
     ).page
-    result = rpc_tool(client, token, "browse")
-    listed = [page["pageId"] for page in result["structuredContent"]["pages"]]
+    listed: list[str] = []
+    cursor: str | None = None
+    while True:
+        arguments = {"cursor": cursor} if cursor else {}
+        answer = rpc_tool(client, token, "browse", **arguments)["structuredContent"]
+        listed += [page["pageId"] for page in answer["pages"]]
+        cursor = answer.get("nextCursor")
+        if cursor is None:
+            break
     assert listed == [page.public_id for page in pages]
     result = rpc_tool(client, token, "search_pages", query="zebra crossing")
     found = {hit["pageId"] for hit in result["structuredContent"]["results"]}
