@@ -91,9 +91,7 @@ def test_it_narrows_to_a_subtree_by_page_id_or_path(
     by_id = browse_all(client, key.token, under=pages[150].public_id)
     by_path = browse_all(client, key.token, under=pages[150].path)
     assert by_id == by_path
-    assert [p["pageId"] for a in by_id for p in a["pages"]] == [
-        p.public_id for p in pages[150:300]
-    ]
+    assert [p["pageId"] for a in by_id for p in a["pages"]] == [p.public_id for p in pages[150:300]]
     assert by_id[0]["total"] == 150 and by_id[0]["nextCursor"] is None
     child = pages[151]
     one = rpc_tool(client, key.token, "browse", under=child.path)["structuredContent"]
@@ -120,7 +118,10 @@ def test_it_keeps_every_answer_under_100000_characters(
     pages = tree(editor, 1, 120)
     key = make_agent("wordy")
     agent_services.page_set_add(
-        actor=None, agent=key.agent, page=pages[0], use_when=[f"Use it when {n} " + "x" * 280 for n in range(10)]
+        actor=None,
+        agent=key.agent,
+        page=pages[0],
+        use_when=[f"Use it when {n} " + "x" * 280 for n in range(10)],
     )
     answers = browse_all(client, key.token)
     assert len(answers) > 1
