@@ -56,9 +56,7 @@ def test_it_takes_a_smaller_or_larger_budget_from_max_chars(
     page, parts = hub(make_page, reader_agent, [9_000, 9_000, 9_000])
     small = json.loads(
         text_of(
-            rpc_tool(
-                client, reader_agent.token, "get_page", pageId=page.public_id, maxChars=5_000
-            )
+            rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id, maxChars=5_000)
         )
     )
     assert small["includes"] == []
