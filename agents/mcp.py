@@ -18,7 +18,6 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -34,7 +33,7 @@ from agents.models import Agent
 from agents.services import page_set_add
 from wiki import services
 from wiki.audit import audit_record
-from wiki.errors import Conflict, InvalidArgument, NotFound, QuireError, RateLimited
+from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
@@ -522,20 +521,6 @@ def pack_includes(
         )
 
 
-def path_under(under: str) -> Q:
-    """Pages at or below `under`: a page id (its subtree) or a path such as 'tools/slack'."""
-    under = under.strip()
-    if under.startswith("pg_"):
-        path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
-        if path is None:
-            raise NotFound(
-                f"there is no page {under}; call browse to list your pages and their paths."
-            )
-    else:
-        path = under.strip("/")
-    return Q(path=path) | Q(path__startswith=path + "/")
-
-
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -639,12 +624,9 @@ class PageTools(MCPToolset):
                 f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
                 "Use a few distinctive words."
             )
-        agent = self._agent()
-        # The set goes into the search query as a subquery, checked for each match only.
-        allowed = selectors.search_scope(agent)
-        if under:
-            allowed = allowed.filter(path_under(under))
-        hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT)
+        # The set goes into the search query as its entries' ids and paths.
+        scope = selectors.search_set_scope(self._agent(), under=under)
+        hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         return {
             "results": [

@@ -27,6 +27,7 @@ from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
 from wiki.errors import NotFound, NotInSet
 from wiki.models import Page, Version, VersionStatus
+from wiki.search import SetScope
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,26 @@ def search_scope(agent: Agent) -> QuerySet[Page]:
     """`visible_pages` for a search to embed as a subquery; costs one query (the entries)."""
     entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
     return _visible_among(agent, entries)
+
+
+def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
+    """The agent's set for `search_pages`, in one query (the entries); `under` narrows it
+    to a page id's subtree or a path's."""
+    entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
+    under_path = None
+    if under:
+        under = under.strip()
+        if under.startswith("pg_"):
+            under_path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
+            if under_path is None:
+                raise _no_such_page(under)
+        else:
+            under_path = under.strip("/")
+    return SetScope(
+        page_ids=tuple(page_id for page_id, _ in entries),
+        paths=tuple(dict.fromkeys(path for _, path in entries)),
+        under=under_path,
+    )
 
 
 def _no_such_page(public_id: str) -> NotFound:
