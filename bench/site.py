@@ -55,9 +55,7 @@ def build() -> dict[str, Any]:
         files = extract(Path(tmp))
         print(f"importing {files:,} markdown files...", file=sys.stderr, flush=True)
         started = time.perf_counter()
-        call_command(
-            "import_markdown", tmp, "--publish", "--author", admin.username, verbosity=0
-        )
+        call_command("import_markdown", tmp, "--publish", "--author", admin.username, verbosity=0)
         seconds = time.perf_counter() - started
     pages = Page.objects.filter(live_version__isnull=False).count()
     agent, agent_token = agent_services.agent_create(
