@@ -464,7 +464,10 @@ def _covered_sql(scope: Scope, params: _Params, vendor: str) -> str:
             f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(list(scope.page_ids))})"  # noqa: S608
             f"{live} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"
             f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
-            f"JOIN wiki_page p ON p.path ~>=~ r.lo AND p.path ~<~ r.hi{live}"
+            # One index range scan per entry: OFFSET 0 keeps the planner from flattening
+            # this into a join that compares every page with every entry.
+            "CROSS JOIN LATERAL (SELECT p.id FROM wiki_page p WHERE p.path ~>=~ r.lo "
+            f"AND p.path ~<~ r.hi{live} OFFSET 0) p"
         )
     return (
         "SELECT p.id FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
@@ -499,25 +502,26 @@ def _search_postgres(
         )
         matched = f"({counted})"
         wanted = (
-            f"d.vector @@ q.query AND {matched} "
+            f"d.vector @@ ({any_term}) AND {matched} "
             f"BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
         )
     else:
         matched = str(terms)
-        wanted = "d.vector @@ q.query"
+        wanted = f"d.vector @@ ({every})"
     if parsed.excluded:
         wanted += f" AND NOT d.vector @@ {_pg_tsquery(parsed.excluded, params)}"
     weights = "{" + ",".join(str(w) for w in PG_WEIGHTS) + "}"
-    # The tsqueries are computed once (CTE q); the ranking reads only the index row, and
+    # The tsqueries stay constants in the conditions, so that the GIN index can serve them
+    # (a placeholder repeated is one parameter). The ranking reads only the index row, and
     # excerpts are made for the `limit` best only, in the outer query.
     sql = f"""
         WITH {ctes}
-        q AS MATERIALIZED (SELECT {any_term if partial else every} AS query,
-                                  {any_term} AS shown),
+        q AS MATERIALIZED (SELECT {any_term} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
-                   ts_rank('{weights}'::float4[], d.vector, q.query) AS score
-            FROM wiki_searchdocument d, q
+                   ts_rank('{weights}'::float4[], d.vector, {any_term if partial else every})
+                   AS score
+            FROM wiki_searchdocument d
             WHERE {wanted} {in_scope}
             {ORDER_BY}
             LIMIT {params.add(limit)}
