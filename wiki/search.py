@@ -13,10 +13,12 @@ Choices, so that both databases behave alike:
   phrase of its characters: "世界" finds "你好世界". Accents: SQLite folds them ("cafe" finds
   "café"), PostgreSQL (without the unaccent extension) does not.
 - Query syntax is web-search style, the syntax of PostgreSQL's `websearch_to_tsquery`:
-  words must all appear; `"quoted words"` is a phrase; `-word` or `-"a phrase"` excludes;
-  `OR` (any case) between two terms accepts either. The query is parsed here, once, and
-  translated for each engine with every term quoted, so no input can cause a syntax error.
-  Punctuation-only, stop-word-only or exclusion-only queries find nothing.
+  words must all appear, except English stop words (`STOP_WORDS`, dropped here for both
+  engines); `"quoted words"` is a phrase; `-word` or `-"a phrase"` excludes; `OR` (any case)
+  between two terms accepts either. The query is parsed here, once, and translated for each
+  engine with every term quoted, so no input can cause a syntax error. Punctuation-only or
+  exclusion-only queries find nothing. When fewer than 8 pages hold every term, pages
+  holding most of them follow (see `RANKING`, the one ordering both engines use).
 - Ranking: PostgreSQL `ts_rank` with weights A (title) 1.0, B (tags) 0.4, C (body) 0.1,
   which puts any page with a single-word query in its title above pages that have it only
   in their body. FTS5's `bm25` adds its column weights into one term frequency, so many
