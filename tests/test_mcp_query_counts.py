@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 # Per call, the whole request: the token lookup, the tool's reads and writes (with the
 # savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
 EXPECTED = {
-    "0:browse": 4,
+    "0:browse": 5,
     "1:search_pages": 4,
     "2:get_page": 5,
     "3:get_page_source": 5,
