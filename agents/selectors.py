@@ -103,7 +103,14 @@ def search_scope(agent: Agent) -> QuerySet[Page]:
 def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
     """The agent's set for `search_pages`, in one query (the entries); `under` narrows it
     to a page id's subtree or a path's."""
-    entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
+    # An entry whose page has no children covers that page alone: no path range for it, so
+    # a set of single pages is a list of keys, which the planner counts right.
+    has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
+    entries = list(
+        PageSetEntry.objects.filter(agent=agent)
+        .annotate(has_children=has_children)
+        .values_list("page_id", "page__path", "has_children")
+    )
     under_path = None
     if under:
         under = under.strip()
@@ -114,8 +121,8 @@ def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
         else:
             under_path = under.strip("/")
     return SetScope(
-        page_ids=tuple(page_id for page_id, _ in entries),
-        paths=tuple(dict.fromkeys(path for _, path in entries)),
+        page_ids=tuple(page_id for page_id, _, _ in entries),
+        paths=tuple(dict.fromkeys(path for _, path, children in entries if children)),
         under=under_path,
     )
 

@@ -16,7 +16,7 @@
 5. Writes bench/results/latest.json, bench/REPORT.md and bench/results/latency.png.
 
 BENCH_ROUNDS sets the single-client rounds (default 150); BENCH_SECONDS the seconds per
-concurrency level (default 15).
+concurrency level (default 15); BENCH_PEER=0 leaves the peer out.
 """
 
 from __future__ import annotations
@@ -179,6 +179,8 @@ def serve(url: str) -> tuple[subprocess.Popen[bytes], str]:
 
 def peer_start() -> tuple[subprocess.Popen[bytes] | None, str]:
     """Basic Memory over the English pages, serving MCP over HTTP; None when unavailable."""
+    if os.environ.get("BENCH_PEER") == "0":
+        return None, ""
     venv = WORK / "peer-venv"
     if not (venv / "bin" / "basic-memory").exists():
         if not Path(PEER_PYTHON).exists():
@@ -531,6 +533,7 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
             ]
         )
         for kind in QUERIES
+        if any(queries[n % len(queries)] in QUERIES[kind] for n in range(ROUNDS))
     }
     browse_variants = {
         label: percentiles(samples["browse"][index::2])

@@ -461,6 +461,10 @@ def _covered_sql(scope: Scope, params: _Params, vendor: str) -> str:
             f" AND (p.path = {params.add(under)} OR (p.path {ge} {params.add(under + '/')}"
             f" AND p.path {lt} {params.add(under + '0')}))"
         )
+    if pg and not ranges:
+        # Single pages only: a list of keys, whose size the planner knows.
+        ids = params.add(list(scope.page_ids))
+        return f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({ids}){live}"  # noqa: S608
     if pg:
         return (
             f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(list(scope.page_ids))})"  # noqa: S608
@@ -493,7 +497,7 @@ def _search_postgres(
     ctes = ""
     in_scope = ""
     if scope is not None:
-        ctes = f"covered(id) AS MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
+        ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
