@@ -11,8 +11,8 @@
    common words, plain questions), get_page, update_page, edit_page, bare_view
    (GET /api/v1/me/), raw_sql_search (the SQL search_pages runs, sent straight to
    PostgreSQL) and peer_search (Basic Memory's search_notes, text mode).
-4. Concurrency: 1, 8 and 32 clients alternating get_page and bare_view; throughput and
-   latency at each.
+4. Concurrency: 1, 8 and 32 clients, all calling get_page, then all bare_view, in
+   alternating blocks; throughput and latency of each at each level.
 5. Writes bench/results/latest.json, bench/REPORT.md and bench/results/latency.png.
 
 BENCH_ROUNDS sets the single-client rounds (default 150); BENCH_SECONDS the seconds per
@@ -403,39 +403,50 @@ def single_client(
 def concurrent(
     clients: int, seconds: float, make: Callable[[], dict[str, Callable[[], Any]]]
 ) -> dict[str, Any]:
-    """`clients` threads, each alternating the operations `make()` gives it, for `seconds`."""
+    """`clients` threads calling one operation at a time, in alternating blocks.
+
+    Every client runs the same operation in a block (so each operation's throughput is its
+    own), and the blocks alternate (get_page, bare_view, get_page...) so that load changes
+    on the machine fall on both alike. `seconds` is the time per operation.
+    """
+    blocks = 3
+    block_seconds = seconds / blocks
     samples: dict[str, list[float]] = {}
+    busy: dict[str, float] = {}
     lock = threading.Lock()
-    start = threading.Barrier(clients + 1)
-    stop_at = [0.0]
+    names = list(make())
+    per_client = [make() for _ in range(clients)]
+    for _ in range(blocks):
+        for name in names:
+            start = threading.Barrier(clients + 1)
+            stop_at = [0.0]
 
-    def worker() -> None:
-        operations = make()
-        names = list(operations)
-        mine: dict[str, list[float]] = {name: [] for name in names}
-        start.wait()
-        n = 0
-        while time.perf_counter() < stop_at[0]:
-            name = names[n % len(names)]
+            def worker(
+                operations: dict[str, Callable[[], Any]],
+                name: str = name,
+                start: threading.Barrier = start,
+                stop_at: list[float] = stop_at,
+            ) -> None:
+                mine: list[float] = []
+                start.wait()
+                while time.perf_counter() < stop_at[0]:
+                    began = time.perf_counter()
+                    operations[name]()
+                    mine.append((time.perf_counter() - began) * 1000)
+                with lock:
+                    samples.setdefault(name, []).extend(mine)
+
+            threads = [threading.Thread(target=worker, args=(ops,)) for ops in per_client]
+            for thread in threads:
+                thread.start()
+            stop_at[0] = time.perf_counter() + block_seconds
             began = time.perf_counter()
-            operations[name]()
-            mine[name].append((time.perf_counter() - began) * 1000)
-            n += 1
-        with lock:
-            for name, values in mine.items():
-                samples.setdefault(name, []).extend(values)
-
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    stop_at[0] = time.perf_counter() + seconds + 0.5
-    start.wait()
-    began = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - began
+            start.wait()
+            for thread in threads:
+                thread.join()
+            busy[name] = busy.get(name, 0.0) + time.perf_counter() - began
     return {
-        name: {**percentiles(values), "requests_per_s": round(len(values) / elapsed, 1)}
+        name: {**percentiles(values), "requests_per_s": round(len(values) / busy[name], 1)}
         for name, values in samples.items()
     }
 
@@ -697,7 +708,7 @@ def render_report(r: dict[str, Any]) -> str:
     lines += [f"| {a} | {b_} | {c} |" for a, b_, c in targets]
     lines += [
         "",
-        "## Concurrency (get_page and bare_view alternating)",
+        "## Concurrency (all clients on get_page, then on bare_view, in alternating blocks)",
         "",
         "| clients | get_page req/s | get_page p50 / p95 ms | bare_view req/s "
         "| bare_view p50 / p95 ms |",
