@@ -19,7 +19,7 @@ from django.db import connection
 
 from agents.models import Agent, PageSetEntry
 from agents.selectors import SetRow, page_set_rows
-from wiki.errors import InvalidArgument, NotFound
+from core.errors import InvalidArgument, NotFound
 from wiki.models import Page
 
 PAGE_SIZE = 200

@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from wiki.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 EDITS_MAX = 50
 LINE_SHOWN_MAX = 160

@@ -34,7 +34,7 @@ from agents.mcp import (
     tool_names_for,
 )
 from agents.models import Agent
-from wiki.errors import QuireError
+from core.errors import QuireError
 
 logger = logging.getLogger(__name__)
 

@@ -39,6 +39,7 @@ def main() -> None:
     from agents import mcp_views, services
     from agents.models import Agent, PageSetEntry
     from agents.selectors import page_set_rows
+    from core.actors import SystemActor
 
     if args.library:
         mcp_views.direct_tool_call = lambda request, agent: None  # type: ignore[assignment]
@@ -47,7 +48,7 @@ def main() -> None:
         or Agent.objects.filter(pk__in=PageSetEntry.objects.values("agent")).first()
     )
     assert agent is not None, "no agent with pages in this database"
-    token = services.agent_token_rotate(actor=None, agent=agent)
+    token = services.agent_token_rotate(actor=SystemActor("profile"), agent=agent)
     page_ids = [row.public_id for row in page_set_rows(agent)[:50]]
     arguments = {
         "get_page": lambda n: {"pageId": page_ids[n % len(page_ids)]},

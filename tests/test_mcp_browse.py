@@ -10,9 +10,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from agents import services as agent_services
-from wiki import services
-from wiki.models import AuditEvent, Page
+from core.models import AuditEvent
+from reviews import services
+from wiki import services as wiki_services
+from wiki.models import Page
 
 from .fixtures_mcp import MCP, AgentKey, rpc_tool
 
@@ -106,7 +107,7 @@ def test_it_continues_after_the_last_page_even_if_the_set_changed(
     key = make_agent("big")
     key.give(pages[0], pages[150], pages[300])
     first = rpc_tool(client, key.token, "browse")["structuredContent"]
-    services.page_archive(actor=editor, page=pages[10])  # a page already shown leaves the set
+    wiki_services.page_archive(actor=editor, page=pages[10])  # a page already shown leaves the set
     second = rpc_tool(client, key.token, "browse", cursor=first["nextCursor"])
     assert second["structuredContent"]["pages"][0]["pageId"] == pages[200].public_id
 
@@ -117,12 +118,7 @@ def test_it_keeps_every_answer_under_100000_characters(
 ) -> None:
     pages = tree(editor, 1, 120)
     key = make_agent("wordy")
-    agent_services.page_set_add(
-        actor=None,
-        agent=key.agent,
-        page=pages[0],
-        use_when=[f"Use it when {n} " + "x" * 280 for n in range(10)],
-    )
+    key.give(pages[0], use_when=[f"Use it when {n} " + "x" * 280 for n in range(10)])
     answers = browse_all(client, key.token)
     assert len(answers) > 1
     for answer in answers:

@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 
 from agents import mcp_views
-from wiki.models import AuditEvent, Page
+from core.models import AuditEvent
+from wiki.models import Page
 
 from .fixtures_mcp import AgentKey, rpc
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from reviews import merge, services
 from reviews.diff import unified_diff
-from wiki import services
 from wiki.models import Page, Version, VersionKind, VersionStatus
 
 from .fixtures_mcp import MCP, AgentKey, rpc_tool
@@ -146,8 +146,8 @@ def test_it_marks_a_proposal_against_an_older_base_version_as_stale(
     )
     assert result["isError"] is False, result
     version = Version.objects.get(page=page, number=3)
-    assert services.is_stale(version)
-    merged = services.merge_proposal(version)
+    assert merge.is_stale(version)
+    merged = merge.merge_proposal(version)
     assert merged["conflicts"] == []
     assert merged["fields"]["body"] == "Open at 8.\nClose at 5.\nShut on Sundays.\n"
 

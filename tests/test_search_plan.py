@@ -19,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import selectors
 from agents import services as agent_services
 from agents.models import Agent, PageSetEntry
+from core.actors import SystemActor
 from wiki.models import Page, SearchDocument, Version, VersionStatus
 from wiki.search import search_pages
 
@@ -75,7 +76,7 @@ def bulk_site(editor: User) -> list[Page]:
 
 
 def agent_with(pages: list[Page], size: int) -> Agent:
-    agent, _ = agent_services.agent_create(actor=None, name=f"set-{size}")
+    agent, _ = agent_services.agent_create(actor=SystemActor("tests"), name=f"set-{size}")
     PageSetEntry.objects.bulk_create(
         PageSetEntry(agent=agent, page=page, position=n, use_when=[])
         for n, page in enumerate(pages[:size])

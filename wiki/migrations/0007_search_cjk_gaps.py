@@ -21,7 +21,6 @@ def reindex_cjk(apps: Any, schema_editor: Any) -> None:
     ]
     if not stale:
         return
-    link_titles = dict(page_model.objects.values_list("public_id", "title"))
     for page in page_model.objects.filter(pk__in=stale).select_related("live_version"):
         version = page.live_version
         attachments = attachment_model.objects.filter(page_id=page.pk).values_list(
@@ -32,12 +31,11 @@ def reindex_cjk(apps: Any, schema_editor: Any) -> None:
             tags=version.tags,
             body=version.body,
             attachments=list(attachments),
-            link_titles=link_titles,
         )
         document_model.objects.filter(page_id=page.pk).update(title=title, tags=tags, body=body)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0004_indexes")]
+    dependencies = [("wiki", "0006_index_links_without_titles")]
 
     operations = [migrations.RunPython(reindex_cjk, migrations.RunPython.noop)]
