@@ -25,6 +25,7 @@ from rest_framework.request import Request
 
 from agents import selectors
 from agents.mcp import quire_mcp
+from agents.mcp_direct import direct_tool_call
 from agents.models import Agent
 from agents.services import agent_mark_used
 from core.audit import audit_record, storable
@@ -216,4 +217,8 @@ class QuireMCPView(MCPServerStreamableHttpView):
             )
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]
+        # Tool calls are answered here, in this thread; the rest goes through the library.
+        answer = direct_tool_call(request, agent)
+        if answer is not None:
+            return answer
         return self.mcp_server.handle_django_request(request)

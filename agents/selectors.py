@@ -29,6 +29,7 @@ from agents.services import token_hash
 from core.errors import NotFound, NotInSet
 from core.models import AuditEvent
 from wiki.models import Page, Version, VersionStatus
+from wiki.search import SetScope
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,33 @@ def search_scope(agent: Agent) -> QuerySet[Page]:
     """`visible_pages` for a search to embed as a subquery; costs one query (the entries)."""
     entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
     return _visible_among(agent, entries)
+
+
+def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
+    """The agent's set for `search_pages`, in one query (the entries); `under` narrows it
+    to a page id's subtree or a path's."""
+    # An entry whose page has no children covers that page alone: no path range for it, so
+    # a set of single pages is a list of keys, which the planner counts right.
+    has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
+    entries = list(
+        PageSetEntry.objects.filter(agent=agent)
+        .annotate(has_children=has_children)
+        .values_list("page_id", "page__path", "has_children")
+    )
+    under_path = None
+    if under:
+        under = under.strip()
+        if under.startswith("pg_"):
+            under_path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
+            if under_path is None:
+                raise no_such_page(under)
+        else:
+            under_path = under.strip("/")
+    return SetScope(
+        page_ids=tuple(page_id for page_id, _, _ in entries),
+        paths=tuple(dict.fromkeys(path for _, path, children in entries if children)),
+        under=under_path,
+    )
 
 
 def no_such_page(public_id: str) -> NotFound:

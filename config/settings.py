@@ -106,6 +106,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # that concurrent test runs on one machine do not share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}
 
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Quire's queries are short; JIT compiling one costs tens of milliseconds more than it
+    # can save (a search over a large page set spent most of its time compiling).
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -141,15 +141,16 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
     page = make_page("Shared")
     reader_agent.give(page)
     editor_agent.give(page)
-    # The library caches the tool list across requests: an editor listing all seven first
+    # The library caches the tool list across requests: an editor listing all eight first
     # must not open the write tools to the reader.
-    assert len(mcp.tool_names(editor_agent)) == 7
+    assert len(mcp.tool_names(editor_agent)) == 8
     before = counts()
     for tool, arguments in [
         ("create_page", {"title": "New", "markdown": "x"}),
         ("update_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("append_to_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("get_page_source", {"pageId": page.public_id}),
+        ("edit_page", {"pageId": page.public_id, "edits": [], "changeSummary": "x"}),
     ]:
         assert mcp.error(reader_agent, tool, **arguments) == f"Unknown tool: {tool}"
     assert counts() == before
