@@ -16,7 +16,6 @@ from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -29,6 +28,7 @@ from typing_extensions import TypedDict
 from agents import selectors
 from agents.models import Agent
 from agents.services import page_set_add
+from config.cache import counter_hit
 from wiki import services
 from wiki.audit import audit_record
 from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
@@ -320,12 +320,7 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
     limit = settings.QUIRE_AGENT_RATE_LIMIT
     window = int(time.time() // RATE_WINDOW_SECONDS)
     key = f"quire:mcp-calls:{agent.pk}:{window}"
-    cache.add(key, 0, timeout=RATE_WINDOW_SECONDS * 2)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # the key expired between add and incr
-        cache.set(key, 1, timeout=RATE_WINDOW_SECONDS * 2)
-        count = 1
+    count = counter_hit(key, timeout=RATE_WINDOW_SECONDS * 2)
     if count <= limit:
         return None
     wait = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "wiki",
     "agents",
     "reviews",
+    # Only for its migration that creates the database cache table (config/migrations/).
+    "config",
 ]
 
 MIDDLEWARE = [
@@ -82,7 +84,11 @@ _database_url = env_url(
     f"sqlite:///{BASE_DIR / 'var' / 'quire.sqlite3'}",
     schemes=("sqlite", "postgres", "postgresql", "pgsql"),
 )
-DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+# Health checks: a connection the database dropped (a restart) is replaced before a request
+# uses it, instead of failing that request.
+DATABASES = {
+    "default": dj_database_url.parse(_database_url, conn_max_age=60, conn_health_checks=True)
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _name = str(DATABASES["default"]["NAME"])
     if _name and _name != ":memory:" and not Path(_name).is_absolute():
@@ -149,6 +155,16 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A web request that queues a task must not hang on a broker that is down: give up within
+# about two seconds (the row stays in the outbox and the sweep sends it later).
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Emails the broker or the SMTP server could not take at the time (the outbox).
     "retry-pending-notifications": {
@@ -161,13 +177,67 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
 }
 
+# Shared stores, so that any number of web processes behave as one: sessions, rate limits and
+# login throttles live in Redis when REDIS_URL is set, otherwise in the database. If Redis
+# stops answering, the cache reads as empty and the counters move to the database
+# (config/cache.py). The database cache table is created by config/migrations.
+_database_cache = {
+    "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+    "LOCATION": "quire_cache",
+}
+# Fail fast: an unreachable Redis must cost a request milliseconds, not seconds.
+_redis_options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "config.cache.FailSafeRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": _redis_options,
+        }
         if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
+        else _database_cache
+    ),
+    "counters": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": _redis_options,
+            "KEY_PREFIX": "counters",
+        }
+        if REDIS_URL
+        else _database_cache
+    ),
+    "counters_fallback": _database_cache,
 }
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if REDIS_URL
+    else "django.contrib.sessions.backends.db"
+)
+
+# Attachments: the local disk (MEDIA_ROOT) by default; S3 or any S3-compatible store (MinIO,
+# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set. The credentials
+# are read by boto3 from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or an instance role).
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+STORAGES: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if AWS_STORAGE_BUCKET_NAME:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "endpoint_url": env_url("AWS_S3_ENDPOINT_URL", schemes=("http", "https")) or None,
+            "region_name": env_str("AWS_S3_REGION_NAME") or None,
+            "location": env_str("AWS_LOCATION", "attachments"),
+            # Files are served through Quire's own view (with its permission checks), never
+            # by a public bucket URL.
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
 
 # Email: SMTP when EMAIL_HOST is set, the console otherwise.
 EMAIL_HOST = env_str("EMAIL_HOST")
@@ -213,10 +283,19 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG and QUIRE_BASE_URL.startswith("https://"):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+# HTTPS: on by default when QUIRE_BASE_URL is https:// and DEBUG is off, each part switchable
+# for the proxy in front (`manage.py check --deploy` is then clean).
+_https = not DEBUG and QUIRE_BASE_URL.startswith("https://")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("QUIRE_SECURE_COOKIES", _https)
+# Behind a proxy that terminates TLS and sets X-Forwarded-Proto (and strips it from clients).
+if env_bool("QUIRE_TRUST_X_FORWARDED_PROTO", _https):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("QUIRE_SSL_REDIRECT", _https)
+# Load balancers probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("QUIRE_HSTS_SECONDS", 31536000 if _https else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("QUIRE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("QUIRE_HSTS_PRELOAD", True)
 
 LOGGING = {
     "version": 1,

@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.fixtures_web",
     "tests.fixtures_mail",
     "tests.fixtures_browser",
+    "tests.fixtures_redis",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -113,8 +114,21 @@ def live(page: Page) -> Version:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache() -> None:
-    """Rate-limit and login-throttle counters live in the cache; no test inherits another's."""
+def _fresh_cache(request: pytest.FixtureRequest) -> None:
+    """Rate-limit and login-throttle counters live in shared stores; no test inherits another's.
+
+    Without Redis they are in the database, so only tests that may use it clear them.
+    """
     from django.core.cache import cache
 
-    cache.clear()
+    from config.cache import counters_clear
+
+    uses_db = request.node.get_closest_marker("django_db") is not None or bool(
+        {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if uses_db:
+        request.getfixturevalue(
+            "db" if "transactional_db" not in request.fixturenames else "transactional_db"
+        )
+        cache.clear()
+        counters_clear()

@@ -1,7 +1,7 @@
 """Login throttling: too many failed attempts for a username from one address lock it out.
 
-Counts live in Django's cache (Redis in production), in a window that starts at the first
-failure and lasts QUIRE_LOGIN_WINDOW_SECONDS.
+Counts live in the shared counter store (Redis, else the database; see config/cache.py), in
+a window that starts at the first failure and lasts QUIRE_LOGIN_WINDOW_SECONDS.
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
+
+from config.cache import counter_hit, counter_reset, counter_value
 
 
 def client_address(request: HttpRequest) -> str:
@@ -25,24 +26,15 @@ def _key(username: str, address: str) -> str:
 
 
 def is_locked_out(username: str, address: str) -> bool:
-    failures = cache.get(_key(username, address), 0)
-    return int(failures) >= settings.QUIRE_LOGIN_MAX_FAILURES
+    return counter_value(_key(username, address)) >= settings.QUIRE_LOGIN_MAX_FAILURES
 
 
 def record_failure(username: str, address: str) -> int:
-    key = _key(username, address)
-    if cache.add(key, 1, timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS):
-        return 1
-    try:
-        return int(cache.incr(key))
-    except ValueError:
-        # The window ran out between add and incr: this failure opens a new one.
-        cache.set(key, 1, timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS)
-        return 1
+    return counter_hit(_key(username, address), timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS)
 
 
 def clear_failures(username: str, address: str) -> None:
-    cache.delete(_key(username, address))
+    counter_reset(_key(username, address))
 
 
 def lockout_message() -> str:
