@@ -426,13 +426,24 @@ class QuireMCP(DjangoMCP):
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments for the audit log, with long texts cut short."""
-    return {
-        key: (value[:200] + f"... ({len(value)} characters)")
-        if isinstance(value, str) and len(value) > 200
-        else value
-        for key, value in arguments.items()
-    }
+    """The call's arguments for the audit log, with long texts cut short.
+
+    NUL and lone surrogates (refused by the tools, but still logged) cannot be stored in a
+    PostgreSQL JSON column: they are replaced, so that the refusal itself gets its audit row.
+    """
+    return {key: _storable(value) for key, value in arguments.items()}
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        if len(value) > 200:
+            value = value[:200] + f"... ({len(value)} characters)"
+        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
@@ -521,6 +532,10 @@ class PageTools(MCPToolset):
         best match; call get_page to read one whole.
         """
         query = " ".join((query or "").split())
+        if "\x00" in query:
+            raise InvalidArgument(
+                "query holds a NUL character, which no page contains. Send only the words."
+            )
         if not 1 <= len(query) <= QUERY_MAX:
             raise InvalidArgument(
                 f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
