@@ -75,7 +75,7 @@ class RequestGuardMiddleware:
         if (
             request.method in ("POST", "PUT", "PATCH")
             and _speaks_json(request)
-            and "json" in request.content_type
+            and "json" in (request.content_type or "")
             and int(request.META.get("CONTENT_LENGTH") or 0) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         ):
             limit = settings.QUIRE_JSON_MAX_DEPTH
