@@ -5,12 +5,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from config.health import healthz
-from wiki.views import QuireLoginView
+from wiki.views import AdminLoginView, QuireLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # The admin's login goes through the same throttled view as the wiki's.
-    path("admin/login/", QuireLoginView.as_view(), name="admin-login"),
+    path("admin/login/", AdminLoginView.as_view(), name="admin-login"),
     path("admin/", admin.site.urls),
     path("login/", QuireLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

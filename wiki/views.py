@@ -19,7 +19,14 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import escape, format_html
@@ -66,6 +73,34 @@ class QuireLoginView(LoginView):
             form.get_user().get_username(), login_throttle.client_address(self.request)
         )
         return super().form_valid(form)
+
+
+class AdminLoginView(QuireLoginView):
+    """The admin's login: the same throttled form, and no redirect loop for non-staff.
+
+    A logged-in person without admin access is told so and may log in as someone else,
+    instead of being sent back to /admin/, which sends them here again.
+    """
+
+    redirect_authenticated_user = False
+
+    def get_default_redirect_url(self) -> str:
+        return reverse("admin:index")
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated and request.user.is_staff:
+            return HttpResponseRedirect(self.get_success_url())
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        user = self.request.user
+        if user.is_authenticated and not user.is_staff:
+            context["not_staff"] = (
+                f"You are logged in as {user.get_username()}, which has no access to the admin. "
+                "Log in with an admin account, or go back to the wiki."
+            )
+        return context
 
 
 # --- helpers ----------------------------------------------------------------------------------
