@@ -151,9 +151,9 @@ def test_it_lets_the_proxy_decide_about_https_redirects_and_hsts() -> None:
 
 
 def test_it_keeps_attachments_on_the_local_disk_by_default() -> None:
-    expression = "__import__('django.core.files.storage').core.files.storage.default_storage.__class__.__name__"
+    storage = "__import__('django.core.files.storage').core.files.storage.default_storage"
 
-    assert show({"DEBUG": "1"}, expression) == "FileSystemStorage"
+    assert show({"DEBUG": "1"}, f"{storage}.__class__.__name__") == "FileSystemStorage"
 
 
 def test_it_stores_attachments_in_s3_compatible_storage_when_a_bucket_is_set() -> None:
