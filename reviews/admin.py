@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from reviews import notifications
-from reviews.models import Notification, ReviewerSettings
+from reviews.models import ApiToken, Notification, ReviewerSettings
 
 
 @admin.register(ReviewerSettings)
@@ -50,3 +50,20 @@ class NotificationAdmin(admin.ModelAdmin):
     def send_again(self, request: HttpRequest, queryset: QuerySet[Notification]) -> None:
         count = notifications.requeue(list(queryset.values_list("pk", flat=True)))
         messages.success(request, f"{count} notification(s) queued again.")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """REST API keys: only a prefix and the hash are stored; deleting one revokes it at once."""
+
+    list_display = ("prefix", "user", "created_at", "last_used_at")
+    search_fields = ("user__username", "prefix")
+    list_select_related = ("user",)
+    readonly_fields = ("user", "prefix", "key_hash", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A key is shown once, so it is made by `manage.py create_api_token USERNAME`.
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

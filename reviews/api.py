@@ -13,13 +13,14 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reviews import selectors
+from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
     ErrorSerializer,
@@ -120,7 +121,7 @@ def _public_parent_ids(detail: dict[str, Any]) -> dict[str, Any]:
 
 class QuireAPIView(APIView):
     # Token first, so a request without credentials gets 401 with WWW-Authenticate.
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [HashedTokenAuthentication, SessionAuthentication]
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):

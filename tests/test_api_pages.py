@@ -6,17 +6,17 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from reviews.api_tokens import api_token_create
 from wiki import services
 from wiki.models import Page
 
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=None, user=user)}")
     return client
 
 

@@ -23,6 +23,7 @@ from django.db import connection
 from django.test import Client
 
 from config.middleware import json_depth
+from reviews.api_tokens import api_token_create
 from tests.conftest import is_postgres
 from tests.fixtures_mail import free_port
 from tests.fixtures_mcp import MCP, AgentKey
@@ -145,9 +146,7 @@ def test_it_survives_a_database_restart_without_an_error(
 
 
 def _api_token(user: User) -> str:
-    from rest_framework.authtoken.models import Token
-
-    return str(Token.objects.create(user=user).key)
+    return api_token_create(actor=None, user=user)
 
 
 @pytest.fixture
