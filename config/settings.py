@@ -138,8 +138,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 QUIRE_JSON_MAX_DEPTH = env_int("QUIRE_JSON_MAX_DEPTH", 64, minimum=8, maximum=1000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
-# Login throttling: failed attempts per username+address within the window.
+# Login throttling: failed attempts per username+address (or known browser) in the window.
 QUIRE_LOGIN_MAX_FAILURES = env_int("QUIRE_LOGIN_MAX_FAILURES", 5, minimum=1)
+# Spraying: failures from one address over all usernames, and for one username from all
+# addresses. Neither locks out a browser the user logged in from before (wiki/login_throttle.py).
+QUIRE_LOGIN_ADDRESS_MAX_FAILURES = env_int("QUIRE_LOGIN_ADDRESS_MAX_FAILURES", 30, minimum=1)
+QUIRE_LOGIN_USER_MAX_FAILURES = env_int("QUIRE_LOGIN_USER_MAX_FAILURES", 20, minimum=1)
 QUIRE_LOGIN_WINDOW_SECONDS = env_int("QUIRE_LOGIN_WINDOW_SECONDS", 300, minimum=1)
 
 # Agents: calls per minute before rate_limited.

@@ -54,25 +54,31 @@ class QuireLoginView(LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))
-        if login_throttle.is_locked_out(username, login_throttle.client_address(request)):
+        attempt = self._attempt()
+        if login_throttle.is_locked_out(attempt):
             # Refused before the password is checked, so a locked account gives nothing away.
             context = self.get_context_data(form=self.form_class(request))
             context["lockout"] = login_throttle.lockout_message()
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+    def _attempt(self) -> login_throttle.LoginAttempt:
         username = str(self.request.POST.get("username", ""))
-        if username:
-            login_throttle.record_failure(username, login_throttle.client_address(self.request))
+        return login_throttle.LoginAttempt.from_request(self.request, username)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        if self.request.POST.get("username"):
+            login_throttle.record_failure(self._attempt())
         return super().form_invalid(form)
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        username = form.get_user().get_username()
         login_throttle.clear_failures(
-            form.get_user().get_username(), login_throttle.client_address(self.request)
+            login_throttle.LoginAttempt.from_request(self.request, username)
         )
-        return super().form_valid(form)
+        response = super().form_valid(form)
+        login_throttle.remember_device(response, self.request, username)
+        return response
 
 
 class AdminLoginView(QuireLoginView):
