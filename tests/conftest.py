@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures_mail",
     "tests.fixtures_browser",
     "tests.fixtures_redis",
+    "tests.fixtures_servers",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
