@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -13,6 +14,16 @@ from reviews.diff import unified_diff
 from wiki import services
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
+
+# Fields that are null when there is nothing to name (no parent, no base, not decided...).
+NULLABLE_STR = serializers.CharField(allow_null=True)
+NULLABLE_INT = serializers.IntegerField(allow_null=True)
+# What the schema promises a comment may hold; DRF refuses NUL, and a reason must say something.
+NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
+SAYS_SOMETHING = RegexValidator(
+    r"^[^\x00]*\S[^\x00]*$",
+    message="A reason is required to reject: tell the author what to change.",
+)
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -36,7 +47,7 @@ class PageSerializer(serializers.Serializer):
     versionNumber = serializers.IntegerField(source="live_version.number")
     updated = serializers.SerializerMethodField()
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, page: Page) -> str | None:
         return page.parent.public_id if page.parent is not None else None
 
@@ -80,15 +91,15 @@ class VersionSerializer(serializers.Serializer):
     def get_author(self, version: Version) -> dict[str, str]:
         return _author(version)
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_baseVersion(self, version: Version) -> int | None:
         return version.base_version.number if version.base_version is not None else None
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_decidedBy(self, version: Version) -> str | None:
         return version.decided_by.get_username() if version.decided_by is not None else None
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_revertedFrom(self, version: Version) -> int | None:
         source = version.reverted_from
         return source.number if source is not None else None
@@ -130,7 +141,7 @@ class VersionDetailSerializer(VersionSerializer):
         body: str = self._content(version)["body"]
         return body
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, version: Version) -> str | None:
         parent = self._content(version)["parent"]
         return parent.public_id if parent is not None else None
@@ -171,7 +182,9 @@ class ReviewSerializer(VersionSerializer):
 
 
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    comment = serializers.CharField(
+        required=False, allow_blank=True, max_length=5000, validators=[NO_NUL]
+    )
     expectedLiveVersion = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -183,6 +196,7 @@ class ApproveInputSerializer(serializers.Serializer):
 class RejectInputSerializer(serializers.Serializer):
     comment = serializers.CharField(
         max_length=5000,
+        validators=[SAYS_SOMETHING],
         help_text="Why the proposal is rejected: the author sees it.",
         error_messages={
             "required": "A reason is required to reject: tell the author what to change.",
