@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
-from wiki.errors import InvalidArgument, QuireError
+from core.errors import InvalidArgument, QuireError
 from wiki.forms import sentence
 from wiki.models import Page
 
@@ -115,9 +115,7 @@ class PageSetAddForm(UseWhenMixin):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["page"].queryset = (  # type: ignore[attr-defined]
-            Page.objects.filter(live_version__isnull=False, archived=False)
-            .only("public_id", "title", "path")
-            .order_by("path")
+            Page.objects.readable().only("public_id", "title", "path").order_by("path")
         )
 
 

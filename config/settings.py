@@ -38,9 +38,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_server",
+    "core",
     "wiki",
     "agents",
     "reviews",
+    "content",
     # Only for its migration that creates the database cache table (config/migrations/).
     "config",
 ]

@@ -19,7 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews import selectors
+from core.errors import NotFound, QuireError
+from reviews import selectors, services
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
@@ -31,9 +32,8 @@ from reviews.serializers import (
     VersionDetailSerializer,
     VersionSerializer,
 )
-from wiki import services
-from wiki.errors import NotFound, QuireError
 from wiki.models import Page, Version
+from wiki.selectors import page_for_person
 
 _CODES = {
     400: "invalid_argument",
@@ -185,12 +185,8 @@ def _check_filter(request: Request, name: str, pattern: str, hint: str) -> None:
         raise exceptions.ValidationError({name: hint})
 
 
-def _page(page_id: str) -> Page:
-    return selectors.page_by_public_id(page_id)
-
-
-def _version(page_id: str, number: int) -> Version:
-    return selectors.version_of(_page(page_id), number)
+def _version(user: User, page_id: str, number: int) -> Version:
+    return selectors.version_of(page_for_person(user, page_id), number)
 
 
 class PageListView(QuireListView):
@@ -241,7 +237,9 @@ class PageDetailView(QuireAPIView):
         responses={200: PageDetailSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str) -> Response:
-        return Response(PageDetailSerializer(selectors.live_page(page_id)).data)
+        return Response(
+            PageDetailSerializer(page_for_person(request.user, page_id, live_only=True)).data
+        )
 
 
 class VersionListView(QuireListView):
@@ -256,7 +254,7 @@ class VersionListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.page_versions(_page(self.kwargs["page_id"]))
+        return selectors.page_versions(page_for_person(self.user(), self.kwargs["page_id"]))
 
 
 class VersionDetailView(QuireAPIView):
@@ -266,7 +264,7 @@ class VersionDetailView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str, number: int) -> Response:
-        return Response(VersionDetailSerializer(_version(page_id, number)).data)
+        return Response(VersionDetailSerializer(_version(self.user(), page_id, number)).data)
 
 
 class ReviewListView(QuireListView):
@@ -326,11 +324,13 @@ class ApproveView(QuireAPIView):
         data = _input(ApproveInputSerializer, request)
         version = services.version_approve(
             actor=self.user(),
-            version=_version(page_id, number),
+            version=_version(self.user(), page_id, number),
             comment=data.get("comment", ""),
             expected_live_number=data.get("expectedLiveVersion"),
         )
-        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data
+        )
 
 
 class RejectView(QuireAPIView):
@@ -343,9 +343,13 @@ class RejectView(QuireAPIView):
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RejectInputSerializer, request)
         version = services.version_reject(
-            actor=self.user(), version=_version(page_id, number), comment=data["comment"]
+            actor=self.user(),
+            version=_version(self.user(), page_id, number),
+            comment=data.get("comment", ""),
         )
-        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data
+        )
 
 
 class WithdrawView(QuireAPIView):
@@ -356,9 +360,11 @@ class WithdrawView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
-        version = services.version_withdraw(actor=self.user(), version=_version(page_id, number))
+        version = services.version_withdraw(
+            actor=self.user(), version=_version(self.user(), page_id, number)
+        )
         return Response(
-            VersionDetailSerializer(_version(page_id, version.number)).data,
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data,
             status=status.HTTP_200_OK,
         )
 

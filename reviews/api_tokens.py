@@ -16,8 +16,9 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from agents.services import token_hash
+from core.actors import Operator
+from core.audit import audit_record
 from reviews.models import ApiToken
-from wiki.audit import audit_record
 
 KEY_PREFIX = "qk_"
 PREFIX_CHARS = 10
@@ -25,7 +26,7 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @transaction.atomic
-def api_token_create(*, actor: User | None, user: User) -> str:
+def api_token_create(*, actor: Operator, user: User) -> str:
     """A new key for `user`; returns the key itself, which is never stored."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, prefix=key[:PREFIX_CHARS], key_hash=token_hash(key))

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from reviews import selectors
 from reviews.diff import unified_diff
-from wiki import services
+from reviews.merge import is_stale
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
 
@@ -108,7 +108,7 @@ class VersionSerializer(serializers.Serializer):
         return version.page.live_version_id == version.pk
 
     def get_stale(self, version: Version) -> bool:
-        return services.is_stale(version)
+        return is_stale(version)
 
 
 class VersionDetailSerializer(VersionSerializer):
@@ -183,7 +183,11 @@ class ReviewSerializer(VersionSerializer):
 
 class ApproveInputSerializer(serializers.Serializer):
     comment = serializers.CharField(
-        required=False, allow_blank=True, max_length=5000, validators=[NO_NUL]
+        required=False,
+        allow_blank=True,
+        max_length=5000,
+        validators=[NO_NUL],
+        help_text="At most 5,000 characters.",
     )
     expectedLiveVersion = serializers.IntegerField(
         required=False,
@@ -194,6 +198,8 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    # The service refuses a rejection without a reason; the same rule is declared here (with
+    # the same sentence) so that the OpenAPI schema says so.
     comment = serializers.CharField(
         max_length=5000,
         validators=[SAYS_SOMETHING],

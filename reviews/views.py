@@ -15,17 +15,17 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from reviews import selectors
-from reviews import services as review_services
+from core.errors import Forbidden, NotFound, QuireError
+from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
+from reviews.merge import is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
-from wiki import services
-from wiki.errors import Forbidden, NotFound, QuireError
 from wiki.forms import sentence
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
+from wiki.selectors import page_for_person
 
 QUEUE_PAGE_SIZE = 100
 
@@ -36,9 +36,9 @@ def _user(request: HttpRequest) -> User:
     return user
 
 
-def _page_or_404(page_id: str) -> Page:
+def _page_or_404(request: HttpRequest, page_id: str) -> Page:
     try:
-        return selectors.page_by_public_id(page_id)
+        return page_for_person(request.user, page_id)
     except NotFound as error:
         raise Http404(error.message) from None
 
@@ -59,8 +59,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
-        {"version": version, "stale": services.is_stale(version)}
-        for version in page_of_versions.object_list
+        {"version": version, "stale": is_stale(version)} for version in page_of_versions.object_list
     ]
     query = request.GET.copy()
     query.pop("p", None)
@@ -90,7 +89,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def notification_settings(request: HttpRequest) -> HttpResponse:
     try:
-        review_services.reviewer_notifications_set(
+        services.reviewer_notifications_set(
             actor=_user(request), preference=str(request.POST.get("notifications", ""))
         )
     except Forbidden as error:
@@ -121,7 +120,7 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         "live": live,
         "before": before,
         "in_review": in_review,
-        "stale": services.is_stale(version),
+        "stale": is_stale(version),
         "proposed": proposed,
         "diff": diff_text(before_body, proposed["body"]),
         "title_changed": before is not None and before_title != proposed["title"],
@@ -147,7 +146,7 @@ def _proposal_context(version: Version) -> dict[str, Any]:
     else:
         context["rendered"] = mark_safe(render_markdown(proposed["body"]))
     if context["stale"] and live is not None:
-        merge = services.merge_proposal(version)
+        merge = merge_proposal(version)
         context["merge"] = merge
         context["merge_clean"] = not merge["conflicts"]
         context["merge_diff"] = diff_text(live.body, merge["fields"]["body"])
@@ -195,7 +194,7 @@ def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
 @require_http_methods(["GET", "POST"])
 def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     version = _version_or_404(page, number)
     context = _proposal_context(version)
     live = context["live"]
@@ -246,7 +245,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
-            version = _version_or_404(_page_or_404(page_id), number)
+            version = _version_or_404(_page_or_404(request, page_id), number)
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
@@ -280,7 +279,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def history(request: HttpRequest, page_id: str) -> HttpResponse:
     user = _user(request)
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     status = 200
     error = ""
     if request.method == "POST":
@@ -303,7 +302,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         else:
             error = "Choose the version to revert to."
             status = 400
-        page = _page_or_404(page_id)
+        page = _page_or_404(request, page_id)
     versions = selectors.page_versions(page)
     return render(
         request,
@@ -322,7 +321,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
 
 @login_required
 def compare(request: HttpRequest, page_id: str) -> HttpResponse:
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     form = CompareForm(request.GET)
     if not form.is_valid():
         messages.error(request, "Choose two versions to compare.")

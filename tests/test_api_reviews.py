@@ -12,15 +12,19 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from core.actors import SystemActor
+from core.models import AuditEvent
+from reviews import services
 from reviews.api_tokens import api_token_create
 from tests.conftest import live
-from wiki import services
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
 
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(actor=None, user=user)}")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
+    )
     return client
 
 

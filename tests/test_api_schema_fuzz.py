@@ -13,10 +13,11 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
+from core.actors import SystemActor
+from reviews import services
 from reviews.api_tokens import api_token_create
 from tests.fixtures_mcp import AgentKey
 from tests.fixtures_servers import QuireServer
-from wiki import services
 from wiki.models import Page
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,7 +52,7 @@ def test_it_finds_no_server_error_or_schema_violation(
     services.version_propose(actor=agent, page=child, body="Refunds take three days.\n")
     services.version_propose(actor=reader, page=parent, kind="append", body="More.\n")
     services.page_create(actor=agent, title="Returns", body="Returns.\n", parent=parent)
-    key = api_token_create(actor=None, user=admin_user)
+    key = api_token_create(actor=SystemActor("tests"), user=admin_user)
     server = quire_servers()
 
     result = subprocess.run(

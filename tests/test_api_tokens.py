@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from core.models import AuditEvent
 from reviews.models import ApiToken
-from wiki.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -23,6 +23,7 @@ from django.db import connection
 from django.test import Client
 
 from config.middleware import json_depth
+from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
 from tests.conftest import is_postgres
 from tests.fixtures_mail import free_port
@@ -146,7 +147,7 @@ def test_it_survives_a_database_restart_without_an_error(
 
 
 def _api_token(user: User) -> str:
-    return api_token_create(actor=None, user=user)
+    return api_token_create(actor=SystemActor("tests"), user=user)
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
+from core.errors import Conflict
+from reviews import services
 from tests.conftest import is_postgres, live
-from wiki import services
-from wiki.errors import Conflict
 from wiki.models import Page, VersionStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)

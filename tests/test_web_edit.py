@@ -10,8 +10,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from reviews import services
+from reviews.merge import is_stale
 from tests.conftest import live
-from wiki import services
+from wiki import services as wiki_services
 from wiki.models import Page, Version, VersionStatus
 
 ClientAs = Callable[[User], Client]
@@ -130,7 +132,7 @@ def test_it_keeps_the_base_of_a_late_proposal_so_the_reviewer_sees_it_stale(
     client_as(reader).post(url, form(body="Reader's rule.\n", base_number=1))
     proposal = Version.objects.select_related("page").get(page=page, number=3)
     assert proposal.base_version is not None and proposal.base_version.number == 1
-    assert services.is_stale(proposal)
+    assert is_stale(proposal)
 
 
 @pytest.mark.parametrize(
@@ -195,7 +197,7 @@ def test_it_refuses_to_edit_an_archived_page(
     make_page: Callable[..., Page], editor: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses")
-    services.page_archive(actor=editor, page=page)
+    wiki_services.page_archive(actor=editor, page=page)
     url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
     response = client_as(editor).post(url, form(base_number=1), follow=True)
     assert "Restore it before editing it" in response.content.decode()

@@ -118,7 +118,7 @@ def reindex_all() -> int:
     """Rebuild the whole index from the live versions; returns the number of pages indexed."""
     SearchDocument.objects.all().delete()
     pages = (
-        Page.objects.filter(archived=False, live_version__isnull=False)
+        Page.objects.readable()
         .select_related("live_version")
         .prefetch_related(
             Prefetch(

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
 
 
@@ -28,7 +29,7 @@ class Command(BaseCommand):
             )
         if not user.is_active:
             raise CommandError(f"{user.get_username()} is inactive; activate the account first.")
-        key = api_token_create(actor=None, user=user)  # type: ignore[arg-type]
+        key = api_token_create(actor=SystemActor("create_api_token command"), user=user)
         self.stdout.write(
             f"API key for {user.get_username()}, shown once; "
             "send it as 'Authorization: Token <key>':"
