@@ -248,6 +248,13 @@ if AWS_STORAGE_BUCKET_NAME:
         },
     }
 
+# Review emails: the first proposal after a quiet spell is emailed at once; what arrives in
+# the next QUIRE_REVIEW_EMAIL_GATHER_SECONDS is gathered into one follow-up per reviewer
+# (0: one email per proposal).
+QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
+    "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
+)
+
 # Email: SMTP when EMAIL_HOST is set, the console otherwise.
 EMAIL_HOST = env_str("EMAIL_HOST")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)

@@ -54,6 +54,7 @@ class NotificationAdmin(admin.ModelAdmin):
         "status",
         "attempts",
         "sent_at",
+        "last_error",
     )
     list_filter = ("status", "kind", "delivery")
     search_fields = ("recipient__username", "recipient__email", "version__page__public_id")
