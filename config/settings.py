@@ -255,6 +255,9 @@ QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
     "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
 )
 
+# The outbox sweep leaves rows younger than this to the task queued on commit.
+QUIRE_OUTBOX_SWEEP_GRACE_SECONDS = env_int("QUIRE_OUTBOX_SWEEP_GRACE_SECONDS", 60, maximum=3600)
+
 # Email: SMTP when EMAIL_HOST is set, the console otherwise.
 EMAIL_HOST = env_str("EMAIL_HOST")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1, maximum=65535)

@@ -43,8 +43,8 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 25
 # A row claimed by a worker that died mid-send is taken back after this long.
 SENDING_TIMEOUT = timedelta(minutes=15)
-# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries.
-SWEEP_GRACE = timedelta(minutes=1)
+# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries
+# (QUIRE_OUTBOX_SWEEP_GRACE_SECONDS, one minute by default).
 SWEEP_BATCH = 100
 EAGER_SWEEP_BATCH = 10
 
@@ -357,6 +357,7 @@ def _failed_attempt(ids: list[int], exc: BaseException) -> None:
 def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     """Queue again every immediate row still owed; returns how many were queued."""
     now = timezone.now()
+    grace = timedelta(seconds=settings.QUIRE_OUTBOX_SWEEP_GRACE_SECONDS)
     Notification.objects.filter(
         status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
     ).update(status=NotificationStatus.PENDING)
@@ -365,8 +366,8 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
             status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
         )
         .filter(
-            Q(last_attempt_at__isnull=True, created_at__lt=now - SWEEP_GRACE)
-            | Q(last_attempt_at__lt=now - SWEEP_GRACE)
+            Q(last_attempt_at__isnull=True, created_at__lt=now - grace)
+            | Q(last_attempt_at__lt=now - grace)
         )
         .order_by("id")
         .values_list("pk", flat=True)[:limit]
