@@ -128,8 +128,7 @@ def _fresh_cache(request: pytest.FixtureRequest) -> None:
         {"db", "transactional_db", "live_server"} & set(request.fixturenames)
     )
     if uses_db:
-        request.getfixturevalue(
-            "db" if "transactional_db" not in request.fixturenames else "transactional_db"
-        )
+        transactional = bool({"transactional_db", "live_server"} & set(request.fixturenames))
+        request.getfixturevalue("transactional_db" if transactional else "db")
         cache.clear()
         counters_clear()

@@ -17,8 +17,10 @@ from wiki.models import Page
 
 
 @pytest.fixture
-def throttle_cache(db: Any) -> None:
+def throttle_cache(request: pytest.FixtureRequest) -> None:
     """Login failures start from zero (they live in the shared counter store)."""
+    transactional = bool({"transactional_db", "live_server"} & set(request.fixturenames))
+    request.getfixturevalue("transactional_db" if transactional else "db")
     counters_clear()
 
 
