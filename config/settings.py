@@ -193,6 +193,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 _database_cache = {
     "BACKEND": "django.core.cache.backends.db.DatabaseCache",
     "LOCATION": "quire_cache",
+    # Past MAX_ENTRIES Django culls a third of the rows, live counters included: keep it high.
+    "OPTIONS": {"MAX_ENTRIES": 1_000_000},
 }
 # Fail fast: an unreachable Redis must cost a request milliseconds, not seconds.
 _redis_options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
