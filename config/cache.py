@@ -3,21 +3,27 @@
 Every web process must see the same sessions, rate limits and login throttles, so they live
 in Redis when REDIS_URL is set and in the database otherwise. When Redis stops answering,
 the cache behaves as empty (reads miss, writes are dropped) and the counters move to the
-database until Redis answers again, so no request fails because of Redis.
+database (the quire_counter table, also their home without Redis) until Redis answers again,
+so no request fails because of Redis.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.redis import RedisCache
+from django.db import connection
 from redis.exceptions import RedisError
+
+from config.models import Counter
 
 logger = logging.getLogger(__name__)
 
@@ -103,45 +109,88 @@ class FailSafeRedisCache(RedisCache):
 
 # --- counters (rate limits, login throttles) ------------------------------------------------
 
+# One statement that starts, counts or restarts (once expired) a counter and returns its value:
+# atomic on PostgreSQL and SQLite alike, so concurrent web processes never lose a hit.
+_HIT = """
+INSERT INTO quire_counter (name, value, expires_at) VALUES (%s, 1, %s)
+ON CONFLICT (name) DO UPDATE SET
+    value = CASE WHEN quire_counter.expires_at < %s THEN 1 ELSE quire_counter.value + 1 END,
+    expires_at = CASE WHEN quire_counter.expires_at < %s
+        THEN excluded.expires_at ELSE quire_counter.expires_at END
+RETURNING value
+"""
+# Expired rows are removed now and then by the hits themselves.
+_PURGE_EVERY = 500
 
-def _with_counter_store(operation: Callable[[BaseCache], T]) -> T:
-    """Run `operation` on the shared counter store: Redis if it answers, else the database."""
-    if not redis_marked_down():
-        try:
-            return operation(caches["counters"])
-        except RedisError as exc:
-            mark_redis_down(exc)
-    return operation(caches["counters_fallback"])
+
+def _redis_counters() -> BaseCache | None:
+    if not settings.REDIS_URL or redis_marked_down():
+        return None
+    return caches["counters"]
+
+
+def _redis_hit(store: BaseCache, key: str, timeout: int) -> int:
+    if store.add(key, 1, timeout=timeout):
+        return 1
+    try:
+        return int(store.incr(key))
+    except ValueError:
+        # It expired between add and incr: this hit starts it again.
+        store.set(key, 1, timeout=timeout)
+        return 1
+
+
+def _database_hit(key: str, timeout: int) -> int:
+    now = time.time()
+    with connection.cursor() as cursor:
+        cursor.execute(_HIT, [key, now + timeout, now, now])
+        row = cursor.fetchone()
+        if random.randrange(_PURGE_EVERY) == 0:
+            cursor.execute("DELETE FROM quire_counter WHERE expires_at < %s", [now])
+    return int(row[0]) if row else 1
 
 
 def counter_hit(key: str, *, timeout: int) -> int:
     """Add one to the counter `key` (created with `timeout` seconds to live); its new value."""
-
-    def hit(store: BaseCache) -> int:
-        if store.add(key, 1, timeout=timeout):
-            return 1
+    store = _redis_counters()
+    if store is not None:
         try:
-            return int(store.incr(key))
-        except ValueError:
-            # It expired between add and incr: this hit starts it again.
-            store.set(key, 1, timeout=timeout)
-            return 1
-
-    return _with_counter_store(hit)
+            return _redis_hit(store, key, timeout)
+        except RedisError as exc:
+            mark_redis_down(exc)
+    return _database_hit(key, timeout)
 
 
 def counter_value(key: str) -> int:
-    return _with_counter_store(lambda store: int(store.get(key, 0) or 0))
+    store = _redis_counters()
+    if store is not None:
+        try:
+            return int(store.get(key, 0) or 0)
+        except RedisError as exc:
+            mark_redis_down(exc)
+    value = (
+        Counter.objects.filter(name=key, expires_at__gte=time.time())
+        .values_list("value", flat=True)
+        .first()
+    )
+    return int(value or 0)
 
 
 def counter_reset(key: str) -> None:
-    _with_counter_store(lambda store: store.delete(key))
+    store = _redis_counters()
+    if store is not None:
+        try:
+            store.delete(key)
+        except RedisError as exc:
+            mark_redis_down(exc)
+    Counter.objects.filter(name=key).delete()
 
 
 def counters_clear() -> None:
     """Every counter in both stores (tests start from zero)."""
-    for alias in ("counters", "counters_fallback"):
+    if settings.REDIS_URL:
         try:
-            caches[alias].clear()
+            caches["counters"].clear()
         except RedisError:
-            continue
+            pass
+    Counter.objects.all().delete()

@@ -189,7 +189,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 # Shared stores, so that any number of web processes behave as one: sessions, rate limits and
 # login throttles live in Redis when REDIS_URL is set, otherwise in the database. If Redis
 # stops answering, the cache reads as empty and the counters move to the database
-# (config/cache.py). The database cache table is created by config/migrations.
+# (config/cache.py). The cache and counter tables are created by config/migrations.
 _database_cache = {
     "BACKEND": "django.core.cache.backends.db.DatabaseCache",
     "LOCATION": "quire_cache",
@@ -208,17 +208,19 @@ CACHES = {
         if REDIS_URL
         else _database_cache
     ),
-    "counters": (
+    # Rate limits and login throttles; without Redis they are rows of quire_counter.
+    **(
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "OPTIONS": _redis_options,
-            "KEY_PREFIX": "counters",
+            "counters": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": REDIS_URL,
+                "OPTIONS": _redis_options,
+                "KEY_PREFIX": "counters",
+            }
         }
         if REDIS_URL
-        else _database_cache
+        else {}
     ),
-    "counters_fallback": _database_cache,
 }
 SESSION_ENGINE = (
     "django.contrib.sessions.backends.cached_db"

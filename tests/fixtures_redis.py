@@ -72,11 +72,6 @@ class RedisServer:
 def redis_settings(url: str) -> dict[str, Any]:
     """The settings Quire derives from REDIS_URL=url (see config/settings.py)."""
     options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
-    database = {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "quire_cache",
-        "OPTIONS": {"MAX_ENTRIES": 1_000_000},
-    }
     return {
         "REDIS_URL": url,
         "CACHES": {
@@ -91,7 +86,6 @@ def redis_settings(url: str) -> dict[str, Any]:
                 "OPTIONS": options,
                 "KEY_PREFIX": "counters",
             },
-            "counters_fallback": database,
         },
         "SESSION_ENGINE": "django.contrib.sessions.backends.cached_db",
     }
