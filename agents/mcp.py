@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "append_to_page")
-QUERY_MAX = 200
 SEARCH_LIMIT = 8
 RATE_WINDOW_SECONDS = 60
 

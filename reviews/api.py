@@ -34,6 +34,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
+from wiki.validators import validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -221,11 +222,9 @@ class PageListView(QuireListView):
             self.request, "parent", PAGE_FILTER_PATTERN, "Give a page id like pg_abcdefgh."
         )
         params = self.request.query_params
-        query = (params.get("q") or "").strip()
+        query = validate_query(params.get("q"), required=False)
         tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
         if query:
-            if len(query) > 200:
-                raise exceptions.ValidationError({"q": "Keep the query under 200 characters."})
             return selectors.search_live_pages(query, tag=tag, parent=parent)
         return selectors.live_pages(tag=tag, parent=parent)
 
@@ -295,6 +294,7 @@ class ReviewListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
+        selectors.check_can_see_queue(self.user())
         _check_filter(self.request, "page", PAGE_FILTER_PATTERN, "Give a page id like pg_abcdefgh.")
         _check_filter(
             self.request,

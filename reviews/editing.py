@@ -127,13 +127,24 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
             add_service_error(form, error)
             if isinstance(error, Conflict) and "liveVersion" in error.detail:
                 conflict = {"a": data["base_number"], "b": error.detail["liveVersion"]}
-                # Saving again now is a deliberate choice made after seeing the message.
+                # The form now holds the merge to resolve, against what is live now.
                 data_again = request.POST.copy()
                 data_again["base_number"] = str(error.detail["liveVersion"])
+                if "mergedText" in error.detail:
+                    data_again["body"] = error.detail["mergedText"]
+                    data_again["resolving"] = "1"
                 form.data = data_again
         else:
             if publish:
-                messages.success(request, f"Published v{version.number} of “{version.title}”.")
+                merged = (
+                    " Someone published a newer version while you were editing; your changes "
+                    "were merged with theirs, and both are kept."
+                    if version.merged
+                    else ""
+                )
+                messages.success(
+                    request, f"Published v{version.number} of “{version.title}”.{merged}"
+                )
             else:
                 messages.success(
                     request,

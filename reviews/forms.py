@@ -7,9 +7,10 @@ from typing import Any
 from django import forms
 
 from core.errors import InvalidArgument
-from reviews.services import COMMENT_MAX, validate_comment, validate_resolved_markdown
+from reviews.services import COMMENT_MAX, validate_comment
 from wiki.forms import sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
+from wiki.validators import validate_resolved_markdown
 
 
 def _comment(value: Any, *, required: bool) -> str:

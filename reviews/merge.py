@@ -73,6 +73,17 @@ def is_stale(version: Version) -> bool:
     return version.base_version_id != version.page.live_version_id
 
 
+def staleness(version: Version) -> str | None:
+    """For a stale proposal, the sentence every screen and the API show: what it was written
+    against and what is live now; None when it is not stale."""
+    if not is_stale(version):
+        return None
+    base = version.base_version.number if version.base_version is not None else None
+    live = version.page.live_version
+    written = f"v{base}" if base is not None else "no live version"
+    return f"written against {written}, live is v{live.number if live else 0}"
+
+
 def appended_body(live_body: str, appended: str) -> str:
     """The page body after an append: the live text, a blank line, the appended blocks."""
     live_body = live_body.rstrip("\n")

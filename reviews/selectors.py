@@ -11,9 +11,10 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.expressions import RawSQL
 
 from agents.models import Agent
-from core.errors import NotFound
+from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.roles import can_review
 
 AUTHOR_KINDS = ("agent", "human")
 
@@ -42,6 +43,15 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
     return versions.select_related(
         "page", "page__live_version", "author_user", "author_agent", "decided_by", "base_version"
     )
+
+
+def check_can_see_queue(user: Any) -> None:
+    """The queue of proposals is for reviewers: its pages may be drafts nobody approved."""
+    if not can_review(user):
+        raise Forbidden(
+            "only reviewers can see the proposals waiting for review; ask an admin to add you "
+            "to the Reviewers group."
+        )
 
 
 def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from reviews import selectors
 from reviews.diff import unified_diff
-from reviews.merge import is_stale
+from reviews.merge import is_stale, staleness
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
 
@@ -86,6 +86,9 @@ class VersionSerializer(serializers.Serializer):
     revertedFrom = serializers.SerializerMethodField()
     live = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
+    staleNote = serializers.SerializerMethodField(
+        help_text="For a stale proposal, e.g. 'written against v3, live is v5'; else null."
+    )
 
     @extend_schema_field(AuthorSerializer)
     def get_author(self, version: Version) -> dict[str, str]:
@@ -109,6 +112,10 @@ class VersionSerializer(serializers.Serializer):
 
     def get_stale(self, version: Version) -> bool:
         return is_stale(version)
+
+    @extend_schema_field(NULLABLE_STR)
+    def get_staleNote(self, version: Version) -> str | None:
+        return staleness(version)
 
 
 class VersionDetailSerializer(VersionSerializer):

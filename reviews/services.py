@@ -9,7 +9,6 @@ version are stated once, on `Version.move_to`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,12 +35,12 @@ from wiki.services import (
 from wiki.validators import (
     validate_change_summary,
     validate_markdown,
+    validate_resolved_markdown,
     validate_tags,
     validate_title,
 )
 
 COMMENT_MAX = 5000
-_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -66,18 +65,6 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
             field="comment",
         )
     return comment
-
-
-def validate_resolved_markdown(text: Any) -> str:
-    """A reviewer's edit of a proposal: markdown with every merge conflict resolved."""
-    text = validate_markdown(text)
-    if _CONFLICT_MARKER.search(text):
-        raise InvalidArgument(
-            "the text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the lines "
-            "you want, delete the markers, then approve.",
-            field="markdown",
-        )
-    return text
 
 
 def _check_can_propose(actor: Actor) -> None:
@@ -220,10 +207,8 @@ def page_create(
     return version
 
 
-def _base_version(
-    page: Page, *, base_number: int | None, publish: bool, kind: str
-) -> Version | None:
-    """The live version the author started from; publishing over a newer one is refused."""
+def _base_version(page: Page, *, base_number: int | None) -> Version | None:
+    """The live version the author started from (the live one when not said)."""
     live = page.live_version
     if base_number is None or live is None or live.number == base_number:
         return live
@@ -234,13 +219,41 @@ def _base_version(
             f"it; send the live version you read (v{live.number} is live now).",
             field="base_version",
         )
-    if publish and kind == VersionKind.REPLACE:
-        raise Conflict(
-            f"someone published v{live.number} while you were editing v{base_number}; "
-            "compare the two, bring your text up to date and save again.",
-            detail={"liveVersion": live.number, "baseVersion": base_number},
-        )
     return base
+
+
+def _merge_onto_live(page: Page, base: Version, fields: dict[str, Any]) -> dict[str, Any]:
+    """An editor's save started from `base` while a newer version went live: the two edits
+    merged three-way, as a reviewer would merge a stale proposal. Where they overlap, nothing
+    is published: the Conflict carries the merged text with conflict markers to resolve."""
+    draft = Version(page=page, base_version=base, **fields)
+    merge = merge_proposal(draft)
+    live_number = page.live_version.number if page.live_version else None
+    if merge["conflicts"]:
+        names = ", ".join(sorted({c["field"] for c in merge["conflicts"]}))
+        raise Conflict(
+            f"v{live_number} was published while you were editing v{base.number}, and both "
+            f"changed the same part ({names}). Nothing was saved: resolve the conflicts marked "
+            "in the text (keep the lines you want, delete the <<<<<<<, ======= and >>>>>>> "
+            "lines), then save again.",
+            detail={
+                "liveVersion": live_number,
+                "baseVersion": base.number,
+                "conflicts": merge["conflicts"],
+                "mergedText": merge["text_with_markers"],
+            },
+        )
+    merged = merge["fields"]
+    kept = {name: value for name, value in fields.items() if name != "parent"}
+    return {
+        **kept,
+        "body": merged["body"],
+        "title": merged["title"],
+        "tags": merged["tags"],
+        "parent_id": merged["parent_id"],
+        "instructions": merged["instructions"],
+        "merged": True,
+    }
 
 
 def check_can_append(page: Page) -> None:
@@ -351,7 +364,7 @@ def version_propose(
     if base_number is None and kind == VersionKind.REPLACE and drafts:
         # A revised draft keeps the version its author started from.
         base_number = drafts[0].base_version.number  # type: ignore[union-attr]
-    base = _base_version(page, base_number=base_number, publish=publish, kind=kind)
+    base = _base_version(page, base_number=base_number)
     if kind == VersionKind.APPEND:
         more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
         fields = _append_fields(page, current, body=body, changes_more=more)
@@ -365,6 +378,8 @@ def version_propose(
             parent=parent,
             instructions=instructions,
         )
+        if publish and base is not None and base.pk != page.live_version_id:
+            fields = _merge_onto_live(page, base, fields)
     withdrawn = _withdraw(pending)
     version = Version.objects.create(
         page=page,

@@ -19,7 +19,7 @@ from core.errors import Forbidden, NotFound, QuireError
 from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
-from reviews.merge import is_stale, merge_proposal
+from reviews.merge import is_stale, merge_proposal, staleness
 from reviews.models import NotificationPreference, ReviewerSettings
 from wiki.forms import sentence
 from wiki.markdown import render_markdown
@@ -53,13 +53,16 @@ def _version_or_404(page: Page, number: int) -> Version:
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    if not can_review(user):
-        raise PermissionDenied("Only reviewers can open the review queue.")
+    try:
+        selectors.check_can_see_queue(user)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
     filters = selectors.QueueFilters.from_params(request.GET)
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = [
-        {"version": version, "stale": is_stale(version)} for version in page_of_versions.object_list
+        {"version": version, "stale": is_stale(version), "staleness": staleness(version)}
+        for version in page_of_versions.object_list
     ]
     query = request.GET.copy()
     query.pop("p", None)

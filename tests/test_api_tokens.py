@@ -38,7 +38,7 @@ def test_it_authenticates_the_key_and_records_when_it_was_used(reader: User) -> 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
 
-    response = client.get("/api/v1/reviews/")
+    response = client.get("/api/v1/pages/")
 
     assert response.status_code == 200
     assert ApiToken.objects.get().last_used_at is not None

@@ -128,3 +128,22 @@ def test_it_refuses_a_base_version_that_never_went_live(
     )
     assert error.startswith("invalid_argument:") and "never went live" in error
     assert Version.objects.filter(page=page).count() == 1
+
+
+def test_it_says_what_a_stale_proposal_was_written_against_in_queue_review_and_api(
+    make_page: MakePage, reader: User, editor: User, reviewer: User
+) -> None:
+    from django.test import Client
+
+    page = make_page("Refunds", V1)
+    proposal = services.version_propose(
+        actor=reader, page=page, body=AGENT_TEXT, change_summary="x", base_number=1
+    )
+    _publish(editor, page, V2_PERSON)
+    client = Client()
+    client.force_login(reviewer)
+    assert "written against v1, live is v3" in client.get("/reviews/").content.decode()
+    review = client.get(f"/reviews/pages/{page.public_id}/v{proposal.number}/").content.decode()
+    assert "written against v1" in review and "v3 is live now" in review
+    [row] = client.get("/api/v1/reviews/").json()["results"]
+    assert row["stale"] is True and row["staleNote"] == "written against v1, live is v3"

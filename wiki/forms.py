@@ -10,7 +10,7 @@ from django import forms
 
 from core.errors import InvalidArgument, QuireError
 from wiki import validators
-from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
+from wiki.models import CHANGE_SUMMARY_MAX, TITLE_MAX
 
 # Service error fields → form fields.
 _FIELD_NAMES = {
@@ -82,19 +82,20 @@ class PageForm(forms.Form):
     )
     # The live version the form was filled from; see services.version_propose.
     base_number = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    # Set after a save met a newer live version and the body holds the merge to resolve.
+    resolving = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def clean_title(self) -> str:
         return str(_checked(validators.validate_title, self.cleaned_data["title"]))
 
     def clean_body(self) -> str:
-        value = self.cleaned_data["body"]
-        if len(value) > MARKDOWN_MAX:
-            # The service's message names the field "markdown"; here it is the content.
-            raise forms.ValidationError(
-                f"The content can be at most {MARKDOWN_MAX:,} characters; it has "
-                f"{len(value):,}. Split it over several pages."
-            )
-        return str(_checked(validators.validate_markdown, value))
+        # After a save met a newer live version, the body holds the merge to resolve.
+        validate = (
+            validators.validate_resolved_markdown
+            if str(self.data.get("resolving", "")).lower() in ("1", "true", "on")
+            else validators.validate_markdown
+        )
+        return str(_checked(validate, self.cleaned_data["body"]))
 
     def clean_tags(self) -> list[str]:
         return list(_checked(validators.validate_tags, self.cleaned_data["tags"]))
@@ -128,11 +129,6 @@ class AppendForm(forms.Form):
 
     def clean_body(self) -> str:
         value = self.cleaned_data["body"]
-        if len(value) > MARKDOWN_MAX:
-            raise forms.ValidationError(
-                f"The addition can be at most {MARKDOWN_MAX:,} characters; it has "
-                f"{len(value):,}. Split it over several pages."
-            )
         return str(_checked(lambda v: validators.validate_markdown(v, required=True), value))
 
     def clean_change_summary(self) -> str:

@@ -6,6 +6,7 @@ and its message are the same for a person in a form and an agent in a tool error
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.errors import InvalidArgument
@@ -69,6 +70,21 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
         )
     if required and not text.strip():
         raise InvalidArgument(f"{field} must not be empty.", field=field)
+    return text
+
+
+_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
+
+
+def validate_resolved_markdown(text: Any) -> str:
+    """Markdown that came out of a three-way merge, with every conflict resolved."""
+    text = validate_markdown(text)
+    if _CONFLICT_MARKER.search(text):
+        raise InvalidArgument(
+            "the text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the lines "
+            "you want, delete the markers, then save.",
+            field="markdown",
+        )
     return text
 
 
