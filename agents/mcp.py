@@ -16,7 +16,6 @@ from typing import Annotated, Any, Literal, NotRequired
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import cache
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -30,6 +29,7 @@ from agents.browsing import browse_page
 from agents.edits import apply_edits
 from agents.models import Agent
 from agents.services import agent_page_create
+from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from reviews import services
@@ -352,12 +352,7 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
     limit = settings.QUIRE_AGENT_RATE_LIMIT
     window = int(time.time() // RATE_WINDOW_SECONDS)
     key = f"quire:mcp-calls:{agent.pk}:{window}"
-    cache.add(key, 0, timeout=RATE_WINDOW_SECONDS * 2)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # the key expired between add and incr
-        cache.set(key, 1, timeout=RATE_WINDOW_SECONDS * 2)
-        count = 1
+    count = counter_hit(key, timeout=RATE_WINDOW_SECONDS * 2)
     if count <= limit:
         return None
     wait = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS
@@ -495,13 +490,24 @@ def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments for the audit log, with long texts cut short."""
-    return {
-        key: (value[:200] + f"... ({len(value)} characters)")
-        if isinstance(value, str) and len(value) > 200
-        else value
-        for key, value in arguments.items()
-    }
+    """The call's arguments for the audit log, with long texts cut short.
+
+    NUL and lone surrogates (refused by the tools, but still logged) cannot be stored in a
+    PostgreSQL JSON column: they are replaced, so that the refusal itself gets its audit row.
+    """
+    return {key: _storable(value) for key, value in arguments.items()}
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        if len(value) > 200:
+            value = value[:200] + f"... ({len(value)} characters)"
+        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)

@@ -49,6 +49,11 @@ from wiki.validators import (
 )
 
 COMMENT_MAX = 5000
+REASON_REQUIRED = (
+    "give a reason to reject: a reason is required; tell the author what to change so the "
+    "next proposal can be approved."
+)
+COMMENT_TOO_LONG = f"the comment can be at most {COMMENT_MAX:,} characters."
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -67,11 +72,7 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
             field="comment",
         )
     if required and not comment:
-        raise InvalidArgument(
-            "give a reason to reject: a reason is required; tell the author what to change so "
-            "the next proposal can be approved.",
-            field="comment",
-        )
+        raise InvalidArgument(REASON_REQUIRED, field="comment")
     return comment
 
 

@@ -23,6 +23,8 @@ pytest_plugins = [
     "tests.fixtures_mail",
     "tests.fixtures_browser",
     "pytester",
+    "tests.fixtures_redis",
+    "tests.fixtures_servers",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -153,8 +155,20 @@ def live(page: Page) -> Version:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache() -> None:
-    """Rate-limit and login-throttle counters live in the cache; no test inherits another's."""
+def _fresh_cache(request: pytest.FixtureRequest) -> None:
+    """Rate-limit and login-throttle counters live in shared stores; no test inherits another's.
+
+    Without Redis they are in the database, so only tests that may use it clear them.
+    """
     from django.core.cache import cache
 
-    cache.clear()
+    from config.cache import counters_clear
+
+    uses_db = request.node.get_closest_marker("django_db") is not None or bool(
+        {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if uses_db:
+        transactional = bool({"transactional_db", "live_server"} & set(request.fixturenames))
+        request.getfixturevalue("transactional_db" if transactional else "db")
+        cache.clear()
+        counters_clear()

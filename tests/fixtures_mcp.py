@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -19,6 +18,7 @@ from mcp.types import CallToolResult, InitializeResult, TextContent
 
 from agents import services as agent_services
 from agents.models import Agent
+from config.cache import counters_clear
 from core.actors import SystemActor
 from wiki.models import Page
 
@@ -70,9 +70,9 @@ def editor_agent(make_agent: Callable[..., AgentKey]) -> AgentKey:
 
 @pytest.fixture
 def fresh_rate_limits() -> Iterator[None]:
-    cache.clear()
+    counters_clear()
     yield
-    cache.clear()
+    counters_clear()
 
 
 @asynccontextmanager

@@ -9,20 +9,22 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from core.actors import SystemActor
 from core.models import AuditEvent
 from reviews import services
+from reviews.api_tokens import api_token_create
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
 
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
+    )
     return client
 
 
@@ -259,6 +261,7 @@ def test_it_lists_reviews_with_the_same_number_of_queries_for_5_and_50(
         assert response.status_code == 200
         return len(queries), len(response.json()["results"])
 
+    api.get("/api/v1/reviews/")  # the key's first use is recorded once, outside the measure
     add_proposals(pages, 5)
     small, small_rows = measure()
     for page in pages:

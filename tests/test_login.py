@@ -84,3 +84,53 @@ def test_it_logs_out_with_a_post(reader: User) -> None:
     response = client.post(reverse("logout"))
     assert response.status_code == 302
     assert client.get(reverse("wiki:home")).status_code == 302
+
+
+def test_it_stops_one_address_spraying_a_password_over_many_usernames(
+    make_user: Any, settings: Any
+) -> None:
+    settings.QUIRE_LOGIN_ADDRESS_MAX_FAILURES = 3
+    for name in ("ann", "bob", "cy", "dee"):
+        make_user(name)
+    for name in ("ann", "bob", "cy"):
+        assert _login(Client(), name, "Summer2026!", address="10.0.0.9").status_code == 200
+
+    assert _login(Client(), "dee", PASSWORD, address="10.0.0.9").status_code == 429
+    assert _login(Client(), "dee", PASSWORD, address="10.0.0.10").status_code == 302
+
+
+def test_it_stops_guessing_one_password_from_many_addresses(reader: User, settings: Any) -> None:
+    settings.QUIRE_LOGIN_USER_MAX_FAILURES = 3
+    for n in range(3):
+        _login(Client(), "reed", "wrong", address=f"10.0.1.{n}")
+
+    assert _login(Client(), "reed", PASSWORD, address="10.0.1.99").status_code == 429
+
+
+def test_it_never_lets_a_stranger_behind_the_same_proxy_lock_a_user_out(
+    reader: User, settings: Any
+) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 3
+    proxy = "10.0.0.1"
+    users_browser = Client()
+    assert _login(users_browser, "reed", PASSWORD, address=proxy).status_code == 302
+    users_browser.post(reverse("logout"))
+    stranger = Client()
+    for _ in range(5):
+        _login(stranger, "reed", "wrong", address=proxy)
+
+    assert _login(stranger, "reed", PASSWORD, address=proxy).status_code == 429
+    assert _login(users_browser, "reed", PASSWORD, address=proxy).status_code == 302
+
+
+def test_it_ignores_a_device_cookie_made_for_another_user(
+    reader: User, editor: User, settings: Any
+) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 2
+    browser = Client()
+    assert _login(browser, "edna", PASSWORD).status_code == 302
+    browser.post(reverse("logout"))
+    for _ in range(2):
+        _login(browser, "reed", "wrong")
+
+    assert _login(browser, "reed", PASSWORD).status_code == 429

@@ -97,7 +97,9 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     small = measure(client, *build_set(editor, 10, "small"))
     large = measure(client, *build_set(editor, 500, "large"))
     assert small == large
-    assert small == EXPECTED
+    # Without Redis the agent's rate-limit counter is one upsert in the database.
+    counter = 0 if settings.REDIS_URL else 1
+    assert small == {call: count + counter for call, count in EXPECTED.items()}
 
 
 @pytest.mark.parametrize("size", [10, 500])

@@ -149,7 +149,17 @@ def page_make_live(page: Page, version: Version) -> None:
     if old_parent_id != page.parent_id or old_title != page.title or not page.slug:
         page.slug = _unique_slug(parent=parent, title=version.title, exclude_pk=page.pk)
         page.path = _path_for(parent, page.slug)
-        page.save()
+        try:
+            with transaction.atomic():
+                page.save()
+        except IntegrityError:
+            # A sibling took the same slug in a transaction that committed after ours read
+            # the siblings: the whole decision is undone, and a second try picks a free slug.
+            raise Conflict(
+                f"another page under the same parent was given the title {version.title!r} "
+                "at the same moment, so nothing was changed. Decide again: the page will get "
+                "a distinct address."
+            ) from None
         _refresh_descendant_paths(page)
     else:
         page.save()
