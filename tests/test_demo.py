@@ -119,6 +119,7 @@ def test_it_keeps_an_approved_edit_to_a_demo_page_when_run_again(
 
     page.refresh_from_db()
     assert page.live_version_id == approved.pk
+    assert page.live_version is not None
     assert "Three to five tags" in page.live_version.body
     assert not page.versions.filter(number__gt=approved.number).exists()
     assert "1 kept as edited" in output
@@ -129,11 +130,13 @@ def test_it_still_updates_a_demo_page_nobody_changed(tmp_path: Path) -> None:
     load_demo(login)
     faq = Page.objects.select_related("live_version").get(title="FAQ")
     # As if the demo page had been loaded from an older handbook: load_demo made it live.
+    assert faq.live_version_id is not None
     Version.objects.filter(pk=faq.live_version_id).update(body="An older FAQ.\n")
 
     output = load_demo(login)
 
     faq.refresh_from_db()
+    assert faq.live_version is not None
     assert faq.live_version.body != "An older FAQ.\n"
     assert faq.live_version.change_summary == "Updated the demo handbook."
     assert "1 updated" in output

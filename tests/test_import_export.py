@@ -365,7 +365,7 @@ def test_it_makes_pages_only_for_folders_that_hold_markdown(
 
     assert (summary(stdout)["created"], stderr) == (5, "")
     pages = Page.objects.order_by("pk").values_list("source_path", "title")
-    assert [(key.removeprefix(f"{tmp_path.name}/"), title) for key, title in pages] == [
+    assert [(str(key).removeprefix(f"{tmp_path.name}/"), title) for key, title in pages] == [
         ("how-to/", "How to"),
         ("how-to/deeper/", "Deeper"),
         ("how-to/deeper/still/", "Still"),

@@ -128,7 +128,7 @@ def test_it_takes_over_pages_imported_under_keys_without_their_folder(
     run(str(tmp_path / "pages"), "--publish")
     # As an earlier Quire stored them: relative to the imported folder.
     for page in Page.objects.all():
-        page.source_path = page.source_path.removeprefix("pages/")
+        page.source_path = (page.source_path or "").removeprefix("pages/")
         page.save(update_fields=["source_path"])
     migration = importlib.import_module("wiki.migrations.0007_import_source_keys")
     migration.mark_legacy_keys(apps, None)

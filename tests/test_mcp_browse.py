@@ -42,7 +42,7 @@ def browse_all(client: Client, token: str, **arguments: Any) -> list[dict[str, A
     answers = []
     cursor = None
     while True:
-        extra = {"cursor": cursor} if cursor else {}
+        extra: dict[str, Any] = {"cursor": cursor} if cursor else {}
         result = rpc_tool(client, token, "browse", **arguments, **extra)
         assert result["isError"] is False, result
         answers.append(result["structuredContent"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -23,7 +24,7 @@ def edits(*pairs: tuple[str, str]) -> list[dict[str, str]]:
     return [{"oldText": old, "newText": new} for old, new in pairs]
 
 
-def error_text(result: dict) -> str:  # type: ignore[type-arg]
+def error_text(result: dict[str, Any]) -> str:
     assert result["isError"] is True, result
     text: str = result["content"][0]["text"]
     return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -26,7 +27,7 @@ def hub(make_page: MakePage, key: AgentKey, sizes: list[int]) -> tuple[Page, lis
     return page, referenced
 
 
-def text_of(result: dict) -> str:  # type: ignore[type-arg]
+def text_of(result: dict[str, Any]) -> str:
     assert result["isError"] is False, result
     text: str = result["content"][0]["text"]
     return text

@@ -145,13 +145,14 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
     # must not open the write tools to the reader.
     assert len(mcp.tool_names(editor_agent)) == 8
     before = counts()
-    for tool, arguments in [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("create_page", {"title": "New", "markdown": "x"}),
         ("update_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("append_to_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("get_page_source", {"pageId": page.public_id}),
         ("edit_page", {"pageId": page.public_id, "edits": [], "changeSummary": "x"}),
-    ]:
+    ]
+    for tool, arguments in calls:
         assert mcp.error(reader_agent, tool, **arguments) == f"Unknown tool: {tool}"
     assert counts() == before
     outcomes = AuditEvent.objects.filter(actor_agent=reader_agent.agent)

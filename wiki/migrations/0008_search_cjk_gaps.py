@@ -36,6 +36,6 @@ def reindex_cjk(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0006_index_links_without_titles")]
+    dependencies = [("wiki", "0007_import_source_keys")]
 
     operations = [migrations.RunPython(reindex_cjk, migrations.RunPython.noop)]
