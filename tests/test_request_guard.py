@@ -25,7 +25,6 @@ from django.test import Client
 from config.middleware import json_depth
 from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
-from tests.conftest import is_postgres
 from tests.fixtures_mail import free_port
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import Page, Version
@@ -122,12 +121,11 @@ def test_it_answers_a_nul_in_a_search_query_as_invalid_argument(
     assert error.startswith("invalid_argument: query holds a NUL character")
 
 
+# A restart drops PostgreSQL connections; SQLite has none.
 @pytest.mark.postgres
 def test_it_survives_a_database_restart_without_an_error(
     live_server: Any, make_page: MakePage, reader: User
 ) -> None:
-    if not is_postgres():
-        pytest.skip("a restart drops PostgreSQL connections; SQLite has none")
     page = make_page("Refunds")
     token = _api_token(reader)
     url = f"{live_server.url}/api/v1/pages/{page.public_id}/"
