@@ -118,7 +118,7 @@ def test_it_answers_a_nul_in_a_search_query_as_invalid_argument(
 
     error = MCP(live_server.url).error(key, "search_pages", query="refunds\x00policy")
 
-    assert error.startswith("invalid_argument: query holds a NUL character")
+    assert error.startswith("invalid_argument: query has U+0000 NULL at position 8")
 
 
 # A restart drops PostgreSQL connections; SQLite has none.
