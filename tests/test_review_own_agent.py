@@ -40,8 +40,8 @@ def _client(user: User) -> Client:
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    key = api_token_create(actor=SystemActor("tests"), user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    token = api_token_create(actor=SystemActor("tests"), user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
 
