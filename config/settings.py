@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_str, env_url
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_server",
+    "csp",
     "core",
     "wiki",
     "agents",
@@ -49,6 +51,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # NUL in a query, over-deep JSON (400) and a database that is down (503 + Retry-After).
     "config.middleware.RequestGuardMiddleware",
@@ -56,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.middleware.RefuseBrokenText",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -108,6 +112,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file (not :memory:) so a live server thread sees the same data; one per process so
     # that concurrent test runs on one machine do not share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Quire's queries are short; JIT compiling one costs tens of milliseconds more than it
+    # can save (a search over a large page set spent most of its time compiling).
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -283,6 +293,11 @@ REST_FRAMEWORK = {
         "reviews.api_tokens.HashedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.json_input.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "reviews.pagination.StrictLimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -307,6 +322,23 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# A reviewer's browser loads only Quire: no inline script or style, images from Quire itself
+# (and data: URLs, which Swagger UI's icons use), never framed. Rendered markdown turns
+# images from other hosts into links (wiki/markdown.py), so they are not even attempted.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 # HTTPS: on by default when QUIRE_BASE_URL is https:// and DEBUG is off, each part switchable
 # for the proxy in front (`manage.py check --deploy` is then clean).
 _https = not DEBUG and QUIRE_BASE_URL.startswith("https://")

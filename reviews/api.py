@@ -34,7 +34,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
-from wiki.validators import validate_query
+from wiki.validators import check_text, validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -152,6 +152,12 @@ class QuireAPIView(APIView):
     # Token first, so a request without credentials gets 401 with WWW-Authenticate.
     authentication_classes = [HashedTokenAuthentication, SessionAuthentication]
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method == "POST":
+            # A malformed body is refused even where the endpoint reads none of it.
+            request.data  # noqa: B018
+
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):
             return error_response(
@@ -223,7 +229,9 @@ class PageListView(QuireListView):
         )
         params = self.request.query_params
         query = validate_query(params.get("q"), required=False)
-        tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
+        tag, parent = (
+            check_text(params.get(name) or "", field=name).strip() for name in ("tag", "parent")
+        )
         if query:
             return selectors.search_live_pages(query, tag=tag, parent=parent)
         return selectors.live_pages(tag=tag, parent=parent)

@@ -86,6 +86,9 @@ def queue_review_requested(version: Version) -> list[int]:
     )
     if version.author_user_id is not None:
         reviewers = reviewers.exclude(pk=version.author_user_id)
+    else:
+        # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
+        reviewers = reviewers.exclude(agents=version.author_agent_id)
     rows = []
     for user_id, preference in reviewers:
         preference = preference or NotificationPreference.IMMEDIATE

@@ -15,6 +15,7 @@ from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
+from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
 
@@ -27,10 +28,11 @@ class QueueFilters:
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
+        """The filters a query string asks for; InvalidArgument for text no name or id holds."""
         kind = (params.get("author_kind") or "").strip()
         return cls(
-            agent=(params.get("agent") or "").strip(),
-            page=(params.get("page") or "").strip(),
+            agent=check_text(params.get("agent") or "", field="agent").strip(),
+            page=check_text(params.get("page") or "", field="page").strip(),
             author_kind=kind if kind in AUTHOR_KINDS else "",
         )
 
@@ -70,8 +72,15 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
-    """The oldest proposal `user` could decide next (not their own, not `besides`)."""
-    return review_queue().exclude(pk=besides.pk).exclude(author_user=user).first()
+    """The oldest proposal `user` could decide next: not `besides`, not their own, not one of
+    their agents' (see services.decision_refusal)."""
+    return (
+        review_queue()
+        .exclude(pk=besides.pk)
+        .exclude(author_user=user)
+        .exclude(author_agent__owner=user)
+        .first()
+    )
 
 
 def waiting_count() -> int:

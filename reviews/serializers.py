@@ -12,8 +12,10 @@ from rest_framework import serializers
 from reviews import selectors
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
+from reviews.services import COMMENT_MAX, COMMENT_TOO_LONG, REASON_REQUIRED
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
+from wiki.validators import check_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
 NULLABLE_STR = serializers.CharField(allow_null=True)
@@ -22,7 +24,7 @@ NULLABLE_INT = serializers.IntegerField(allow_null=True)
 NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
 SAYS_SOMETHING = RegexValidator(
     r"^[^\x00]*\S[^\x00]*$",
-    message="A reason is required to reject: tell the author what to change.",
+    message=REASON_REQUIRED,
 )
 
 
@@ -188,12 +190,21 @@ class ReviewSerializer(VersionSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
+class CommentField(serializers.CharField):
+    """A reviewer's comment: the text rule is the one every door uses, with its message."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str):
+            check_text(data, field="comment")
+        return super().run_validation(data)
+
+
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(
+    comment = CommentField(
         required=False,
         allow_blank=True,
-        max_length=5000,
-        validators=[NO_NUL],
+        max_length=COMMENT_MAX,
+        error_messages={"max_length": COMMENT_TOO_LONG},
         help_text="At most 5,000 characters.",
     )
     expectedLiveVersion = serializers.IntegerField(
@@ -205,15 +216,16 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
-    # The service refuses a rejection without a reason; the same rule is declared here (with
-    # the same sentence) so that the OpenAPI schema says so.
-    comment = serializers.CharField(
-        max_length=5000,
+    # The service refuses a rejection without a reason; the schema says so too, with the
+    # service's own sentence.
+    comment = CommentField(
+        max_length=COMMENT_MAX,
         validators=[SAYS_SOMETHING],
-        help_text="Why the proposal is rejected: the author sees it.",
+        help_text="Why the proposal is rejected (at most 5,000 characters): the author sees it.",
         error_messages={
-            "required": "A reason is required to reject: tell the author what to change.",
-            "blank": "A reason is required to reject: tell the author what to change.",
+            "required": REASON_REQUIRED,
+            "blank": REASON_REQUIRED,
+            "max_length": COMMENT_TOO_LONG,
         },
     )
 

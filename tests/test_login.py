@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+if TYPE_CHECKING:
+    from django.test.client import _MonkeyPatchedWSGIResponse as Response
+
 pytestmark = pytest.mark.usefixtures("throttle_cache")
 
 PASSWORD = "correct-horse-battery"
 
 
-def _login(client: Client, username: str, password: str, address: str = "10.0.0.1") -> object:
+def _login(client: Client, username: str, password: str, address: str = "10.0.0.1") -> Response:
     return client.post(
         reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
     )
@@ -42,9 +45,9 @@ def test_it_shows_a_clear_error_for_a_wrong_password(reader: User) -> None:
 
 
 def test_it_refuses_even_the_right_password_after_too_many_failures(
-    reader: User, settings: object
+    reader: User, settings: Any
 ) -> None:
-    settings.QUIRE_LOGIN_MAX_FAILURES = 3  # type: ignore[attr-defined]
+    settings.QUIRE_LOGIN_MAX_FAILURES = 3
     client = Client()
     for _ in range(3):
         assert _login(client, "reed", "wrong").status_code == 200
@@ -55,9 +58,9 @@ def test_it_refuses_even_the_right_password_after_too_many_failures(
 
 
 def test_it_counts_failures_per_username_and_address(
-    reader: User, editor: User, settings: object
+    reader: User, editor: User, settings: Any
 ) -> None:
-    settings.QUIRE_LOGIN_MAX_FAILURES = 2  # type: ignore[attr-defined]
+    settings.QUIRE_LOGIN_MAX_FAILURES = 2
     for _ in range(2):
         _login(Client(), "reed", "wrong", address="10.0.0.1")
     assert _login(Client(), "reed", PASSWORD, address="10.0.0.1").status_code == 429
@@ -65,8 +68,8 @@ def test_it_counts_failures_per_username_and_address(
     assert _login(Client(), "edna", PASSWORD, address="10.0.0.1").status_code == 302
 
 
-def test_it_forgets_failures_after_a_successful_login(reader: User, settings: object) -> None:
-    settings.QUIRE_LOGIN_MAX_FAILURES = 3  # type: ignore[attr-defined]
+def test_it_forgets_failures_after_a_successful_login(reader: User, settings: Any) -> None:
+    settings.QUIRE_LOGIN_MAX_FAILURES = 3
     for _ in range(2):
         _login(Client(), "reed", "wrong")
     assert _login(Client(), "reed", PASSWORD).status_code == 302

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,7 @@ def test_it_starts_without_a_secret_key_in_debug() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def manage(env: dict[str, str | None], *args: str) -> subprocess.CompletedProcess[str]:
+def manage(env: Mapping[str, str | None], *args: str) -> subprocess.CompletedProcess[str]:
     given: dict[str, str | None] = {
         "PATH": os.environ.get("PATH", ""),
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -117,7 +118,7 @@ def test_it_passes_check_deploy_with_debug_off_behind_https() -> None:
     assert "System check identified no issues" in result.stdout
 
 
-def show(env: dict[str, str | None], expression: str) -> str:
+def show(env: Mapping[str, str | None], expression: str) -> str:
     code = f"import django; django.setup(); from django.conf import settings; print({expression})"
     result = subprocess.run(
         [sys.executable, "-c", code],

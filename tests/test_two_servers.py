@@ -12,7 +12,6 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 import pytest
@@ -109,6 +108,6 @@ def test_it_holds_a_login_lockout_on_both_servers_and_shares_sessions(
     User.objects.create_user("sam", password=PASSWORD)
     with httpx.Client() as browser:
         assert _login(browser, first.url, "sam", PASSWORD).status_code == 302
-        on_second: Any = browser.get(f"{second.url}/p/{page.public_id}/")
-    assert on_second.status_code == 200
-    assert "Refunds" in on_second.text
+        shared = browser.get(f"{second.url}/p/{page.public_id}/")
+    assert shared.status_code == 200
+    assert "Refunds" in shared.text
