@@ -12,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
@@ -20,12 +21,15 @@ from reviews import services as review_services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
 from reviews.models import NotificationPreference, ReviewerSettings
+from reviews.queue_rows import queue_rows
+from reviews.rendered_diff import rendered_diff
 from wiki import services
 from wiki.errors import Forbidden, NotFound, QuireError
 from wiki.forms import sentence
-from wiki.markdown import render_markdown
+from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
+from wiki.selectors import page_tree
 
 QUEUE_PAGE_SIZE = 100
 
@@ -58,17 +62,16 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters = selectors.QueueFilters.from_params(request.GET)
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
-    rows = [
-        {"version": version, "stale": services.is_stale(version)}
-        for version in page_of_versions.object_list
-    ]
+    rows = queue_rows(list(page_of_versions.object_list), user)
     query = request.GET.copy()
     query.pop("p", None)
     return render(
         request,
         "reviews/queue.html",
         {
+            "crumbs": [("Reviews", "")],
             "rows": rows,
+            "return_to": request.get_full_path(),
             "paginator": paginator,
             "page_obj": page_of_versions,
             "filters": filters,
@@ -100,6 +103,11 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, "Your review email preference is saved.")
     return redirect("reviews:queue")
+
+
+def _rendered(body: str, title: str) -> str:
+    """Rendered exactly as the page view renders it."""
+    return render_page_body(body, title)
 
 
 def _proposal_context(version: Version) -> dict[str, Any]:
@@ -141,18 +149,18 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         ),
         "change_summary_html": mark_safe(show(version.change_summary)),
     }
-    if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(render_markdown(live.body if live else ""))
-        context["rendered_appended"] = mark_safe(render_markdown(version.proposed_body))
-    else:
-        context["rendered"] = mark_safe(render_markdown(proposed["body"]))
+    applied_body, applied_title = proposed["body"], proposed["title"]
     if context["stale"] and live is not None:
         merge = services.merge_proposal(version)
         context["merge"] = merge
         context["merge_clean"] = not merge["conflicts"]
-        context["merge_diff"] = diff_text(live.body, merge["fields"]["body"])
-        if context["merge_clean"] and "rendered" in context:
-            context["rendered"] = mark_safe(render_markdown(merge["fields"]["body"]))
+        if context["merge_clean"]:
+            # What approving applies is the merge: that is the diff to read. The proposal
+            # as its author wrote it is kept, labelled, for reference.
+            applied_body = merge["fields"]["body"]
+            applied_title = merge["fields"]["title"]
+            context["raw_diff"] = context["diff"]
+            context["diff"] = diff_text(live.body, applied_body)
         context["conflicts"] = [
             {
                 "field": conflict["field"],
@@ -162,6 +170,15 @@ def _proposal_context(version: Version) -> dict[str, Any]:
             }
             for conflict in merge["conflicts"]
         ]
+    if version.kind == VersionKind.APPEND and in_review:
+        context["rendered_live"] = mark_safe(_rendered(live.body if live else "", applied_title))
+        context["rendered_appended"] = mark_safe(
+            without_ids(render_page_body(version.proposed_body, ""))
+        )
+    context["rendered"] = mark_safe(_rendered(applied_body, applied_title))
+    context["rendered_diff"] = rendered_diff(
+        _rendered(before_body, before_title or applied_title), context["rendered"]
+    )
     return context
 
 
@@ -257,10 +274,11 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             ),
             "own_proposal": version.author_user_id == user.pk,
             "next_version": (
-                selectors.next_waiting(user, besides=version)
-                if not context["in_review"] and can_review(user)
-                else None
+                selectors.next_waiting(user, besides=version) if can_review(user) else None
             ),
+            "crumbs": _page_crumbs(page, ("Reviews", reverse("reviews:queue")))
+            + [(f"v{version.number}", "")],
+            "tree": page_tree(page),
             "approve_form": approve_form,
             "edit_form": edit_form,
             "reject_form": reject_form,
@@ -271,9 +289,31 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     return render(request, "reviews/review.html", context, status=status)
 
 
+def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
+    """The same trail as the page view's: the page (when it can be opened) and its history."""
+    crumbs = [("Pages", reverse("wiki:home")), *first]
+    if page.live_version_id is not None and not page.archived:
+        crumbs.append((page.title, reverse("wiki:page", kwargs={"public_id": page.public_id})))
+    else:
+        crumbs.append((page.title, ""))
+    crumbs.append(("History", reverse("reviews:history", kwargs={"page_id": page.public_id})))
+    return crumbs
+
+
 def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
+    """After a decision the reviewer goes on: back to the queue they decided from, else to the
+    next proposal waiting, else to the queue."""
     messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.")
-    return redirect("reviews:review", page_id=version.page.public_id, number=version.number)
+    return_to = str(request.POST.get("return_to", ""))
+    if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
+        return_to, allowed_hosts={request.get_host()}
+    ):
+        return redirect(return_to)
+    following = selectors.next_waiting(_user(request), besides=version)
+    if following is None:
+        messages.info(request, "Nothing else is waiting for you.")
+        return redirect("reviews:queue")
+    return redirect("reviews:review", page_id=following.page.public_id, number=following.number)
 
 
 @login_required
@@ -309,6 +349,8 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/history.html",
         {
+            "crumbs": _page_crumbs(page)[:-1] + [("History", "")],
+            "tree": page_tree(page),
             "page": page,
             "versions": versions,
             "can_revert": can_publish(user) or can_review(user),
@@ -335,6 +377,8 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/compare.html",
         {
+            "crumbs": _page_crumbs(page) + [(f"v{number_a} and v{number_b}", "")],
+            "tree": page_tree(page),
             "page": page,
             "a": version_a,
             "b": version_b,

@@ -29,7 +29,7 @@ from django.views.decorators.http import require_POST
 from wiki import login_throttle, selectors, services
 from wiki.errors import Conflict, Forbidden, NotFound, QuireError
 from wiki.forms import AppendForm, AttachmentForm, PageForm, SearchForm, add_service_error, sentence
-from wiki.markdown import render_markdown, without_leading_title
+from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page, Version, VersionKind
 from wiki.roles import can_publish, can_review
 from wiki.search import search_pages
@@ -151,9 +151,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         return render(request, "wiki/page_waiting.html", context)
     context.update(
         live=page.live_version,
-        body_html=mark_safe(
-            render_markdown(without_leading_title(page.live_version.body, page.title))
-        ),
+        body_html=mark_safe(render_page_body(page.live_version.body, page.title)),
         instructions_html=mark_safe(render_markdown(page.instructions)),
         **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),

@@ -1,0 +1,73 @@
+"""What each row of the review queue shows: flags, a short diff preview, one-click approval.
+
+Everything here is worked out from the rows the queue selector already loaded (the version,
+its page and the page's live version), so a screen of rows costs no query per row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+
+from reviews.diff import Diff, diff_text, invisible_characters
+from reviews.selectors import proposed_content
+from wiki import services
+from wiki.models import Version, VersionKind
+
+# A diff fits the row when it changes at most this many lines, shown with one line around.
+PREVIEW_LINES = 6
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    version: Version
+    stale: bool
+    invisible: bool
+    preview: Diff | None  # None when the change is too long to judge from the row
+    one_click: bool  # approve straight from the row
+    own: bool  # the reviewer's own proposal (or their agent's): someone else decides
+
+    @property
+    def one_click_reason(self) -> str:
+        if self.version.kind == VersionKind.APPEND:
+            return "An addition to a page that has not changed since it was proposed."
+        return "A small change written against the live version."
+
+
+def queue_row(version: Version, reviewer: User) -> QueueRow:
+    page = version.page
+    live = page.live_version
+    stale = services.is_stale(version)
+    invisible = bool(
+        invisible_characters(
+            version.proposed_body,
+            version.body,
+            version.title,
+            version.change_summary,
+            version.instructions,
+            *version.tags,
+        )
+    )
+    own = version.author_user_id == reviewer.pk or (
+        version.author_agent is not None and version.author_agent.owner_id == reviewer.pk
+    )
+    preview = None
+    if live is not None:
+        proposed = proposed_content(version)
+        diff = diff_text(live.body, proposed["body"], context=1)
+        same_fields = proposed["title"] == live.title and proposed["tags"] == live.tags
+        if diff.added + diff.removed <= PREVIEW_LINES and same_fields:
+            preview = diff
+    if version.kind == VersionKind.APPEND:
+        # An append is applied on whatever is live; unchanged since proposed, what the
+        # reviewer reads in the row is exactly what goes live.
+        fits = live is not None and version.base_version_id == live.pk and preview is not None
+    else:
+        fits = live is not None and not stale and preview is not None
+    one_click = fits and not invisible and not own and not page.archived
+    return QueueRow(version, stale, invisible, preview, one_click, own)
+
+
+def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
+    return [queue_row(version, reviewer) for version in versions]
