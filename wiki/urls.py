@@ -2,13 +2,15 @@
 
 from django.urls import path
 
-from wiki import views
+from wiki import editing, views
 
 app_name = "wiki"
 urlpatterns = [
     path("", views.home, name="home"),
     path("search/", views.search, name="search"),
     path("new/", views.page_new, name="new"),
+    path("preview/", editing.preview, name="preview"),
+    path("pages/pick/", editing.pick, name="pick"),
     path("p/<str:public_id>/", views.page_view, name="page"),
     path("p/<str:public_id>/new-child/", views.page_new, name="new_child"),
     path("p/<str:public_id>/edit/", views.page_edit, name="edit"),
