@@ -218,7 +218,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
     approve_form = ApproveForm(initial=expected)
-    edit_form = EditApproveForm(initial=_edit_initial(version, context))
+    edit_form = EditApproveForm(initial=_edit_initial(version, context), auto_id="edit_%s")
     reject_form = RejectForm()
     status = 200
     if request.method == "POST":
@@ -236,7 +236,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     )
                     return _decided(request, version, "approved")
             elif action == "edit":
-                edit_form = EditApproveForm(request.POST)
+                edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
                     data = edit_form.cleaned_data
                     services.version_approve(
