@@ -209,7 +209,12 @@ def search(request: HttpRequest) -> HttpResponse:
             else:
                 hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
     context = _tree_context()
-    context.update(form=form, query=query, hits=hits)
+    context.update(
+        form=form,
+        query=query,
+        hits=hits,
+        crumbs=[("Pages", reverse("wiki:home")), ("Search", "")],
+    )
     return render(request, "wiki/search.html", context)
 
 
