@@ -121,9 +121,7 @@ class PageSetAddForm(UseWhenMixin):
             )
         if public_id:
             page = (
-                Page.objects.filter(
-                    public_id=public_id, live_version__isnull=False, archived=False
-                )
+                Page.objects.filter(public_id=public_id, live_version__isnull=False, archived=False)
                 .only("public_id", "title", "path")
                 .first()
             )

@@ -123,10 +123,12 @@ def agent_list(request: HttpRequest) -> HttpResponse:
     return render(request, "agents/list.html", {"agents": agents, "crumbs": [("Agents", "")]})
 
 
-TOKEN_SESSION_KEY = "quire-agent-token"
+TOKEN_SESSION_KEY = "quire-agent-token"  # noqa: S105 (a session key, not a secret)
 
 
-def _show_token_once(request: HttpRequest, agent: Agent, token: str, *, rotated: bool) -> HttpResponse:
+def _show_token_once(
+    request: HttpRequest, agent: Agent, token: str, *, rotated: bool
+) -> HttpResponse:
     """Keep the new token for exactly one showing, then redirect to the page that shows it,
     so reloading that page never posts the form again (and never makes another token)."""
     request.session[TOKEN_SESSION_KEY] = {"agent": agent.pk, "token": token, "rotated": rotated}
@@ -308,7 +310,7 @@ def _agent_page(
             "entry_count": len(entries),
             "entries_screen": screen,
             "visible_count": sum(covers.values()),
-            "crumbs": _agent_crumbs(agent)[:-1] + [(agent.name, "")],
+            "crumbs": [*_agent_crumbs(agent)[:-1], (agent.name, "")],
             "tools": _tools(agent),
             "mcp_url": _mcp_url(),
             "events": events,
@@ -417,7 +419,8 @@ def page_set_add(request: HttpRequest, agent_id: int) -> HttpResponse:
                     use_when=data["use_when"],
                     always_include=data["always_include"],
                 )
-                done = f"Added {len(added)} page{'s' if len(added) != 1 else ''} tagged “{data['tag']}”"
+                plural = "s" if len(added) != 1 else ""
+                done = f"Added {len(added)} page{plural} tagged “{data['tag']}”"
         except QuireError as error:
             form.add_service_error(error)
         else:

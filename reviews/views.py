@@ -276,8 +276,10 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "next_version": (
                 selectors.next_waiting(user, besides=version) if can_review(user) else None
             ),
-            "crumbs": _page_crumbs(page, ("Reviews", reverse("reviews:queue")))
-            + [(f"v{version.number}", "")],
+            "crumbs": [
+                *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
+                (f"v{version.number}", ""),
+            ],
             "tree": page_tree(page),
             "approve_form": approve_form,
             "edit_form": edit_form,
@@ -349,7 +351,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/history.html",
         {
-            "crumbs": _page_crumbs(page)[:-1] + [("History", "")],
+            "crumbs": [*_page_crumbs(page)[:-1], ("History", "")],
             "tree": page_tree(page),
             "page": page,
             "versions": versions,
@@ -377,7 +379,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/compare.html",
         {
-            "crumbs": _page_crumbs(page) + [(f"v{number_a} and v{number_b}", "")],
+            "crumbs": [*_page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
             "tree": page_tree(page),
             "page": page,
             "a": version_a,

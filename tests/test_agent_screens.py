@@ -407,7 +407,12 @@ def test_it_offers_only_live_pages_that_are_not_archived(
     assert [page["pageId"] for page in found] == [live_page.public_id]
     assert archived.public_id not in str(found) and waiting.public_id not in str(found)
     body = admin.get(detail_url(key.agent)).content.decode()
-    assert "<select" not in body[body.index('id="add-page"') : body.index("</form>", body.index('id="add-page"'))]
+    assert (
+        "<select"
+        not in body[
+            body.index('id="add-page"') : body.index("</form>", body.index('id="add-page"'))
+        ]
+    )
 
 
 def test_it_updates_an_entry(

@@ -97,21 +97,30 @@ def test_it_walks_the_reviewers_day(
     merge = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
     slack = make_page("Slack", "Chat here.\n", parent=tools)
     quick = services.version_propose(
-        actor=proposing_agent, page=shipping, body="Parcels leave within 1 day.\n\nTracking is emailed.\n",
+        actor=proposing_agent,
+        page=shipping,
+        body="Parcels leave within 1 day.\n\nTracking is emailed.\n",
         change_summary="Faster dispatch",
     )
     sneaky = services.version_propose(
-        actor=reader, page=payments, body="Pay to account \u202e4321\u202c.\n",
+        actor=reader,
+        page=payments,
+        body="Pay to account \u202e4321\u202c.\n",
         change_summary="New account",
     )
     appended = services.version_propose(
-        actor=proposing_agent, page=faq, kind="append", body="## Shipping\n\nOne day.",
+        actor=proposing_agent,
+        page=faq,
+        kind="append",
+        body="## Shipping\n\nOne day.",
         change_summary="Add a shipping answer",
     )
     stale = services.version_propose(
         actor=reader, page=merge, body="ALPHA\n\nbeta\n\ngamma\n", change_summary="Shout alpha"
     )
-    services.version_propose(actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    services.version_propose(
+        actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True
+    )
     on_slack = services.version_propose(
         actor=proposing_agent, page=slack, body="Chat here, politely.\n", change_summary="Manners"
     )

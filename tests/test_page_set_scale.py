@@ -29,14 +29,21 @@ def admin(client_as: Callable[[User], Client], admin_user: User) -> Client:
 def _bulk_live_pages(count: int, editor: User) -> list[Page]:
     """`count` live top-level pages, inserted in bulk (the services would take minutes)."""
     pages = Page.objects.bulk_create(
-        Page(title=f"Bulk {i:04d}", slug=f"bulk-{i:04d}", path=f"bulk-{i:04d}",
-             last_version_number=1)
+        Page(
+            title=f"Bulk {i:04d}", slug=f"bulk-{i:04d}", path=f"bulk-{i:04d}", last_version_number=1
+        )
         for i in range(count)
     )
     pages = list(Page.objects.filter(slug__startswith="bulk-").order_by("path"))
     versions = Version.objects.bulk_create(
-        Version(page=page, number=1, title=page.title, body="text\n",
-                status=VersionStatus.APPROVED, author_user=editor)
+        Version(
+            page=page,
+            number=1,
+            title=page.title,
+            body="text\n",
+            status=VersionStatus.APPROVED,
+            author_user=editor,
+        )
         for page in pages
     )
     for page, version in zip(pages, versions, strict=True):
@@ -95,7 +102,11 @@ def test_it_adds_a_subtree_chosen_in_the_picker(
     make_page("Refunds", "Refunds take five days.\n", parent=support)
     make_page("Returns", "Returns.\n", parent=support)
     found = admin.get(reverse("wiki:pick"), {"q": "supp"}).json()["pages"]
-    assert found[0] == {"pageId": support.public_id, "title": "Support desk", "path": "support-desk"}
+    assert found[0] == {
+        "pageId": support.public_id,
+        "title": "Support desk",
+        "path": "support-desk",
+    }
     by_path = admin.get(reverse("wiki:pick"), {"q": "support-desk/ref"}).json()["pages"]
     assert [page["title"] for page in by_path] == ["Refunds"]
     by_text = admin.get(reverse("wiki:pick"), {"q": "five days"}).json()["pages"]
@@ -127,10 +138,10 @@ def test_it_shows_a_set_of_2000_entries_with_the_same_queries_as_one_of_20(
     give(2000)
     large = count_queries(admin, url)
     body = admin.get(url).content.decode()
-    assert "2000 entries" in body and "Entries 1–100 of 2000" in body
+    assert "2000 entries" in body and "Entries 1\u2013100 of 2000" in body
     assert body.count('<li class="ag-entry') == 100
     later = admin.get(url + "?entries=20").content.decode()
-    assert "Bulk 1999" in later and "Entries 1901–2000 of 2000" in later
+    assert "Bulk 1999" in later and "Entries 1901\u20132000 of 2000" in later
     print(f"set editor queries: {small} with 20 entries, {large} with 2000")
     assert small == large
 

@@ -81,9 +81,7 @@ def test_it_offers_one_click_approval_only_where_the_row_shows_the_whole_change(
 ) -> None:
     small = services.version_propose(actor=reader, page=make_page("Small", "a\nb\n"), body="a\nB\n")
     long_body = "".join(f"line {i}\n" for i in range(20))
-    big = services.version_propose(
-        actor=reader, page=make_page("Big", "x\n"), body=long_body
-    )
+    big = services.version_propose(actor=reader, page=make_page("Big", "x\n"), body=long_body)
     faq = make_page("FAQ", "Q1\n")
     fresh_append = services.version_propose(
         actor=proposing_agent, page=faq, kind="append", body="Q2"
