@@ -531,7 +531,7 @@ def test_it_previews_exactly_the_pages_in_the_set(
         assert page.title not in body and page.public_id not in body
     assert "Use when someone asks what Quire costs." in body
     # The raw JSON is, character for character, the text the MCP tool sends the agent.
-    raw = body[body.index('<pre class="ag-pre" id="browse-json">') :].split(">", 1)[1]
+    raw = body[body.index('<pre class="ag-pre" id="browse-json" tabindex="0">') :].split(">", 1)[1]
     raw = raw.split("</pre>", 1)[0]
     result = rpc_tool(Client(), key.token, "browse")
     assert raw == result["content"][0]["text"]
