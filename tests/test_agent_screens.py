@@ -546,7 +546,8 @@ def test_it_searches_and_reads_pages_as_the_agent(
     assert "Refund policy" in body and "Pricing" in body
     assert "Salaries" not in body and "Walrus leave" not in body
     packed = text(admin.get(preview_url(key.agent, page=inside[2].public_id)))
-    raw = packed[packed.index('id="page-json" tabindex="0">') + len('id="page-json" tabindex="0">') :].split("</pre>")[0]
+    opening = 'id="page-json" tabindex="0">'
+    raw = packed[packed.index(opening) + len(opening) :].split("</pre>")[0]
     assert json.loads(raw)["content"] == "Refunds take five days. Walrus.\n"
     called = rpc_tool(Client(), key.token, "get_page", pageId=inside[2].public_id)
     assert raw == called["content"][0]["text"]
