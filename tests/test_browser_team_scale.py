@@ -332,3 +332,40 @@ def test_it_walks_the_admins_day(
     expect(page.locator("#search .result").first).to_contain_text("Refund answers")
     check_screen(page, screenshots, "agent-preview")
     assert Version.objects.count() >= 33
+
+
+def test_it_holds_the_other_screens_at_both_widths(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    editor: User,
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    handbook = make_page("Team handbook", "How we work.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    make_page("A page with a very long title that must wrap on a phone screen", parent=handbook)
+    services.version_propose(actor=editor, page=handbook, body="How we work now.\n", publish=True)
+    waiting = services.page_create(actor=proposing_agent, title="Agent draft", body="Draft.\n")
+    page, base = sized_page, live_server.url
+
+    page.goto(f"{base}/login/")
+    check_screen(page, screenshots, "login")
+    log_in(page, base, reviewer.username)
+    check_screen(page, screenshots, "wiki-home")
+    page.goto(f"{base}/search/?q=work")
+    expect(page.locator(".result").first).to_contain_text("Team handbook")
+    check_screen(page, screenshots, "wiki-search")
+    page.goto(f"{base}/reviews/pages/{handbook.public_id}/compare/?a=1&b=2")
+    expect(page.locator("#compare")).to_contain_text("now")
+    check_screen(page, screenshots, "compare")
+    page.goto(f"{base}/p/{waiting.page.public_id}/")
+    expect(page.locator("main")).to_contain_text("waiting for review")
+    check_screen(page, screenshots, "wiki-page-waiting")
+    page.goto(f"{base}/p/{handbook.public_id}/append/")
+    check_screen(page, screenshots, "wiki-append")
+    page.goto(f"{base}/p/pg_zzzzzzzz/")
+    expect(page.locator("h1")).to_have_text("Page not found")
+    check_screen(page, screenshots, "error-404")
