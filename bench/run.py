@@ -169,8 +169,62 @@ def run_on(database_url: str) -> dict[str, Any]:
         [lambda q=q: search_pages(q) for q in queries]
     )
     measure.update(measure_mcp(admin, sample, queries))
+    measure.update(measure_curation(admin, client, [pk for _, pk in pages]))
     show(measure)
     return results
+
+
+def measure_curation(admin: Any, client: Any, page_pks: list[int]) -> dict[str, dict[str, Any]]:
+    """The reviewer's queue with 500 proposals, a review page, and a set editor with 2,000
+    entries (or as many pages as were imported)."""
+    from agents.models import Agent, PageSetEntry
+    from wiki import services
+    from wiki.models import Page
+
+    agent, _ = Agent.objects.get_or_create(name="bench-bot", defaults={"can_edit_pages": True})
+    targets = list(Page.objects.filter(pk__in=page_pks[:500]).select_related("live_version"))
+    proposals = [
+        services.version_propose(
+            actor=agent,
+            page=page,
+            body=page.live_version.body + "\nOne more line from the agent.\n",
+            change_summary="Add a line",
+        )
+        for page in targets
+        if page.live_version is not None
+    ]
+    curated, _ = Agent.objects.get_or_create(name="bench-curated")
+    PageSetEntry.objects.filter(agent=curated).delete()
+    PageSetEntry.objects.bulk_create(
+        PageSetEntry(agent=curated, page_id=pk, use_when=["Use it."], position=i)
+        for i, pk in enumerate(page_pks[:2000])
+    )
+    entries = PageSetEntry.objects.filter(agent=curated).count()
+    rng = random.Random(SEED)
+    picked = [rng.choice(proposals) for _ in range(50)]
+    return {
+        f"review queue, {len(proposals)} waiting (GET /reviews/)": timed(
+            [lambda: expect(client.get("/reviews/"), 200) for _ in range(50)]
+        ),
+        "review page (GET /reviews/pages/<id>/v<n>/)": timed(
+            [
+                lambda v=v: expect(
+                    client.get(f"/reviews/pages/{v.page.public_id}/v{v.number}/"), 200
+                )
+                for v in picked
+            ]
+        ),
+        f"set editor, {entries} entries (GET /agents/<id>/)": timed(
+            [lambda: expect(client.get(f"/agents/{curated.pk}/"), 200) for _ in range(50)]
+        ),
+        "page picker (GET /pages/pick/?q=)": timed(
+            [
+                lambda q=q: expect(client.get("/pages/pick/", {"q": q}), 200)
+                for q in ("git", "dock", "tar", "ls", "python", "network")
+            ]
+            * 5
+        ),
+    }
 
 
 def make_admin() -> Any:
