@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from reviews.diff import Diff, diff_text, invisible_characters
-from reviews.selectors import proposed_content
 from wiki import services
 from wiki.models import Version, VersionKind
 
@@ -54,9 +53,19 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
     )
     preview = None
     if live is not None:
-        proposed = proposed_content(version)
-        diff = diff_text(live.body, proposed["body"], context=1)
-        same_fields = proposed["title"] == live.title and proposed["tags"] == live.tags
+        if version.kind == VersionKind.APPEND:
+            # An append changes only the body; nothing else to compare.
+            body, same_fields = services.appended_body(live.body, version.proposed_body), True
+        else:
+            # Ids, not related rows: no query per row.
+            body = version.body
+            same_fields = (
+                version.title == live.title
+                and version.tags == live.tags
+                and version.parent_id == live.parent_id
+                and version.instructions == live.instructions
+            )
+        diff = diff_text(live.body, body, context=1)
         if diff.added + diff.removed <= PREVIEW_LINES and same_fields:
             preview = diff
     if version.kind == VersionKind.APPEND:
