@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -253,7 +252,7 @@ def _agent_page(
     status: int = 200,
 ) -> HttpResponse:
     entries = _entries(agent)
-    covers = Counter(row.entry.pk for row in selectors.page_set_rows(agent))
+    covers = selectors.page_set_coverage(entries)
     paginator = Paginator(entries, ENTRIES_PER_SCREEN)
     screen = paginator.get_page(request.GET.get("entries"))
     offset = screen.start_index() - 1 if entries else 0

@@ -173,3 +173,29 @@ def test_it_does_not_make_a_second_token_when_the_token_page_is_reloaded(
     second = admin.get(token_url)
     key.agent.refresh_from_db()
     assert key.agent.token_hash == digest and "cannot be shown again" in second.content.decode()
+
+
+def test_it_counts_what_each_entry_covers_as_the_agent_reads_it(
+    make_agent: Callable[..., AgentKey], make_page: MakePage, editor: User
+) -> None:
+    from collections import Counter
+
+    from agents import selectors
+
+    support = make_page("Support")
+    refunds = make_page("Refunds", parent=support)
+    make_page("Cards", parent=refunds)
+    make_page("Cash", parent=refunds)
+    gone = make_page("Gone", parent=support)
+    services.page_archive(actor=editor, page=gone)
+    make_page("Supported devices")  # a path that starts like "support" but is not under it
+    services.page_create(actor=editor, title="Draft", body="x", parent=support)  # not live
+    key = make_agent("support-bot")
+    for page in (refunds, support):
+        page_set_add(actor=None, agent=key.agent, page=page)
+    entries = list(PageSetEntry.objects.filter(agent=key.agent).select_related("page"))
+    from_rows = Counter(row.entry.pk for row in selectors.page_set_rows(key.agent))
+    coverage = selectors.page_set_coverage(entries)
+    assert coverage == from_rows
+    by_title = {entry.page.title: coverage[entry.pk] for entry in entries}
+    assert by_title == {"Refunds": 3, "Support": 1}
