@@ -6,6 +6,7 @@ its page and the page's live version), so a screen of rows costs no query per ro
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -32,6 +33,14 @@ class QueueRow:
         if self.version.kind == VersionKind.APPEND:
             return "An addition to a page that has not changed since it was proposed."
         return "A small change written against the live version."
+
+
+def _changed_lines(old: str, new: str) -> int:
+    """An upper bound of the lines a diff would mark, without the word-level work."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return sum(
+        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
 
 
 def queue_row(version: Version, reviewer: User) -> QueueRow:
@@ -65,9 +74,8 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
                 and version.parent_id == live.parent_id
                 and version.instructions == live.instructions
             )
-        diff = diff_text(live.body, body, context=1)
-        if diff.added + diff.removed <= PREVIEW_LINES and same_fields:
-            preview = diff
+        if same_fields and _changed_lines(live.body, body) <= PREVIEW_LINES:
+            preview = diff_text(live.body, body, context=1)
     if version.kind == VersionKind.APPEND:
         # An append is applied on whatever is live; unchanged since proposed, what the
         # reviewer reads in the row is exactly what goes live.
