@@ -207,7 +207,7 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
     return result
 
 
-def page_set_coverage(entries: list[PageSetEntry]) -> Counter[int]:
+def page_set_coverage(entries: list[tuple[int, str]]) -> Counter[int]:
     """How many live pages each entry gives its agent (by entry id), in one query.
 
     The same rule as `page_set_rows` (a page belongs to its own entry, else to the nearest
@@ -215,8 +215,8 @@ def page_set_coverage(entries: list[PageSetEntry]) -> Counter[int]:
     of entries that is far cheaper than asking the database which entry covers each page.
     """
     by_path: dict[str, int] = {}
-    for entry in entries:
-        by_path.setdefault(entry.page.path, entry.pk)
+    for entry_id, path in entries:  # (entry id, its page's path), in curated order
+        by_path.setdefault(path, entry_id)
     covered: Counter[int] = Counter()
     if not by_path:
         return covered

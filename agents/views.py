@@ -251,13 +251,24 @@ def _agent_page(
     failed_entry: tuple[str, PageSetEntryForm] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    entries = _entries(agent)
-    covers = selectors.page_set_coverage(entries)
-    paginator = Paginator(entries, ENTRIES_PER_SCREEN)
+    # Every entry as (id, path): enough to count what each covers and to page through them;
+    # full rows only for the entries on this screen.
+    order = list(
+        PageSetEntry.objects.filter(agent=agent)
+        .order_by("position", "id")
+        .values_list("pk", "page__path")
+    )
+    covers = selectors.page_set_coverage(order)
+    paginator = Paginator(order, ENTRIES_PER_SCREEN)
     screen = paginator.get_page(request.GET.get("entries"))
-    offset = screen.start_index() - 1 if entries else 0
+    offset = screen.start_index() - 1 if order else 0
+    shown = {pk: i for i, (pk, _) in enumerate(screen.object_list)}
+    entries = sorted(
+        PageSetEntry.objects.filter(pk__in=list(shown)).select_related("page"),
+        key=lambda entry: shown[entry.pk],
+    )
     rows = []
-    for index, entry in enumerate(screen.object_list, start=offset):
+    for index, entry in enumerate(entries, start=offset):
         if failed_entry is not None and failed_entry[0] == entry.page.public_id:
             form = failed_entry[1]
         else:
@@ -274,7 +285,7 @@ def _agent_page(
                 form=form,
                 covers=covers[entry.pk],
                 first=index == 0,
-                last=index == len(entries) - 1,
+                last=index == len(order) - 1,
             )
         )
     if edit_form is None:
@@ -306,7 +317,7 @@ def _agent_page(
             "edit_form": edit_form,
             "add_form": add_form or PageSetAddForm(),
             "rows": rows,
-            "entry_count": len(entries),
+            "entry_count": len(order),
             "entries_screen": screen,
             "visible_count": sum(covers.values()),
             "crumbs": [*_agent_crumbs(agent)[:-1], (agent.name, "")],

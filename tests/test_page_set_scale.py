@@ -195,7 +195,7 @@ def test_it_counts_what_each_entry_covers_as_the_agent_reads_it(
         page_set_add(actor=None, agent=key.agent, page=page)
     entries = list(PageSetEntry.objects.filter(agent=key.agent).select_related("page"))
     from_rows = Counter(row.entry.pk for row in selectors.page_set_rows(key.agent))
-    coverage = selectors.page_set_coverage(entries)
+    coverage = selectors.page_set_coverage([(entry.pk, entry.page.path) for entry in entries])
     assert coverage == from_rows
     by_title = {entry.page.title: coverage[entry.pk] for entry in entries}
     assert by_title == {"Refunds": 3, "Support": 1}
