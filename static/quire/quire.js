@@ -47,6 +47,10 @@
       Array.prototype.forEach.call(document.querySelectorAll(".sidebar-fold"), function (d) {
         d.open = false;
       });
+      // Long forms that are not in use fold too (the queue's filters).
+      Array.prototype.forEach.call(document.querySelectorAll("details[data-fold-narrow]"), function (d) {
+        d.open = false;
+      });
       // Side-by-side columns do not fit a phone: start inline.
       Array.prototype.forEach.call(document.querySelectorAll(".rv-layout-inline"), function (r) {
         r.checked = true;
