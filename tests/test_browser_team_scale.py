@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from agents.models import Agent, PageSetEntry
 from agents.services import agent_create
 from tests.conftest import live
+from tests.fixtures_mcp import rpc_tool
 from wiki import services
 from wiki.models import Page, Version, VersionStatus
 
@@ -324,6 +327,12 @@ def test_it_walks_the_admins_day(
     page.locator("#add-page button[type=submit]").click()
     expect(page.locator(".messages")).to_contain_text("Added 30 pages tagged “pricing”")
     assert PageSetEntry.objects.filter(agent=agent).count() == 31
+    # Two calls from the agent (outside Playwright's event loop) fill its activity table.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(rpc_tool, Client(), token, "browse").result(timeout=60)
+        pool.submit(rpc_tool, Client(), token, "get_page", pageId="pg_zzzzzzzz").result(60)
+    page.reload()
+    expect(page.locator("#activity")).to_contain_text("mcp.browse")
     check_screen(page, screenshots, "agent-page")
 
     # Preview: what the agent sees.
