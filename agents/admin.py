@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from agents import services
 from agents.models import Agent, PageSetEntry
-from wiki.errors import QuireError
+from core.errors import QuireError
 
 
 def _show_token(request: HttpRequest, agent: Agent, token: str) -> None:
@@ -141,11 +141,6 @@ class AgentAdmin(_ServiceAdmin):
             services.page_set_reorder(
                 actor=user, agent=agent, page_ids=[entry.page.public_id for _, entry in order]
             )
-
-    def delete_model(self, request: HttpRequest, obj: Agent) -> None:
-        # Agents are revoked, not deleted: their proposals and audit rows keep pointing at them.
-        services.agent_revoke(actor=request.user, agent=obj)  # type: ignore[arg-type]
-        messages.info(request, f"{obj.name} was revoked instead of deleted.")
 
     def has_delete_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
         return False

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
-from wiki.errors import InvalidArgument, QuireError
+from core.errors import InvalidArgument, QuireError
 from wiki.forms import sentence
 from wiki.models import Page
 
@@ -121,7 +121,8 @@ class PageSetAddForm(UseWhenMixin):
             )
         if public_id:
             page = (
-                Page.objects.filter(public_id=public_id, live_version__isnull=False, archived=False)
+                Page.objects.readable()
+                .filter(public_id=public_id)
                 .only("public_id", "title", "path")
                 .first()
             )

@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -28,20 +27,20 @@ from typing_extensions import TypedDict
 
 from agents import selectors
 from agents.models import Agent
-from agents.services import page_set_add
-from wiki import services
-from wiki.audit import audit_record
-from wiki.errors import Conflict, InvalidArgument, QuireError, RateLimited
+from agents.services import agent_page_create
+from core.audit import audit_record
+from core.errors import InvalidArgument, QuireError, RateLimited
+from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
+from wiki.validators import validate_change_summary, validate_query
 
 logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "append_to_page")
-QUERY_MAX = 200
 SEARCH_LIMIT = 8
 RATE_WINDOW_SECONDS = 60
 
@@ -196,6 +195,8 @@ class ToolCall:
     versions: list[int] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     outcome: str = "ok"
+    # The live version a read tool showed: the base of the agent's next replace proposal.
+    read_live: int | None = None
 
     def touched(
         self,
@@ -341,7 +342,9 @@ def _record(call: ToolCall) -> None:
         action=f"mcp.{call.tool[:50]}",
         actor=call.agent,
         page=call.page,
-        version_number=call.versions[0] if len(call.versions) == 1 else None,
+        version_number=call.read_live
+        if call.read_live is not None
+        else (call.versions[0] if len(call.versions) == 1 else None),
         outcome=call.outcome,
         duration_ms=int((time.monotonic() - call.started) * 1000),
         data=data,
@@ -486,10 +489,12 @@ class PageTools(MCPToolset):
         *,
         page_ids: list[str] | None = None,
         versions: list[int] | None = None,
+        read_live: int | None = None,
     ) -> None:
         call = _current_call.get(None)
         if call is not None:
             call.touched(page, page_ids=page_ids, versions=versions)
+            call.read_live = read_live if read_live is not None else call.read_live
 
     def browse(self) -> BrowseResult:
         """List every page you may use, in the order people curated them.
@@ -525,12 +530,7 @@ class PageTools(MCPToolset):
         question. Returns at most 8 pages, best first, each with a short excerpt around the
         best match; call get_page to read one whole.
         """
-        query = " ".join((query or "").split())
-        if not 1 <= len(query) <= QUERY_MAX:
-            raise InvalidArgument(
-                f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "
-                "Use a few distinctive words."
-            )
+        query = validate_query(query)
         # The set goes into the search query as a subquery, checked for each match only.
         allowed = selectors.search_scope(self._agent())
         hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT)
@@ -583,6 +583,7 @@ class PageTools(MCPToolset):
             page,
             page_ids=[page.public_id, *(item["pageId"] for item in includes)],
             versions=[live.number],
+            read_live=live.number,
         )
         return {
             "pageId": page.public_id,
@@ -617,7 +618,11 @@ class PageTools(MCPToolset):
         else:
             markdown = shown.body
         parent_id = page.parent.public_id if page.parent is not None else None
-        self._touched(page, versions=[v.number for v in (live, draft) if v is not None])
+        self._touched(
+            page,
+            versions=[v.number for v in (live, draft) if v is not None],
+            read_live=live.number if live is not None else None,
+        )
         return {
             "pageId": page.public_id,
             "title": shown.title,
@@ -671,17 +676,14 @@ class PageTools(MCPToolset):
         """
         agent = self._agent()
         parent = selectors.page_for_agent(agent, parentId) if parentId else None
-        with transaction.atomic():
-            version = services.page_create(
-                actor=agent,
-                title=title,
-                body=markdown,
-                parent=parent,
-                tags=tags,
-                change_summary=changeSummary or "",
-            )
-            if parent is None:
-                page_set_add(actor=agent, agent=agent, page=version.page)
+        version = agent_page_create(
+            agent=agent,
+            title=title,
+            markdown=markdown,
+            parent=parent,
+            tags=tags,
+            change_summary=changeSummary or "",
+        )
         self._touched(version.page, versions=[version.number])
         return _write_result(version, None)
 
@@ -696,12 +698,22 @@ class PageTools(MCPToolset):
         tags: Annotated[
             list[str] | None, Field(description="The complete new list of tags (up to 20).")
         ] = None,
+        baseVersion: Annotated[
+            int | None,
+            Field(
+                description="The liveVersion get_page_source gave you: the version your text "
+                "starts from. Left out, the live version you last read is used.",
+                ge=1,
+            ),
+        ] = None,
     ) -> WriteResult:
         """Propose a new version of a page that replaces it whole (not a patch).
 
-        Call get_page_source first and send back the complete markdown with your changes.
-        Give at least one of markdown, title or tags. It waits for a person to approve it;
-        your earlier waiting proposal on the same page is withdrawn.
+        Call get_page_source first and send back the complete markdown with your changes,
+        with its liveVersion as baseVersion. Give at least one of markdown, title or tags.
+        If the page changed since, a reviewer merges the two; nothing is overwritten. It
+        waits for a person to approve it; your earlier waiting proposal on the page is
+        withdrawn (a revised draft keeps the version it started from).
         """
         return self._propose(
             pageId,
@@ -710,6 +722,7 @@ class PageTools(MCPToolset):
             body=markdown,
             title=title,
             tags=tags,
+            base_version=baseVersion,
         )
 
     def append_to_page(
@@ -736,16 +749,16 @@ class PageTools(MCPToolset):
         body: str | None,
         title: str | None = None,
         tags: list[str] | None = None,
+        base_version: int | None = None,
     ) -> WriteResult:
         agent = self._agent()
-        change_summary = services.validate_change_summary(change_summary, required=True)
+        change_summary = validate_change_summary(change_summary, required=True)
         page = selectors.page_source_for_agent(agent, page_id)
-        if kind == VersionKind.APPEND and page.live_version_id is None:
-            raise Conflict(
-                f"page {page.public_id} is not live yet, so there is nothing to append to. "
-                "Revise your draft with update_page, sending the whole markdown."
-            )
         earlier = selectors.own_pending_proposal(agent, page)
+        if kind == VersionKind.REPLACE and base_version is None and earlier is None:
+            # What the agent saw last, not what is live now: a person may have published
+            # since, and the proposal must not silently undo that.
+            base_version = selectors.last_read_live_version(agent, page)
         version = services.version_propose(
             actor=agent,
             page=page,
@@ -754,6 +767,7 @@ class PageTools(MCPToolset):
             title=title,
             tags=tags,
             change_summary=change_summary,
+            base_number=base_version,
         )
         self._touched(page, versions=[version.number])
         return _write_result(version, earlier.number if earlier is not None else None)

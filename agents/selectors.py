@@ -16,6 +16,7 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import (
     Exists,
     ExpressionWrapper,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -26,7 +27,8 @@ from django.db.models.functions import Concat
 
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
-from wiki.errors import NotFound, NotInSet
+from core.errors import NotFound, NotInSet
+from core.models import AuditEvent
 from wiki.models import Page, Version, VersionStatus
 
 
@@ -54,44 +56,44 @@ def agent_by_name(name: str) -> Agent:
     return agent
 
 
-def _covered(agent: Agent) -> Exists:
-    """True for a page (the outer row) that one of the agent's entries covers."""
-    entries = (
-        PageSetEntry.objects.filter(agent=agent)
-        .annotate(candidate_path=ExpressionWrapper(OuterRef("path"), output_field=TextField()))
-        .filter(
-            Q(page_id=OuterRef("pk"))
-            | Q(candidate_path__startswith=Concat("page__path", Value("/")))
-        )
-    )
-    return Exists(entries)
-
-
-def visible_pages(agent: Agent) -> QuerySet[Page]:
-    """Live, non-archived pages in the agent's set."""
-    return Page.objects.filter(live_version__isnull=False, archived=False).filter(_covered(agent))
-
-
-# Past this many entries the covered condition stays a subquery: a long OR of path prefixes
-# would exceed SQLite's expression depth limit.
+# Past this many entries the coverage stays a subquery: a long OR of path prefixes would
+# exceed SQLite's expression depth limit.
 PREFIX_CONDITIONS_MAX = 100
 
 
-def _visible_among(agent: Agent, entries: list[tuple[int, str]]) -> QuerySet[Page]:
-    """`visible_pages`, given the agent's entries as (page id, path) pairs.
+def _covered(agent: Agent, entries: list[tuple[int, str]] | None = None) -> Exists | Q:
+    """The one statement of the agent's set: true for a page (the row) that one of its
+    entries covers, the entry's page itself or any page under it.
 
-    With the prefixes spelled out, the condition costs a few comparisons per page instead
-    of a subquery over the entries for each page.
+    Given the entries as (page id, path) pairs, the prefixes are spelled out and cost a few
+    comparisons per page instead of a subquery over the entries for each page.
     """
-    live = Page.objects.filter(live_version__isnull=False, archived=False)
-    if not entries:
-        return live.none()
-    if len(entries) > PREFIX_CONDITIONS_MAX:
-        return live.filter(_covered(agent))
+    if entries is None or len(entries) > PREFIX_CONDITIONS_MAX:
+        subquery = (
+            PageSetEntry.objects.filter(agent=agent)
+            .annotate(candidate_path=ExpressionWrapper(OuterRef("path"), output_field=TextField()))
+            .filter(
+                Q(page_id=OuterRef("pk"))
+                | Q(candidate_path__startswith=Concat("page__path", Value("/")))
+            )
+        )
+        return Exists(subquery)
     covered = Q(pk__in=[page_id for page_id, _ in entries])
     for path in dict.fromkeys(path for _, path in entries):
         covered |= Q(path__startswith=path + "/")
-    return live.filter(covered)
+    return covered
+
+
+def visible_pages(agent: Agent) -> QuerySet[Page]:
+    """The pages the agent may read: readable (live, not archived) and covered by its set."""
+    return Page.objects.readable().filter(_covered(agent))
+
+
+def _visible_among(agent: Agent, entries: list[tuple[int, str]]) -> QuerySet[Page]:
+    """`visible_pages`, given the agent's entries as (page id, path) pairs."""
+    if not entries:
+        return Page.objects.none()
+    return Page.objects.readable().filter(_covered(agent, entries))
 
 
 def search_scope(agent: Agent) -> QuerySet[Page]:
@@ -117,12 +119,13 @@ def _not_in_set(public_id: str) -> NotInSet:
 def page_for_agent(agent: Agent, public_id: str) -> Page:
     """The live page `public_id` with its live version, if the agent's set covers it."""
     page = (
-        Page.objects.select_related("live_version")
+        Page.objects.readable()
+        .select_related("live_version")
         .annotate(in_set=_covered(agent))
         .filter(public_id=public_id)
         .first()
     )
-    if page is None or page.live_version_id is None or page.archived:
+    if page is None:
         raise _no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
@@ -253,6 +256,21 @@ def agent_page_set(agent: Agent) -> list[SetPage]:
         )
         for row in page_set_rows(agent)
     ]
+
+
+# The read tools whose audit row records the live version they showed (`version_number`).
+READ_TOOL_ACTIONS = ("mcp.get_page", "mcp.get_page_source")
+
+
+def last_read_live_version(agent: Agent, page: Page) -> int | None:
+    """The newest live version of `page` the agent read through get_page or get_page_source.
+
+    The audit trail already knows: it is what the agent's next replace proposal started from.
+    """
+    newest = AuditEvent.objects.filter(
+        actor_agent=agent, page=page, action__in=READ_TOOL_ACTIONS, outcome="ok"
+    ).aggregate(newest=Max("version_number"))["newest"]
+    return int(newest) if newest is not None else None
 
 
 def own_pending_proposal(agent: Agent, page: Page) -> Version | None:

@@ -18,10 +18,12 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from agents.models import Agent, PageSetEntry
-from wiki.audit import audit_record
-from wiki.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.actors import Operator, SystemActor
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.unset import UNSET, Unset
+from reviews import services as review_services
 from wiki.models import Page, Version
-from wiki.services import UNSET
 
 TOKEN_PREFIX = "qa_"  # noqa: S105 (a label, not a secret)
 # How much of the token the UI shows, so an admin can tell tokens apart.
@@ -30,9 +32,6 @@ NAME_MAX = 100
 USE_WHEN_MAX_LINES = 20
 USE_WHEN_LINE_MAX = 300
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-
-# None stands for the command line: whoever runs manage.py already owns the server.
-Manager = User | None
 
 
 def token_hash(token: str) -> str:
@@ -44,14 +43,17 @@ def _new_token() -> tuple[str, str, str]:
     return token, token[:TOKEN_DISPLAY_CHARS], token_hash(token)
 
 
-def can_manage_agents(user: User | None) -> bool:
-    if user is None or not user.is_authenticated or not user.is_active:
+def can_manage_agents(actor: Operator | None) -> bool:
+    """Admins manage agents; so does the system (a management command run by the operator)."""
+    if isinstance(actor, SystemActor):
+        return True
+    if actor is None or not actor.is_authenticated or not actor.is_active:
         return False
-    return bool(getattr(user, "is_superuser", False)) or user.has_perm("agents.change_agent")
+    return bool(getattr(actor, "is_superuser", False)) or actor.has_perm("agents.change_agent")
 
 
-def _check_can_manage(actor: Manager) -> None:
-    if actor is not None and not can_manage_agents(actor):
+def _check_can_manage(actor: Operator) -> None:
+    if not can_manage_agents(actor):
         raise Forbidden("only admins can manage agents and their page sets.")
 
 
@@ -104,13 +106,17 @@ def _lock_agent(agent: Agent) -> Agent:
 @transaction.atomic
 def agent_create(
     *,
-    actor: Manager,
+    actor: Operator,
     name: str,
     description: str = "",
     owner: User | None = None,
     can_edit_pages: bool = False,
+    pages: Iterable[Page] = (),
 ) -> tuple[Agent, str]:
-    """Create an agent and its first token; the token is returned once and never stored."""
+    """Create an agent, its first token and its page set (`pages`, in order).
+
+    The token is returned once and never stored.
+    """
     _check_can_manage(actor)
     name = validate_agent_name(name)
     if Agent.objects.filter(name=name).exists():
@@ -133,33 +139,35 @@ def agent_create(
         actor=actor,
         data={"agent": agent.name, "agentId": agent.pk, "canEditPages": can_edit_pages},
     )
+    for page in pages:
+        page_set_add(actor=actor, agent=agent, page=page)
     return agent, token
 
 
 @transaction.atomic
 def agent_update(
     *,
-    actor: Manager,
+    actor: Operator,
     agent: Agent,
-    name: str = UNSET,
-    description: str = UNSET,
-    owner: User | None = UNSET,
-    can_edit_pages: bool = UNSET,
+    name: str | Unset = UNSET,
+    description: str | Unset = UNSET,
+    owner: User | Unset | None = UNSET,
+    can_edit_pages: bool | Unset = UNSET,
 ) -> Agent:
     _check_can_manage(actor)
     agent = _lock_agent(agent)
     changed: dict[str, Any] = {}
-    if name is not UNSET:
+    if not isinstance(name, Unset):
         name = validate_agent_name(name)
         if name != agent.name and Agent.objects.filter(name=name).exists():
             raise Conflict(f"an agent named {name!r} already exists; choose another name.")
         agent.name, changed["name"] = name, name
-    if description is not UNSET:
+    if not isinstance(description, Unset):
         agent.description = changed["description"] = (description or "").strip()
-    if owner is not UNSET:
+    if not isinstance(owner, Unset):
         agent.owner = owner
         changed["owner"] = owner.get_username() if owner is not None else None
-    if can_edit_pages is not UNSET:
+    if not isinstance(can_edit_pages, Unset):
         agent.can_edit_pages = changed["canEditPages"] = bool(can_edit_pages)
     agent.save()
     audit_record(
@@ -171,7 +179,7 @@ def agent_update(
 
 
 @transaction.atomic
-def agent_token_rotate(*, actor: Manager, agent: Agent) -> str:
+def agent_token_rotate(*, actor: Operator, agent: Agent) -> str:
     """Issue a new token; the old one fails from this commit on. A revoked agent is re-enabled."""
     _check_can_manage(actor)
     agent = _lock_agent(agent)
@@ -188,7 +196,7 @@ def agent_token_rotate(*, actor: Manager, agent: Agent) -> str:
 
 
 @transaction.atomic
-def agent_revoke(*, actor: Manager, agent: Agent) -> Agent:
+def agent_revoke(*, actor: Operator, agent: Agent) -> Agent:
     """Switch the agent off: its token is forgotten, so no request can authenticate as it."""
     _check_can_manage(actor)
     agent = _lock_agent(agent)
@@ -215,7 +223,7 @@ def agent_mark_used(agent: Agent) -> None:
 # --- page sets ------------------------------------------------------------------------------
 
 
-def _check_can_add(actor: Manager | Agent, agent: Agent, page: Page) -> None:
+def _check_can_add(actor: Operator | Agent, agent: Agent, page: Page) -> None:
     if isinstance(actor, Agent):
         # An agent may add only the top-level page it has just created to its own set.
         own_creation = Version.objects.filter(page=page, number=1, author_agent=actor).exists()
@@ -238,7 +246,7 @@ def _entry_data(entry: PageSetEntry) -> dict[str, Any]:
 @transaction.atomic
 def page_set_add(
     *,
-    actor: Manager | Agent,
+    actor: Operator | Agent,
     agent: Agent,
     page: Page,
     use_when: Iterable[str] | str | None = None,
@@ -278,7 +286,7 @@ def page_set_add(
 @transaction.atomic
 def page_set_add_tagged(
     *,
-    actor: Manager,
+    actor: Operator,
     agent: Agent,
     tag: str,
     use_when: Iterable[str] | str | None = None,
@@ -299,9 +307,7 @@ def page_set_add_tagged(
     # Tags are a JSON list; matching them in Python keeps one query on SQLite and PostgreSQL.
     tagged = [
         pk
-        for pk, tags in Page.objects.filter(archived=False, live_version__isnull=False)
-        .order_by("path")
-        .values_list("pk", "tags")
+        for pk, tags in Page.objects.readable().order_by("path").values_list("pk", "tags")
         if tag in (tags or []) and pk not in present
     ]
     if not tagged:
@@ -333,10 +339,10 @@ def page_set_add_tagged(
 @transaction.atomic
 def page_set_update(
     *,
-    actor: Manager,
+    actor: Operator,
     entry: PageSetEntry,
-    use_when: Iterable[str] | str | None = UNSET,
-    always_include: bool = UNSET,
+    use_when: Iterable[str] | str | Unset | None = UNSET,
+    always_include: bool | Unset = UNSET,
 ) -> PageSetEntry:
     _check_can_manage(actor)
     _lock_agent(entry.agent)
@@ -344,9 +350,9 @@ def page_set_update(
         entry = PageSetEntry.objects.select_related("agent", "page").get(pk=entry.pk)
     except PageSetEntry.DoesNotExist:
         raise NotFound("that page is no longer in the set; reload the page set.") from None
-    if use_when is not UNSET:
+    if not isinstance(use_when, Unset):
         entry.use_when = validate_use_when(use_when)
-    if always_include is not UNSET:
+    if not isinstance(always_include, Unset):
         entry.always_include = bool(always_include)
     entry.save(update_fields=["use_when", "always_include"])
     audit_record(action="page_set.update", actor=actor, page=entry.page, data=_entry_data(entry))
@@ -354,7 +360,7 @@ def page_set_update(
 
 
 @transaction.atomic
-def page_set_remove(*, actor: Manager, agent: Agent, page: Page) -> None:
+def page_set_remove(*, actor: Operator, agent: Agent, page: Page) -> None:
     """Take `page` out of the set; pages under it stay only if another entry covers them."""
     _check_can_manage(actor)
     agent = _lock_agent(agent)
@@ -375,7 +381,7 @@ def page_set_remove(*, actor: Manager, agent: Agent, page: Page) -> None:
 
 @transaction.atomic
 def page_set_reorder(
-    *, actor: Manager, agent: Agent, page_ids: Sequence[str]
+    *, actor: Operator, agent: Agent, page_ids: Sequence[str]
 ) -> list[PageSetEntry]:
     """Put the listed pages (public ids) first, in that order; the others follow as they were."""
     _check_can_manage(actor)
@@ -406,3 +412,28 @@ def page_set_reorder(
         },
     )
     return ordered
+
+
+@transaction.atomic
+def agent_page_create(
+    *,
+    agent: Agent,
+    title: str,
+    markdown: str,
+    parent: Page | None = None,
+    tags: Iterable[str] | None = None,
+    change_summary: str = "",
+) -> Version:
+    """An agent proposes a new page; a top-level one also joins its own set, so it can follow
+    the proposal (and use the page once approved). Under `parent` the set already covers it."""
+    version = review_services.page_create(
+        actor=agent,
+        title=title,
+        body=markdown,
+        parent=parent,
+        tags=tags,
+        change_summary=change_summary,
+    )
+    if parent is None:
+        page_set_add(actor=agent, agent=agent, page=version.page)
+    return version

@@ -30,9 +30,9 @@ from agents import selectors, services
 from agents.forms import AgentForm, MoveForm, PageSetAddForm, PageSetEntryForm
 from agents.mcp import READ_TOOLS, PageTools, tool_names_for
 from agents.models import Agent, PageSetEntry
-from wiki.errors import QuireError
+from core.errors import QuireError
+from core.models import AuditEvent
 from wiki.forms import sentence
-from wiki.models import AuditEvent
 
 AUDIT_LIMIT = 50
 # The set editor shows this many entries at a time; a set can hold thousands.

@@ -178,7 +178,7 @@ def measure_curation(admin: Any, client: Any, page_pks: list[int]) -> dict[str, 
     """The reviewer's queue with 500 proposals, a review page, and a set editor with 2,000
     entries (or as many pages as were imported)."""
     from agents.models import Agent, PageSetEntry
-    from wiki import services
+    from reviews import services
     from wiki.models import Page
 
     agent, _ = Agent.objects.get_or_create(name="bench-bot", defaults={"can_edit_pages": True})

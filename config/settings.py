@@ -39,9 +39,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_server",
+    "core",
     "wiki",
     "agents",
     "reviews",
+    "content",
 ]
 
 MIDDLEWARE = [

@@ -5,7 +5,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from config.health import healthz
+from reviews import editing
+from wiki import urls as wiki_urls
 from wiki.views import QuireLoginView
+
+# The wiki's URLs, with its forms that propose changes (they live with the rest of the life of
+# a version, in reviews/editing.py) under the same names: `wiki:new`, `wiki:edit`...
+wiki_patterns = [
+    *wiki_urls.urlpatterns,
+    path("new/", editing.page_new, name="new"),
+    path("p/<str:public_id>/new-child/", editing.page_new, name="new_child"),
+    path("p/<str:public_id>/edit/", editing.page_edit, name="edit"),
+    path("p/<str:public_id>/append/", editing.page_append, name="append"),
+]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -18,5 +30,5 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("api/", include("config.api_urls")),
     path("", include("agents.mcp_urls")),
-    path("", include("wiki.urls")),
+    path("", include((wiki_patterns, "wiki"))),
 ]

@@ -8,16 +8,37 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from reviews import notifications
+from core.errors import QuireError
+from reviews import outbox, services
 from reviews.models import Notification, ReviewerSettings
 
 
 @admin.register(ReviewerSettings)
 class ReviewerSettingsAdmin(admin.ModelAdmin):
+    """A reviewer's email preference, changed through the same service as the queue page."""
+
     list_display = ("user", "notifications")
     list_filter = ("notifications",)
     search_fields = ("user__username", "user__email")
     autocomplete_fields = ("user",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        return ("user",) if obj is not None else ()
+
+    def save_model(
+        self, request: HttpRequest, obj: ReviewerSettings, form: Any, change: bool
+    ) -> None:
+        try:
+            services.reviewer_notifications_set(
+                actor=request.user,  # type: ignore[arg-type]
+                reviewer=obj.user,
+                preference=obj.notifications,
+            )
+        except QuireError as error:
+            messages.error(request, error.message)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Notification)
@@ -48,5 +69,5 @@ class NotificationAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send the selected pending or failed notifications again")
     def send_again(self, request: HttpRequest, queryset: QuerySet[Notification]) -> None:
-        count = notifications.requeue(list(queryset.values_list("pk", flat=True)))
+        count = outbox.requeue(list(queryset.values_list("pk", flat=True)))
         messages.success(request, f"{count} notification(s) queued again.")

@@ -12,14 +12,15 @@ from django.contrib.auth.models import User
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reviews import selectors
+from core.errors import NotFound, QuireError
+from reviews import selectors, services
 from reviews.serializers import (
     ApproveInputSerializer,
     ErrorSerializer,
@@ -30,9 +31,9 @@ from reviews.serializers import (
     VersionDetailSerializer,
     VersionSerializer,
 )
-from wiki import services
-from wiki.errors import NotFound, QuireError
 from wiki.models import Page, Version
+from wiki.selectors import page_for_person
+from wiki.validators import validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -149,12 +150,8 @@ class QuireListView(QuireAPIView, ListAPIView):
     pass
 
 
-def _page(page_id: str) -> Page:
-    return selectors.page_by_public_id(page_id)
-
-
-def _version(page_id: str, number: int) -> Version:
-    return selectors.version_of(_page(page_id), number)
+def _version(user: User, page_id: str, number: int) -> Version:
+    return selectors.version_of(page_for_person(user, page_id), number)
 
 
 class PageListView(QuireListView):
@@ -176,11 +173,9 @@ class PageListView(QuireListView):
 
     def get_queryset(self) -> Any:
         params = self.request.query_params
-        query = (params.get("q") or "").strip()
+        query = validate_query(params.get("q"), required=False)
         tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
         if query:
-            if len(query) > 200:
-                raise exceptions.ValidationError({"q": "Keep the query under 200 characters."})
             return selectors.search_live_pages(query, tag=tag, parent=parent)
         return selectors.live_pages(tag=tag, parent=parent)
 
@@ -192,7 +187,9 @@ class PageDetailView(QuireAPIView):
         responses={200: PageDetailSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str) -> Response:
-        return Response(PageDetailSerializer(selectors.live_page(page_id)).data)
+        return Response(
+            PageDetailSerializer(page_for_person(request.user, page_id, live_only=True)).data
+        )
 
 
 class VersionListView(QuireListView):
@@ -207,7 +204,7 @@ class VersionListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.page_versions(_page(self.kwargs["page_id"]))
+        return selectors.page_versions(page_for_person(self.user(), self.kwargs["page_id"]))
 
 
 class VersionDetailView(QuireAPIView):
@@ -217,7 +214,7 @@ class VersionDetailView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str, number: int) -> Response:
-        return Response(VersionDetailSerializer(_version(page_id, number)).data)
+        return Response(VersionDetailSerializer(_version(self.user(), page_id, number)).data)
 
 
 class ReviewListView(QuireListView):
@@ -243,6 +240,7 @@ class ReviewListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
+        selectors.check_can_see_queue(self.user())
         return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
 
 
@@ -265,11 +263,13 @@ class ApproveView(QuireAPIView):
         data = _input(ApproveInputSerializer, request)
         version = services.version_approve(
             actor=self.user(),
-            version=_version(page_id, number),
+            version=_version(self.user(), page_id, number),
             comment=data.get("comment", ""),
             expected_live_number=data.get("expectedLiveVersion"),
         )
-        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data
+        )
 
 
 class RejectView(QuireAPIView):
@@ -282,9 +282,13 @@ class RejectView(QuireAPIView):
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RejectInputSerializer, request)
         version = services.version_reject(
-            actor=self.user(), version=_version(page_id, number), comment=data["comment"]
+            actor=self.user(),
+            version=_version(self.user(), page_id, number),
+            comment=data.get("comment", ""),
         )
-        return Response(VersionDetailSerializer(_version(page_id, version.number)).data)
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data
+        )
 
 
 class WithdrawView(QuireAPIView):
@@ -295,9 +299,11 @@ class WithdrawView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
-        version = services.version_withdraw(actor=self.user(), version=_version(page_id, number))
+        version = services.version_withdraw(
+            actor=self.user(), version=_version(self.user(), page_id, number)
+        )
         return Response(
-            VersionDetailSerializer(_version(page_id, version.number)).data,
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data,
             status=status.HTTP_200_OK,
         )
 

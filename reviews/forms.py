@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django import forms
 
+from core.errors import InvalidArgument
+from reviews.services import COMMENT_MAX, validate_comment
+from wiki.forms import sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
+from wiki.validators import validate_resolved_markdown
 
-COMMENT_MAX = 5000
-_CONFLICT_MARKER = re.compile(r"^(<<<<<<<|=======|>>>>>>>)( |$)", re.MULTILINE)
+
+def _comment(value: Any, *, required: bool) -> str:
+    try:
+        return validate_comment(value, required=required)
+    except InvalidArgument as error:
+        raise forms.ValidationError(sentence(error.message)) from None
 
 
 class ApproveForm(forms.Form):
     comment = forms.CharField(
         required=False,
-        max_length=COMMENT_MAX,
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Optional note for the author"}),
+        widget=forms.Textarea(
+            attrs={
+                "rows": 2,
+                "maxlength": COMMENT_MAX,
+                "placeholder": "Optional note for the author",
+            }
+        ),
     )
     # The live version the reviewer saw; approval is refused if it moved on meanwhile.
     expected_live_number = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+    def clean_comment(self) -> str:
+        return _comment(self.cleaned_data.get("comment"), required=False)
 
 
 class EditApproveForm(ApproveForm):
@@ -38,13 +53,10 @@ class EditApproveForm(ApproveForm):
     )
 
     def clean_body(self) -> str:
-        body: str = self.cleaned_data.get("body") or ""
-        if _CONFLICT_MARKER.search(body):
-            raise forms.ValidationError(
-                "The text still has conflict markers (<<<<<<<, =======, >>>>>>>). Keep the "
-                "lines you want, delete the markers, then approve."
-            )
-        return body.replace("\r\n", "\n")
+        try:
+            return validate_resolved_markdown(self.cleaned_data.get("body") or "")
+        except InvalidArgument as error:
+            raise forms.ValidationError(sentence(error.message)) from None
 
     def tag_list(self) -> list[str]:
         raw: str = self.cleaned_data.get("tags") or ""
@@ -53,13 +65,18 @@ class EditApproveForm(ApproveForm):
 
 class RejectForm(forms.Form):
     comment = forms.CharField(
-        max_length=COMMENT_MAX,
-        error_messages={
-            "required": "Give a reason: tell the author what to change so the next proposal "
-            "can be approved."
-        },
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "What should the author change?"}),
+        required=False,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "maxlength": COMMENT_MAX,
+                "placeholder": "What should the author change?",
+            }
+        ),
     )
+
+    def clean_comment(self) -> str:
+        return _comment(self.cleaned_data.get("comment"), required=True)
 
 
 class RevertForm(forms.Form):

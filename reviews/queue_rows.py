@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from reviews.diff import Diff, diff_text, invisible_characters
-from wiki import services
+from reviews.merge import appended_body, is_stale, staleness
 from wiki.models import Version, VersionKind
 
 # A diff fits the row when it changes at most this many lines, shown with one line around.
@@ -23,6 +23,7 @@ PREVIEW_LINES = 6
 class QueueRow:
     version: Version
     stale: bool
+    staleness: str | None  # "written against v2, live is v3" for a stale proposal
     invisible: bool
     preview: Diff | None  # None when the change is too long to judge from the row
     one_click: bool  # approve straight from the row
@@ -46,7 +47,7 @@ def _changed_lines(old: str, new: str) -> int:
 def queue_row(version: Version, reviewer: User) -> QueueRow:
     page = version.page
     live = page.live_version
-    stale = services.is_stale(version)
+    stale = is_stale(version)
     invisible = bool(
         invisible_characters(
             version.proposed_body,
@@ -64,7 +65,7 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
     if live is not None:
         if version.kind == VersionKind.APPEND:
             # An append changes only the body; nothing else to compare.
-            body, same_fields = services.appended_body(live.body, version.proposed_body), True
+            body, same_fields = appended_body(live.body, version.proposed_body), True
         else:
             # Ids, not related rows: no query per row.
             body = version.body
@@ -83,7 +84,7 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
     else:
         fits = live is not None and not stale and preview is not None
     one_click = fits and not invisible and not own and not page.archived
-    return QueueRow(version, stale, invisible, preview, one_click, own)
+    return QueueRow(version, stale, staleness(version), invisible, preview, one_click, own)
 
 
 def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:

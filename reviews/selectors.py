@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,11 +11,10 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from agents.models import Agent
-from wiki import services
-from wiki.errors import NotFound
+from core.errors import Forbidden, NotFound
+from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
-
-PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
+from wiki.roles import can_review
 
 AUTHOR_KINDS = ("agent", "human")
 KINDS = (VersionKind.REPLACE.value, VersionKind.APPEND.value)
@@ -60,6 +58,15 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
     return versions.select_related(
         "page", "page__live_version", "author_user", "author_agent", "decided_by", "base_version"
     )
+
+
+def check_can_see_queue(user: Any) -> None:
+    """The queue of proposals is for reviewers: its pages may be drafts nobody approved."""
+    if not can_review(user):
+        raise Forbidden(
+            "only reviewers can see the proposals waiting for review; ask an admin to add you "
+            "to the Reviewers group."
+        )
 
 
 def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
@@ -126,24 +133,6 @@ def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:
     )
 
 
-def page_by_public_id(page_id: str) -> Page:
-    """A page by its public id, archived or not; NotFound for anything else."""
-    if not PAGE_ID.match(page_id or ""):
-        raise NotFound(f"{page_id!r} is not a page id; page ids look like pg_abcd2345.")
-    try:
-        return Page.objects.select_related("live_version", "parent").get(public_id=page_id)
-    except Page.DoesNotExist:
-        raise NotFound(f"there is no page {page_id}; check the id in the page's address.") from None
-
-
-def live_page(page_id: str) -> Page:
-    """A page readers can see: not archived and with a live version."""
-    page = page_by_public_id(page_id)
-    if page.archived or page.live_version is None:
-        raise NotFound(f"page {page_id} has no live version; it is archived or still in review.")
-    return page
-
-
 def version_of(page: Page, number: int) -> Version:
     try:
         version = _with_people(page.versions.all()).get(number=number)
@@ -171,9 +160,7 @@ def page_versions(page: Page) -> list[Version]:
 
 
 def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    pages = Page.objects.filter(archived=False, live_version__isnull=False).select_related(
-        "live_version", "parent"
-    )
+    pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
     if parent:
         pages = pages.filter(parent__public_id=parent)
     if tag:
@@ -197,7 +184,7 @@ def proposed_content(version: Version) -> dict[str, Any]:
     """What the page would hold if `version` were approved as written (appends applied)."""
     live = version.page.live_version
     if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
-        body = services.appended_body(live.body if live else "", version.proposed_body)
+        body = appended_body(live.body if live else "", version.proposed_body)
         source = live or version
         return {
             "body": body,

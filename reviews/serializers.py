@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from reviews import selectors
 from reviews.diff import unified_diff
-from wiki import services
+from reviews.merge import is_stale, staleness
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
 
@@ -75,6 +75,9 @@ class VersionSerializer(serializers.Serializer):
     revertedFrom = serializers.SerializerMethodField()
     live = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
+    staleNote = serializers.SerializerMethodField(
+        help_text="For a stale proposal, e.g. 'written against v3, live is v5'; else null."
+    )
 
     @extend_schema_field(AuthorSerializer)
     def get_author(self, version: Version) -> dict[str, str]:
@@ -97,7 +100,11 @@ class VersionSerializer(serializers.Serializer):
         return version.page.live_version_id == version.pk
 
     def get_stale(self, version: Version) -> bool:
-        return services.is_stale(version)
+        return is_stale(version)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_staleNote(self, version: Version) -> str | None:
+        return staleness(version)
 
 
 class VersionDetailSerializer(VersionSerializer):
@@ -171,7 +178,9 @@ class ReviewSerializer(VersionSerializer):
 
 
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    comment = serializers.CharField(
+        required=False, allow_blank=True, help_text="At most 5,000 characters."
+    )
     expectedLiveVersion = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -181,13 +190,13 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    # Required: the service refuses a rejection without a reason, with the same sentence
+    # a reviewer sees in the browser.
     comment = serializers.CharField(
-        max_length=5000,
-        help_text="Why the proposal is rejected: the author sees it.",
-        error_messages={
-            "required": "A reason is required to reject: tell the author what to change.",
-            "blank": "A reason is required to reject: tell the author what to change.",
-        },
+        required=False,
+        allow_blank=True,
+        help_text="Why the proposal is rejected (required, at most 5,000 characters): the "
+        "author sees it.",
     )
 
 

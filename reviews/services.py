@@ -1,27 +1,638 @@
-"""State changes on the review side that are not decisions (those live in wiki/services.py)."""
+"""The life of a version: propose, publish, approve (as written, edited or merged), reject,
+withdraw and revert; and the reviewer's email preference.
+
+Every door (web, REST, MCP, commands, Django admin) calls these. Each is one transaction with a
+keyword-only actor: it validates first, locks the page row it decides on, writes its audit
+event inside, and queues email through the outbox, sent after commit. The allowed moves of a
+version are stated once, on `Version.move_to`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from agents.models import Agent
+from core.actors import Actor
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.unset import UNSET, Unset
+from reviews import outbox
+from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
-from wiki.audit import audit_record
-from wiki.errors import Forbidden, InvalidArgument
-from wiki.roles import can_review
+from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.roles import can_publish, can_review
+from wiki.services import (
+    allocate_version_number,
+    check_parent,
+    lock_page,
+    page_make_live,
+    page_row_create,
+)
+from wiki.validators import (
+    validate_change_summary,
+    validate_markdown,
+    validate_resolved_markdown,
+    validate_tags,
+    validate_title,
+)
+
+COMMENT_MAX = 5000
+
+
+# --- rules ----------------------------------------------------------------------------------
+
+
+def validate_comment(comment: Any, *, required: bool = False) -> str:
+    """A reviewer's note; required (as the reason) to reject."""
+    if comment is None:
+        comment = ""
+    if not isinstance(comment, str):
+        raise InvalidArgument("the comment must be text.", field="comment")
+    comment = comment.strip()
+    if len(comment) > COMMENT_MAX:
+        raise InvalidArgument(
+            f"the comment can be at most {COMMENT_MAX:,} characters; it has {len(comment):,}.",
+            field="comment",
+        )
+    if required and not comment:
+        raise InvalidArgument(
+            "give a reason to reject: a reason is required; tell the author what to change so "
+            "the next proposal can be approved.",
+            field="comment",
+        )
+    return comment
+
+
+def _check_can_propose(actor: Actor) -> None:
+    if isinstance(actor, Agent):
+        if not actor.is_active:
+            raise Forbidden("this agent is revoked; ask an admin for a new token.")
+        if not actor.can_edit_pages:
+            raise Forbidden("this agent may read pages but not propose changes.")
+        return
+    if not actor.is_authenticated or not actor.is_active:
+        raise Forbidden("log in to propose changes.")
+
+
+def _check_can_publish(actor: Actor) -> User:
+    if isinstance(actor, Agent) or not can_publish(actor):
+        raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
+    return actor
+
+
+def _check_can_decide(actor: Actor, version: Version) -> User:
+    if isinstance(actor, Agent) or not can_review(actor):
+        raise Forbidden("only reviewers can approve or reject proposals.")
+    if version.author_user_id is not None and version.author_user_id == actor.pk:
+        raise Forbidden("you cannot decide your own proposal; ask another reviewer.")
+    return actor
+
+
+# --- small steps ----------------------------------------------------------------------------
+
+
+def _author_fields(actor: Actor) -> dict[str, Any]:
+    if isinstance(actor, Agent):
+        return {"author_agent": actor, "author_user": None}
+    return {"author_user": actor, "author_agent": None}
+
+
+def _lock_version(version: Version) -> tuple[Page, Version]:
+    page = lock_page(version.page)
+    locked = Version.objects.select_related("base_version", "page", "decided_by").get(pk=version.pk)
+    return page, locked
+
+
+def _pending_of(page: Page, actor: Actor) -> list[Version]:
+    """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
+    author = "author_agent" if isinstance(actor, Agent) else "author_user"
+    return list(
+        Version.objects.filter(
+            page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
+        ).select_related("base_version")
+    )
+
+
+def _withdraw(pending: list[Version]) -> list[int]:
+    """Withdraw the author's older proposals: one pending proposal per author and page."""
+    for version in pending:
+        version.move_to(VersionStatus.WITHDRAWN)
+        version.save(update_fields=["status", "decided_by", "decided_at", "decision_comment"])
+    return [version.number for version in pending]
+
+
+def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
+    """Approve `version` as it stands and make it the page's live version."""
+    version.move_to(
+        VersionStatus.APPROVED, by=approver if isinstance(approver, User) else None, comment=comment
+    )
+    version.save()
+    page_make_live(page, version)
+
+
+def _fill_append(page: Page, version: Version) -> None:
+    """An append's full content: what is live now with the appended blocks at the end."""
+    live = page.live_version
+    version.body = appended_body(live.body if live else "", version.proposed_body)
+    if live is not None:
+        version.title, version.tags = live.title, live.tags
+        version.parent, version.instructions = live.parent, live.instructions
+
+
+# --- proposing ------------------------------------------------------------------------------
 
 
 @transaction.atomic
-def reviewer_notifications_set(*, actor: User, preference: str) -> ReviewerSettings:
-    """Choose how a reviewer hears about proposals: immediately, a daily digest, or not."""
-    if not can_review(actor):
-        raise Forbidden("only reviewers receive review emails.")
+def page_create(
+    *,
+    actor: Actor,
+    title: str,
+    body: str,
+    parent: Page | None = None,
+    tags: Iterable[str] | None = None,
+    instructions: str = "",
+    change_summary: str = "",
+    publish: bool = False,
+    source_path: str | None = None,
+    extra_frontmatter: dict[str, Any] | None = None,
+    public_id: str | None = None,
+) -> Version:
+    """A new page with version 1: live at once when an editor publishes, otherwise in review."""
+    title = validate_title(title)
+    body = validate_markdown(body)
+    tag_list = validate_tags(list(tags) if tags is not None else [])
+    instructions = validate_markdown(instructions, field="instructions")
+    change_summary = validate_change_summary(change_summary) or "Created the page."
+    _check_can_propose(actor)
+    if publish:
+        _check_can_publish(actor)
+    page = page_row_create(
+        title=title,
+        parent=parent,
+        tags=tag_list,
+        instructions=instructions,
+        source_path=source_path,
+        extra_frontmatter=extra_frontmatter,
+        public_id=public_id,
+    )
+    version = Version.objects.create(
+        page=page,
+        number=allocate_version_number(page),
+        kind=VersionKind.REPLACE,
+        title=title,
+        body=body,
+        proposed_body=body,
+        tags=tag_list,
+        parent=page.parent,
+        instructions=instructions,
+        change_summary=change_summary,
+        **_author_fields(actor),
+    )
+    if publish:
+        _publish(page, version, approver=actor, comment="Published directly.")
+    audit_record(
+        action="page.create",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        outcome=version.status,
+        data={"title": title},
+    )
+    if not publish:
+        outbox.queue_review_requested(version)
+    return version
+
+
+def _base_version(page: Page, *, base_number: int | None) -> Version | None:
+    """The live version the author started from (the live one when not said)."""
+    live = page.live_version
+    if base_number is None or live is None or live.number == base_number:
+        return live
+    base = page.versions.filter(number=base_number, status=VersionStatus.APPROVED).first()
+    if base is None:
+        raise InvalidArgument(
+            f"v{base_number} of {page.public_id} never went live, so nothing can start from "
+            f"it; send the live version you read (v{live.number} is live now).",
+            field="base_version",
+        )
+    return base
+
+
+def _merge_onto_live(page: Page, base: Version, fields: dict[str, Any]) -> dict[str, Any]:
+    """An editor's save started from `base` while a newer version went live: the two edits
+    merged three-way, as a reviewer would merge a stale proposal. Where they overlap, nothing
+    is published: the Conflict carries the merged text with conflict markers to resolve."""
+    draft = Version(page=page, base_version=base, **fields)
+    merge = merge_proposal(draft)
+    live_number = page.live_version.number if page.live_version else None
+    if merge["conflicts"]:
+        names = ", ".join(sorted({c["field"] for c in merge["conflicts"]}))
+        raise Conflict(
+            f"v{live_number} was published while you were editing v{base.number}, and both "
+            f"changed the same part ({names}). Nothing was saved: resolve the conflicts marked "
+            "in the text (keep the lines you want, delete the <<<<<<<, ======= and >>>>>>> "
+            "lines), then save again.",
+            detail={
+                "liveVersion": live_number,
+                "baseVersion": base.number,
+                "conflicts": merge["conflicts"],
+                "mergedText": merge["text_with_markers"],
+            },
+        )
+    merged = merge["fields"]
+    kept = {name: value for name, value in fields.items() if name != "parent"}
+    return {
+        **kept,
+        "body": merged["body"],
+        "title": merged["title"],
+        "tags": merged["tags"],
+        "parent_id": merged["parent_id"],
+        "instructions": merged["instructions"],
+        "merged": True,
+    }
+
+
+def check_can_append(page: Page) -> None:
+    """An append needs a live page that is not archived to land on."""
+    if page.archived:
+        raise Conflict(f"page {page.public_id} is archived; restore it before changing it.")
+    if page.live_version_id is None:
+        raise Conflict(
+            f"page {page.public_id} is not live yet, so there is nothing to append to. Revise "
+            "the proposal that creates it instead, sending the whole markdown (update_page, or "
+            "Edit in the browser).",
+        )
+
+
+def _append_fields(
+    page: Page, current: Version, *, body: Any, changes_more: bool
+) -> dict[str, Any]:
+    """An append carries only the markdown to add, on top of a page that is live."""
+    if changes_more:
+        raise InvalidArgument(
+            "an append carries only markdown; use a replace to change title or tags.",
+            field="kind",
+        )
+    check_can_append(page)
+    return {
+        "title": current.title,
+        "body": "",
+        "proposed_body": validate_markdown(body, required=True),
+        "tags": current.tags,
+        "parent": current.parent,
+        "instructions": current.instructions,
+    }
+
+
+def _replace_fields(
+    page: Page,
+    current: Version,
+    *,
+    body: Any,
+    title: Any,
+    tags: Any,
+    parent: Page | Unset | None,
+    instructions: Any,
+) -> dict[str, Any]:
+    """A replace carries the whole new content; fields left out keep their current value."""
+    if body is None and title is None and tags is None and parent is UNSET and instructions is None:
+        raise InvalidArgument(
+            "give at least one of markdown, title or tags to change.", field="markdown"
+        )
+    if not isinstance(parent, Unset):
+        check_parent(page, parent)
+    new_body = current.body if body is None else validate_markdown(body)
+    fields = {
+        "title": current.title if title is None else validate_title(title),
+        "body": new_body,
+        "proposed_body": new_body,
+        "tags": current.tags if tags is None else validate_tags(list(tags)),
+        "parent": current.parent if isinstance(parent, Unset) else parent,
+        "instructions": current.instructions
+        if instructions is None
+        else validate_markdown(instructions, field="instructions"),
+    }
+    unchanged = all(getattr(current, k) == v for k, v in fields.items() if k != "proposed_body")
+    if page.live_version_id is not None and unchanged:
+        raise InvalidArgument(
+            "this is identical to the live version; change something before submitting.",
+            field="markdown",
+        )
+    return fields
+
+
+@transaction.atomic
+def version_propose(
+    *,
+    actor: Actor,
+    page: Page,
+    kind: str = VersionKind.REPLACE,
+    body: str | None = None,
+    title: str | None = None,
+    tags: Iterable[str] | None = None,
+    parent: Page | Unset | None = UNSET,
+    instructions: str | None = None,
+    change_summary: str = "",
+    publish: bool = False,
+    base_number: int | None = None,
+) -> Version:
+    """Propose a new version of `page`, or publish it at once (editors).
+
+    A replace carries the whole new content; an append only the markdown to add at the end.
+    The author's older pending proposal on the page is withdrawn. `base_number` is the live
+    version the author started from: publishing over a newer one is refused, and a proposal
+    keeps that base so the reviewer sees it as stale.
+    """
+    _check_can_propose(actor)
+    if publish:
+        _check_can_publish(actor)
+    change_summary = validate_change_summary(change_summary)
+    if kind not in VersionKind.values:
+        raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
+    page = lock_page(page)
+    if page.archived:
+        raise Conflict(f"page {page.public_id} is archived; restore it before changing it.")
+    current = page.live_version or page.versions.order_by("-number").first()
+    if current is None:
+        raise NotFound(f"page {page.public_id} has no versions.")
+    pending = _pending_of(page, actor)
+    drafts = [v for v in pending if v.kind == VersionKind.REPLACE and v.base_version]
+    if base_number is None and kind == VersionKind.REPLACE and drafts:
+        # A revised draft keeps the version its author started from.
+        base_number = drafts[0].base_version.number  # type: ignore[union-attr]
+    base = _base_version(page, base_number=base_number)
+    if kind == VersionKind.APPEND:
+        more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
+        fields = _append_fields(page, current, body=body, changes_more=more)
+    else:
+        fields = _replace_fields(
+            page,
+            current,
+            body=body,
+            title=title,
+            tags=tags,
+            parent=parent,
+            instructions=instructions,
+        )
+        if publish and base is not None and base.pk != page.live_version_id:
+            fields = _merge_onto_live(page, base, fields)
+    withdrawn = _withdraw(pending)
+    version = Version.objects.create(
+        page=page,
+        number=allocate_version_number(page),
+        kind=kind,
+        change_summary=change_summary,
+        base_version=base,
+        **fields,
+        **_author_fields(actor),
+    )
+    _submit(page, version, actor=actor, publish=publish, withdrawn=withdrawn)
+    return version
+
+
+def _submit(
+    page: Page, version: Version, *, actor: Actor, publish: bool, withdrawn: list[int]
+) -> None:
+    """Publish a new version at once (an editor's save) or queue it for review; audit either."""
+    if publish:
+        if version.kind == VersionKind.APPEND:
+            _fill_append(page, version)
+        _publish(page, version, approver=actor, comment="Published directly.")
+    audit_record(
+        action="version.publish" if publish else "version.propose",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        outcome=version.status,
+        data={"kind": version.kind, "withdrawn": withdrawn},
+    )
+    if not publish:
+        outbox.queue_review_requested(version)
+
+
+# --- deciding -------------------------------------------------------------------------------
+
+
+def _apply_merge(version: Version, *, keep: set[str], live_number: int | None) -> None:
+    """Merge a stale replace three-way, except the fields in `keep` (a reviewer edited them).
+
+    Refused, naming the fields, where both sides changed something the reviewer did not resolve.
+    """
+    merge = merge_proposal(version)
+    unresolved = [c for c in merge["conflicts"] if c["field"] not in keep]
+    if unresolved:
+        base_number = version.base_version.number if version.base_version else 0
+        names = ", ".join(sorted({c["field"] for c in unresolved}))
+        raise Conflict(
+            f"v{version.number} was written against v{base_number} but v{live_number} is live "
+            f"now, and the two changes overlap in {names}. Resolve the conflict in the editor or "
+            "reject the proposal.",
+            detail={"conflicts": unresolved, "liveVersion": live_number},
+        )
+    fields = merge["fields"]
+    if "markdown" not in keep:
+        version.body = fields["body"]
+    if "title" not in keep:
+        version.title = fields["title"]
+    if "tags" not in keep:
+        version.tags = fields["tags"]
+    version.parent_id, version.instructions = fields["parent_id"], fields["instructions"]
+    version.merged = True
+
+
+def _apply_edit(
+    page: Page, version: Version, *, body: str | None, title: str | None, tags: Iterable[str] | None
+) -> None:
+    """The reviewer's edit, made against the live version that is still live."""
+    live = page.live_version
+    if version.kind == VersionKind.APPEND:
+        # Title, tags and parent come from what is live now, as for an unedited append.
+        _fill_append(page, version)
+        if body is not None:
+            version.body = appended_body(
+                live.body if live else "", validate_resolved_markdown(body)
+            )
+    else:
+        if is_stale(version):
+            edited = {"markdown": body, "title": title, "tags": tags}
+            keep = {name for name, value in edited.items() if value is not None}
+            _apply_merge(version, keep=keep, live_number=live.number if live else None)
+        if body is not None:
+            version.body = validate_resolved_markdown(body)
+    if title is not None:
+        version.title = validate_title(title)
+    if tags is not None:
+        version.tags = validate_tags(list(tags))
+    version.edited_by_reviewer = True
+
+
+@transaction.atomic
+def version_approve(
+    *,
+    actor: Actor,
+    version: Version,
+    comment: str = "",
+    edited_body: str | None = None,
+    edited_title: str | None = None,
+    edited_tags: Iterable[str] | None = None,
+    expected_live_number: int | None = None,
+) -> Version:
+    """Approve a proposal: it becomes the page's live version.
+
+    An append lands on top of whatever is live now. A replace whose base is still live goes
+    live as written; a stale one is merged three-way when the changes do not overlap and
+    refused with the conflicts when they do. A reviewer may edit the proposal first
+    (`edited_*`) against the live version they saw (`expected_live_number`), which must still
+    be live, so nothing is ever overwritten unseen.
+    """
+    approver = _check_can_decide(actor, version)
+    comment = validate_comment(comment)
+    page, version = _lock_version(version)
+    version.check_move(VersionStatus.APPROVED)
+    live_number = page.live_version.number if page.live_version else None
+    if expected_live_number is not None and expected_live_number != (live_number or 0):
+        raise Conflict(
+            f"the live version changed to v{live_number} while you were reviewing; "
+            "reload the proposal and decide again.",
+            detail={"liveVersion": live_number},
+        )
+    if any(value is not None for value in (edited_body, edited_title, edited_tags)):
+        if is_stale(version) and expected_live_number is None:
+            raise Conflict(
+                "this proposal is stale; edit it against the current live version and say "
+                "which live version you edited against.",
+                detail={"liveVersion": live_number},
+            )
+        _apply_edit(page, version, body=edited_body, title=edited_title, tags=edited_tags)
+    elif version.kind == VersionKind.APPEND:
+        _fill_append(page, version)
+    elif is_stale(version):
+        _apply_merge(version, keep=set(), live_number=live_number)
+    _publish(page, version, approver=approver, comment=comment)
+    audit_record(
+        action="version.approve",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+        data={"edited": version.edited_by_reviewer, "merged": version.merged},
+    )
+    outbox.queue_decision(version)
+    return version
+
+
+@transaction.atomic
+def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
+    """Decline a proposal with a reason the author reads."""
+    reviewer = _check_can_decide(actor, version)
+    comment = validate_comment(comment, required=True)
+    page, version = _lock_version(version)
+    version.move_to(VersionStatus.REJECTED, by=reviewer, comment=comment)
+    version.save()
+    audit_record(
+        action="version.reject",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+    )
+    outbox.queue_decision(version)
+    return version
+
+
+@transaction.atomic
+def version_withdraw(*, actor: Actor, version: Version) -> Version:
+    """Take back one's own waiting proposal."""
+    mine = (
+        version.author_agent_id == actor.pk
+        if isinstance(actor, Agent)
+        else version.author_user_id == actor.pk
+    )
+    if not mine:
+        raise Forbidden("only the author of a proposal can withdraw it.")
+    page, version = _lock_version(version)
+    version.move_to(VersionStatus.WITHDRAWN)
+    version.save()
+    audit_record(action="version.withdraw", actor=actor, page=page, version_number=version.number)
+    return version
+
+
+@transaction.atomic
+def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
+    """Make an earlier approved version live again, as a new approved version."""
+    if isinstance(actor, Agent) or not (can_publish(actor) or can_review(actor)):
+        raise Forbidden("only editors and reviewers can revert a page.")
+    page = lock_page(page)
+    if to_version.page_id != page.pk:
+        raise InvalidArgument("that version belongs to another page.", field="version")
+    if to_version.status != VersionStatus.APPROVED:
+        raise InvalidArgument(
+            f"v{to_version.number} was never live ({to_version.status}); revert only to a "
+            "version that was approved.",
+            field="version",
+        )
+    if page.live_version_id == to_version.pk:
+        raise InvalidArgument(f"v{to_version.number} is already live.", field="version")
+    parent = to_version.parent
+    version = Version.objects.create(
+        page=page,
+        number=allocate_version_number(page),
+        kind=VersionKind.REPLACE,
+        title=to_version.title,
+        body=to_version.body,
+        proposed_body=to_version.body,
+        tags=to_version.tags,
+        parent=parent if parent is None or not parent.archived else page.parent,
+        instructions=to_version.instructions,
+        change_summary=validate_change_summary(comment) or f"Reverted to v{to_version.number}.",
+        base_version=page.live_version,
+        reverted_from=to_version,
+        **_author_fields(actor),
+    )
+    _publish(page, version, approver=actor, comment=comment or f"Reverted to v{to_version.number}.")
+    audit_record(
+        action="page.revert",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+        data={"reverted_to": to_version.number},
+    )
+    return version
+
+
+# --- reviewers ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def reviewer_notifications_set(
+    *, actor: User, preference: str, reviewer: User | None = None
+) -> ReviewerSettings:
+    """Choose how a reviewer hears about proposals: immediately, a daily digest, or not.
+
+    A reviewer sets their own; an admin (superuser) may set anyone's, e.g. in the Django admin.
+    """
+    reviewer = reviewer or actor
+    if reviewer.pk != actor.pk and not actor.is_superuser:
+        raise Forbidden("only admins can change another reviewer's email preference.")
+    if not can_review(reviewer):
+        raise Forbidden(
+            f"{reviewer.get_username()} is not a reviewer and receives no review emails."
+        )
     if preference not in NotificationPreference.values:
         choices = ", ".join(NotificationPreference.values)
         raise InvalidArgument(f"choose one of: {choices}.", field="notifications")
-    row, _ = ReviewerSettings.objects.select_for_update().get_or_create(user=actor)
+    row, _ = ReviewerSettings.objects.select_for_update().get_or_create(user=reviewer)
     if row.notifications != preference:
         row.notifications = preference
         row.save(update_fields=["notifications"])
-        audit_record(action="reviewer.notifications", actor=actor, data={"to": preference})
+        audit_record(
+            action="reviewer.notifications",
+            actor=actor,
+            data={"to": preference, "reviewer": reviewer.get_username()},
+        )
     return row

@@ -1,10 +1,10 @@
-"""Notification tasks: each fetches ids and calls reviews.notifications, nothing more."""
+"""Notification tasks: each fetches ids and calls reviews.outbox, nothing more."""
 
 from smtplib import SMTPException
 
 from celery import Task, shared_task
 
-from reviews import notifications
+from reviews import outbox
 from reviews.models import NotificationStatus
 
 
@@ -19,7 +19,7 @@ from reviews.models import NotificationStatus
 )
 def deliver_notification(self: Task, notification_id: int) -> str:
     try:
-        return notifications.deliver(notification_id)
+        return outbox.deliver(notification_id)
     except (SMTPException, OSError):
         # In process (no broker) a retry would run at once and keep the request waiting:
         # the row stays pending and retry_pending_notifications sends it later.
@@ -30,9 +30,9 @@ def deliver_notification(self: Task, notification_id: int) -> str:
 
 @shared_task
 def retry_pending_notifications() -> int:
-    return notifications.retry_pending()
+    return outbox.retry_pending()
 
 
 @shared_task
 def send_review_digests() -> int:
-    return notifications.send_digests()
+    return outbox.send_digests()

@@ -16,20 +16,19 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from reviews import selectors
-from reviews import services as review_services
+from core.errors import Forbidden, NotFound, QuireError
+from reviews import selectors, services
 from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
+from reviews.merge import is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
-from wiki import services
-from wiki.errors import Forbidden, NotFound, QuireError
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
-from wiki.selectors import page_tree
+from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
 
@@ -40,9 +39,9 @@ def _user(request: HttpRequest) -> User:
     return user
 
 
-def _page_or_404(page_id: str) -> Page:
+def _page_or_404(request: HttpRequest, page_id: str) -> Page:
     try:
-        return selectors.page_by_public_id(page_id)
+        return page_for_person(request.user, page_id)
     except NotFound as error:
         raise Http404(error.message) from None
 
@@ -57,8 +56,10 @@ def _version_or_404(page: Page, number: int) -> Version:
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    if not can_review(user):
-        raise PermissionDenied("Only reviewers can open the review queue.")
+    try:
+        selectors.check_can_see_queue(user)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
     filters = selectors.QueueFilters.from_params(request.GET)
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
@@ -93,7 +94,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def notification_settings(request: HttpRequest) -> HttpResponse:
     try:
-        review_services.reviewer_notifications_set(
+        services.reviewer_notifications_set(
             actor=_user(request), preference=str(request.POST.get("notifications", ""))
         )
     except Forbidden as error:
@@ -129,7 +130,7 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         "live": live,
         "before": before,
         "in_review": in_review,
-        "stale": services.is_stale(version),
+        "stale": is_stale(version),
         "proposed": proposed,
         "diff": diff_text(before_body, proposed["body"]),
         "title_changed": before is not None and before_title != proposed["title"],
@@ -151,7 +152,7 @@ def _proposal_context(version: Version) -> dict[str, Any]:
     }
     applied_body, applied_title = proposed["body"], proposed["title"]
     if context["stale"] and live is not None:
-        merge = services.merge_proposal(version)
+        merge = merge_proposal(version)
         context["merge"] = merge
         context["merge_clean"] = not merge["conflicts"]
         if context["merge_clean"]:
@@ -212,7 +213,7 @@ def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
 @require_http_methods(["GET", "POST"])
 def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     version = _version_or_404(page, number)
     context = _proposal_context(version)
     live = context["live"]
@@ -263,7 +264,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
-            version = _version_or_404(_page_or_404(page_id), number)
+            version = _version_or_404(_page_or_404(request, page_id), number)
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
@@ -322,7 +323,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def history(request: HttpRequest, page_id: str) -> HttpResponse:
     user = _user(request)
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     status = 200
     error = ""
     if request.method == "POST":
@@ -345,7 +346,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         else:
             error = "Choose the version to revert to."
             status = 400
-        page = _page_or_404(page_id)
+        page = _page_or_404(request, page_id)
     versions = selectors.page_versions(page)
     return render(
         request,
@@ -366,7 +367,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
 
 @login_required
 def compare(request: HttpRequest, page_id: str) -> HttpResponse:
-    page = _page_or_404(page_id)
+    page = _page_or_404(request, page_id)
     form = CompareForm(request.GET)
     if not form.is_valid():
         messages.error(request, "Choose two versions to compare.")

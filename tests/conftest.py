@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
-from wiki import services
+from reviews import services
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 

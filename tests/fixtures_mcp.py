@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, InitializeResult
 
 from agents import services as agent_services
 from agents.models import Agent
+from core.actors import SystemActor
 from wiki.models import Page
 
 T = TypeVar("T")
@@ -34,7 +35,7 @@ class AgentKey:
     def give(self, *pages: Page, use_when: list[str] | None = None, always: bool = False) -> None:
         for page in pages:
             agent_services.page_set_add(
-                actor=None,
+                actor=SystemActor("tests"),
                 agent=self.agent,
                 page=page,
                 use_when=use_when or [f"Use for {page.title}."],
@@ -47,7 +48,9 @@ def make_agent(db: Any) -> Callable[..., AgentKey]:
     def make(
         name: str = "helper", *, can_edit: bool = False, pages: tuple[Page, ...] = ()
     ) -> AgentKey:
-        agent, token = agent_services.agent_create(actor=None, name=name, can_edit_pages=can_edit)
+        agent, token = agent_services.agent_create(
+            actor=SystemActor("tests"), name=name, can_edit_pages=can_edit
+        )
         key = AgentKey(agent, token)
         key.give(*pages)
         return key

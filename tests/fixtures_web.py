@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from wiki import services
+from reviews import services
 from wiki.models import Page
 
 

@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from wiki.models import AuditEvent, Page
+from core.models import AuditEvent
+from wiki.models import Page
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +18,7 @@ MODELS = [
     "wiki_page",
     "wiki_version",
     "wiki_attachment",
-    "wiki_auditevent",
+    "core_auditevent",
     "reviews_reviewersettings",
     "reviews_notification",
 ]
@@ -42,7 +43,7 @@ def test_it_lists_each_model_for_a_superuser(
 
 def test_it_offers_no_way_to_edit_a_version_or_an_audit_event(admin_client_for: Client) -> None:
     assert admin_client_for.get(reverse("admin:wiki_version_add")).status_code == 403
-    assert admin_client_for.get(reverse("admin:wiki_auditevent_add")).status_code == 403
+    assert admin_client_for.get(reverse("admin:core_auditevent_add")).status_code == 403
 
 
 def test_it_archives_pages_through_the_service_with_an_audit_event(

@@ -18,8 +18,11 @@ from django.urls import reverse
 from agents import selectors
 from agents.models import Agent, PageSetEntry
 from agents.services import USE_WHEN_MAX_LINES, page_set_add, token_hash
-from wiki import services
-from wiki.models import AuditEvent, Page
+from core.actors import SystemActor
+from core.models import AuditEvent
+from reviews import services
+from wiki import services as wiki_services
+from wiki.models import Page
 
 from .fixtures_mcp import AgentKey, rpc, rpc_tool
 from .fixtures_web import count_queries
@@ -384,7 +387,7 @@ def test_it_refuses_a_page_twice_an_archived_page_and_no_page(
 ) -> None:
     page, archived = make_page("Refunds"), make_page("Old policy")
     key = make_agent("support-bot", pages=(page,))
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     url = reverse("agents:page_set_add", args=[key.agent.pk])
     twice = admin.post(url, {"page": page.public_id})
     assert twice.status_code == 400 and "already in support-bot's page set" in text(twice)
@@ -400,7 +403,7 @@ def test_it_offers_only_live_pages_that_are_not_archived(
 ) -> None:
     key = make_agent("docs-bot", can_edit=True)
     live_page, archived = make_page("Refunds policy"), make_page("Refunds of old")
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     waiting = services.page_create(actor=key.agent, title="Refunds draft", body="x").page
     # The picker asks the same endpoint as the new-page form's parent picker.
     found = admin.get(reverse("wiki:pick"), {"q": "refunds"}).json()["pages"]
@@ -491,7 +494,7 @@ def test_it_says_which_entries_the_agent_cannot_see(
     make_page("Returns", parent=section)
     archived = make_page("Old policy")
     key = make_agent("support-bot", pages=(section, archived))
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     body = text(admin.get(detail_url(key.agent)))
     assert "covers 3 pages" in body and "covers 0 pages" in body
     assert "Archived: the agent does not see it" in body
@@ -630,7 +633,9 @@ def test_it_shows_an_agent_and_its_preview_with_a_fixed_number_of_queries(
     detail, preview = [], []
     for size in sizes:
         for page in pages[len(entry_order(key.agent)) : size]:
-            page_set_add(actor=None, agent=key.agent, page=page, use_when=["Use it."])
+            page_set_add(
+                actor=SystemActor("tests"), agent=key.agent, page=page, use_when=["Use it."]
+            )
         for _ in range(size - AuditEvent.objects.filter(actor_agent=key.agent).count()):
             rpc_tool(Client(), key.token, "browse")
         assert len(entry_order(key.agent)) == size

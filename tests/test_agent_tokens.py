@@ -16,8 +16,10 @@ from django.utils import timezone
 
 from agents import selectors, services
 from agents.models import Agent, PageSetEntry
-from wiki.errors import Conflict, Forbidden, InvalidArgument
-from wiki.models import AuditEvent, Page
+from core.actors import SystemActor
+from core.errors import Conflict, Forbidden, InvalidArgument
+from core.models import AuditEvent
+from wiki.models import Page
 
 from .fixtures_mcp import AgentKey, rpc
 
@@ -48,7 +50,7 @@ def test_it_finds_an_agent_by_its_token_only(reader_agent: AgentKey) -> None:
 
 
 def test_it_stops_the_old_token_at_once_when_rotated(reader_agent: AgentKey) -> None:
-    new = services.agent_token_rotate(actor=None, agent=reader_agent.agent)
+    new = services.agent_token_rotate(actor=SystemActor("tests"), agent=reader_agent.agent)
     assert new != reader_agent.token
     assert selectors.agent_by_token(reader_agent.token) is None
     assert selectors.agent_by_token(new) == reader_agent.agent
@@ -56,17 +58,17 @@ def test_it_stops_the_old_token_at_once_when_rotated(reader_agent: AgentKey) -> 
 
 
 def test_it_forgets_the_token_when_revoked(reader_agent: AgentKey) -> None:
-    services.agent_revoke(actor=None, agent=reader_agent.agent)
+    services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
     reader_agent.agent.refresh_from_db()
     assert reader_agent.agent.is_active is False and reader_agent.agent.token_hash is None
     assert selectors.agent_by_token(reader_agent.token) is None
     with pytest.raises(Conflict):
-        services.agent_revoke(actor=None, agent=reader_agent.agent)
+        services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
 
 
 def test_it_reenables_a_revoked_agent_with_a_new_token(reader_agent: AgentKey) -> None:
-    services.agent_revoke(actor=None, agent=reader_agent.agent)
-    token = services.agent_token_rotate(actor=None, agent=reader_agent.agent)
+    services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
+    token = services.agent_token_rotate(actor=SystemActor("tests"), agent=reader_agent.agent)
     assert selectors.agent_by_token(token) == reader_agent.agent
     assert selectors.agent_by_token(reader_agent.token) is None
 
@@ -83,9 +85,9 @@ def test_it_lets_only_admins_manage_agents(editor: User, reader_agent: AgentKey)
 
 def test_it_refuses_a_duplicate_or_empty_name(reader_agent: AgentKey) -> None:
     with pytest.raises(Conflict):
-        services.agent_create(actor=None, name=reader_agent.agent.name)
+        services.agent_create(actor=SystemActor("tests"), name=reader_agent.agent.name)
     with pytest.raises(InvalidArgument):
-        services.agent_create(actor=None, name="  ")
+        services.agent_create(actor=SystemActor("tests"), name="  ")
 
 
 def test_it_records_last_use_at_most_once_a_minute(client: Client, reader_agent: AgentKey) -> None:

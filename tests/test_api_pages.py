@@ -10,7 +10,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
-from wiki import services
+from reviews import services
+from wiki import services as wiki_services
 from wiki.models import Page
 
 
@@ -49,7 +50,7 @@ def test_it_lists_live_pages_filtered_by_tag_and_parent(
     slack = make_page("Slack", parent=tools, tags=["chat", "handbook"])
     make_page("Email", parent=tools, tags=["mail"])
     archived = make_page("Old", tags=["chat"])
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     services.page_create(actor=proposing_agent, title="Not live yet", body="x", tags=["chat"])
     api = _api(reader)
     everything = api.get("/api/v1/pages/").json()
@@ -93,7 +94,7 @@ def test_it_answers_404_for_archived_unpublished_and_unknown_pages(
     make_page: Callable[..., Page], reader: User, editor: User, proposing_agent: Agent
 ) -> None:
     archived = make_page("Archived")
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     draft = services.page_create(actor=proposing_agent, title="Draft", body="x").page
     api = _api(reader)
     for page_id in (archived.public_id, draft.public_id, "pg_zzzzzzzz", "nonsense"):

@@ -13,9 +13,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from core.models import AuditEvent
+from reviews import services
 from tests.conftest import live
-from wiki import services
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
 
 
 def _api(user: User) -> APIClient:

@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from core.errors import InvalidArgument
 from wiki import services
-from wiki.errors import InvalidArgument
 from wiki.extract import TEXT_MAX, extract_text
 from wiki.models import Attachment, Page
 

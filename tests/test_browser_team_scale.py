@@ -16,9 +16,10 @@ from django.test import Client
 
 from agents.models import Agent, PageSetEntry
 from agents.services import agent_create
+from core.actors import SystemActor
+from reviews import services
 from tests.conftest import live
 from tests.fixtures_mcp import rpc_tool
-from wiki import services
 from wiki.models import Page, Version, VersionStatus
 
 pytestmark = [
@@ -289,7 +290,7 @@ def test_it_walks_the_admins_day(
     make_page("Escalation", "Page the on-call.\n", parent=support)
     for i in range(30):
         make_page(f"Pricing plan {i:02d}", "Prices.\n", tags=["pricing"])
-    agent_create(actor=None, name="old-bot")
+    agent_create(actor=SystemActor("tests"), name="old-bot")
     page, base = sized_page, live_server.url
     log_in(page, base, admin_user.username)
 

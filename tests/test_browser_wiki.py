@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from core.models import AuditEvent
 from tests.conftest import live
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
 
 pytestmark = [
     pytest.mark.browser,

@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from agents.models import Agent
 from agents.services import agent_create, page_set_add
-from wiki import services
+from core.actors import SystemActor
+from reviews import services
 from wiki.models import Page
 
 
@@ -28,8 +29,8 @@ def screens(make_page: Callable[..., Page], reader: User, admin_user: User) -> l
     page = make_page("Refunds", "# Refunds\n\nWe refund.\n\n## Details\n\nMore.\n")
     services.version_propose(actor=admin_user, page=page, body="We refund more.\n", publish=True)
     proposal = services.version_propose(actor=reader, page=page, body="## Details\n\nLess.\n")
-    agent, _ = agent_create(actor=None, name="support-bot")
-    page_set_add(actor=None, agent=agent, page=page)
+    agent, _ = agent_create(actor=SystemActor("tests"), name="support-bot")
+    page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
     pid = page.public_id
     return [
         "/",
@@ -97,7 +98,7 @@ def test_it_shows_in_review_in_a_colour_that_is_not_the_error_colour() -> None:
 def test_it_loads_no_inline_script_or_style_on_the_agent_token_screen(
     admin_user: User,
 ) -> None:
-    agent: Agent = agent_create(actor=None, name="bot")[0]
+    agent: Agent = agent_create(actor=SystemActor("tests"), name="bot")[0]
     client = _client(admin_user)
     response = client.post(reverse("agents:rotate", args=[agent.pk]), follow=True)
     html = response.content.decode()

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agents.models import PageSetEntry
-from wiki.models import AuditEvent, Page, Version
+from core.models import AuditEvent
+from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
 

@@ -11,7 +11,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents import services as agent_services
-from wiki import services
+from core.actors import SystemActor
+from reviews import services
 from wiki.models import Page
 
 from .fixtures_mcp import rpc_tool
@@ -27,7 +28,7 @@ EXPECTED = {
     "3:get_page_source": 5,
     "4:create_page": 23,
     "5:create_page": 16,
-    "6:update_page": 14,
+    "6:update_page": 15,  # 14 + the last live version the agent read (audit trail)
     "7:update_page": 15,
     "8:append_to_page": 13,
 }
@@ -36,7 +37,7 @@ EXPECTED = {
 def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
     """An editing agent whose set holds `size` live pages: entries, each with one child."""
     agent, token = agent_services.agent_create(
-        actor=None, name=f"agent-{label}", can_edit_pages=True
+        actor=SystemActor("tests"), name=f"agent-{label}", can_edit_pages=True
     )
     pages: list[Page] = []
     for n in range(size // 2):
@@ -51,7 +52,9 @@ def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
             parent=top,
             publish=True,
         ).page
-        agent_services.page_set_add(actor=None, agent=agent, page=top, use_when=["Use it."])
+        agent_services.page_set_add(
+            actor=SystemActor("tests"), agent=agent, page=top, use_when=["Use it."]
+        )
         pages += [top, child]
     services.version_propose(
         actor=editor,

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from agents import services as agent_services
+from core.actors import SystemActor
 from wiki.models import Page
 
 from .conftest import HANDBOOK
@@ -53,9 +54,9 @@ def handbook_token(admin_user: User) -> str:
         stdout=StringIO(),
         stderr=StringIO(),
     )
-    agent, token = agent_services.agent_create(actor=None, name="handbook-bot")
+    agent, token = agent_services.agent_create(actor=SystemActor("tests"), name="handbook-bot")
     for page in Page.objects.filter(parent__isnull=True).order_by("path"):
-        agent_services.page_set_add(actor=None, agent=agent, page=page)
+        agent_services.page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
     return token
 
 

@@ -12,8 +12,10 @@ from django.contrib.auth.models import User
 
 from agents import services as agent_services
 from agents.models import PageSetEntry
-from wiki import services
-from wiki.models import AuditEvent, Page, Version
+from core.actors import SystemActor
+from core.models import AuditEvent
+from reviews import services
+from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
 
@@ -168,7 +170,9 @@ def test_it_refuses_a_rotated_token_on_the_next_call(
 ) -> None:
     reader_agent.give(make_page("Refunds"))
     assert mcp.ok(reader_agent, "browse")["pages"]
-    new_token = agent_services.agent_token_rotate(actor=None, agent=reader_agent.agent)
+    new_token = agent_services.agent_token_rotate(
+        actor=SystemActor("tests"), agent=reader_agent.agent
+    )
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
@@ -183,7 +187,7 @@ def test_it_refuses_a_revoked_token_on_the_next_call(
 ) -> None:
     reader_agent.give(make_page("Refunds"))
     assert mcp.ok(reader_agent, "browse")["pages"]
-    agent_services.agent_revoke(actor=None, agent=reader_agent.agent)
+    agent_services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'

@@ -11,8 +11,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from agents.mcp import QUIRE_VERSION
 from agents.models import PageSetEntry
-from wiki import services
-from wiki.models import AuditEvent, Page, Version, VersionKind, VersionStatus
+from core.models import AuditEvent
+from reviews import services
+from wiki import services as wiki_services
+from wiki.models import Page, Version, VersionKind, VersionStatus
 
 from .conftest import live
 from .fixtures_mcp import MCP, AgentKey
@@ -97,6 +99,7 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
         "markdown",
         "title",
         "tags",
+        "baseVersion",
     }
     assert set(tools["create_page"].inputSchema["required"]) == {"title", "markdown"}
 
@@ -187,7 +190,7 @@ def test_it_packs_a_page_with_its_files_and_the_pages_its_instructions_reference
             f"first; [[{policy.public_id}]] again. Use [[file:script.txt]]."
         ),
     )
-    services.attachment_add(
+    wiki_services.attachment_add(
         actor=editor,
         page=page,
         upload=SimpleUploadedFile("script.txt", b"Say sorry first.", "text/plain"),

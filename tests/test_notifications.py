@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from config.celery import app as celery_app
-from reviews import notifications, tasks
+from reviews import mail, outbox, services, tasks
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -26,7 +26,6 @@ from reviews.models import (
 )
 from tests.conftest import live
 from tests.fixtures_mail import SMTPServer, free_port
-from wiki import services
 from wiki.models import Page, Version, VersionKind
 from wiki.roles import REVIEWERS
 
@@ -294,7 +293,7 @@ def test_it_keeps_the_notification_when_the_broker_is_down(
 
     celery_app.conf.task_always_eager = True  # the broker is back
     Notification.objects.update(created_at=timezone.now() - timedelta(minutes=2))
-    assert notifications.retry_pending() == 1
+    assert outbox.retry_pending() == 1
     assert recipients(smtp_server.wait_for(1)) == ["rita@example.com"]
 
 
@@ -303,7 +302,7 @@ def test_it_counts_lines_added_and_removed_against_the_live_version(
 ) -> None:
     version = propose(agent, page, "# Refunds\n\nRefunds take seven days.\n")
 
-    summary = notifications.diff_summary(version)
+    summary = mail.diff_summary(version)
 
     assert (summary.added, summary.removed) == (1, 2)
     assert str(summary) == "+1/\u22122 lines"
@@ -371,7 +370,7 @@ def test_it_sends_a_failed_notification_again_from_the_admin(
     version = propose(agent, page, "Failed long ago.\n")
     [row] = version.notifications.all()
     Notification.objects.filter(pk=row.pk).update(
-        status=NotificationStatus.FAILED, attempts=notifications.MAX_ATTEMPTS
+        status=NotificationStatus.FAILED, attempts=outbox.MAX_ATTEMPTS
     )
     client.force_login(admin_user)
 

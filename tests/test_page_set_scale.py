@@ -12,8 +12,11 @@ from django.urls import reverse
 
 from agents.models import Agent, PageSetEntry
 from agents.services import page_set_add
-from wiki import services
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from core.actors import SystemActor
+from core.models import AuditEvent
+from reviews import services
+from wiki import services as wiki_services
+from wiki.models import Page, Version, VersionStatus
 
 from .fixtures_mcp import AgentKey
 from .fixtures_web import count_queries
@@ -60,9 +63,9 @@ def test_it_adds_every_page_with_a_tag_in_one_action(
     refunds = make_page("Refunds", tags=["billing", "support"])
     disputes = make_page("Disputes", tags=["billing"])
     archived = make_page("Old fees", tags=["billing"])
-    services.page_archive(actor=editor, page=archived)
+    wiki_services.page_archive(actor=editor, page=archived)
     make_page("Holidays", tags=["hr"])
-    page_set_add(actor=None, agent=key.agent, page=already)
+    page_set_add(actor=SystemActor("tests"), agent=key.agent, page=already)
     response = admin.post(
         reverse("agents:page_set_add", args=[key.agent.pk]),
         {"tag": "billing", "use_when": "Use for anything about money."},
@@ -187,12 +190,12 @@ def test_it_counts_what_each_entry_covers_as_the_agent_reads_it(
     make_page("Cards", parent=refunds)
     make_page("Cash", parent=refunds)
     gone = make_page("Gone", parent=support)
-    services.page_archive(actor=editor, page=gone)
+    wiki_services.page_archive(actor=editor, page=gone)
     make_page("Supported devices")  # a path that starts like "support" but is not under it
     services.page_create(actor=editor, title="Draft", body="x", parent=support)  # not live
     key = make_agent("support-bot")
     for page in (refunds, support):
-        page_set_add(actor=None, agent=key.agent, page=page)
+        page_set_add(actor=SystemActor("tests"), agent=key.agent, page=page)
     entries = list(PageSetEntry.objects.filter(agent=key.agent).select_related("page"))
     from_rows = Counter(row.entry.pk for row in selectors.page_set_rows(key.agent))
     coverage = selectors.page_set_coverage([(entry.pk, entry.page.path) for entry in entries])

@@ -10,9 +10,11 @@ from django.test import Client
 
 from agents import selectors, services
 from agents.models import PageSetEntry
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound, NotInSet
+from core.models import AuditEvent
+from reviews import services as review_services
 from wiki import services as wiki_services
-from wiki.errors import Conflict, Forbidden, InvalidArgument, NotFound, NotInSet
-from wiki.models import AuditEvent, Page
+from wiki.models import Page
 
 from .fixtures_mcp import AgentKey
 
@@ -151,7 +153,7 @@ def test_it_follows_a_page_moved_into_or_out_of_the_set(
     reader_agent.give(inside)
     with pytest.raises(NotInSet):
         selectors.page_for_agent(reader_agent.agent, page.public_id)
-    wiki_services.version_propose(actor=editor, page=page, parent=inside, publish=True)
+    review_services.version_propose(actor=editor, page=page, parent=inside, publish=True)
     assert selectors.page_for_agent(reader_agent.agent, page.public_id) == page
 
 
@@ -161,7 +163,7 @@ def test_it_shows_agents_live_unarchived_pages_only(
     section = make_page("Section")
     archived = make_page("Archived", parent=section)
     wiki_services.page_archive(actor=editor, page=archived)
-    proposed = wiki_services.page_create(
+    proposed = review_services.page_create(
         actor=reader, title="Proposed", body="x", parent=section
     ).page
     reader_agent.give(section)

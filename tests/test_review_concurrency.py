@@ -11,9 +11,10 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
+from core.models import AuditEvent
+from reviews import services
 from tests.conftest import live
-from wiki import services
-from wiki.models import AuditEvent, Page, VersionStatus
+from wiki.models import Page, VersionStatus
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,9 +9,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
+from core.models import AuditEvent
+from reviews import services
 from tests.conftest import live
-from wiki import services
-from wiki.models import AuditEvent, Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
 
 
 def _client(user: User) -> Client:

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
+from reviews import services
 from tests.conftest import live
-from wiki import services
 from wiki.models import Page, Version
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from wiki import services
+from reviews import services
 from wiki.models import Page, Version
 
 

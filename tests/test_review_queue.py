@@ -10,7 +10,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent
-from wiki import services
+from reviews import services
 from wiki.models import Page, Version, VersionStatus
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.test import Client
 
+from core.models import AuditEvent
 from reviews.models import ReviewerSettings
-from wiki.models import AuditEvent
 
 
 def test_it_saves_the_reviewers_email_preference(client: Client, reviewer: User) -> None:
@@ -33,3 +33,29 @@ def test_it_refuses_a_reader(client: Client, reader: User) -> None:
     response = client.post("/reviews/settings/", {"notifications": "off"})
     assert response.status_code == 403
     assert not ReviewerSettings.objects.filter(user=reader).exists()
+
+
+def test_it_changes_a_preference_in_the_django_admin_through_the_service(
+    client: Client, admin_user: User, reviewer: User
+) -> None:
+    row = ReviewerSettings.objects.create(user=reviewer)
+    client.force_login(admin_user)
+    url = f"/admin/reviews/reviewersettings/{row.pk}/change/"
+    response = client.post(url, {"notifications": "off"})
+    assert response.status_code == 302
+    assert ReviewerSettings.objects.get(user=reviewer).notifications == "off"
+    event = AuditEvent.objects.get(action="reviewer.notifications")
+    assert event.actor_user == admin_user and event.data["reviewer"] == reviewer.username
+
+
+def test_it_refuses_a_review_email_preference_for_someone_who_is_not_a_reviewer(
+    client: Client, admin_user: User, reader: User
+) -> None:
+    row = ReviewerSettings.objects.create(user=reader)
+    client.force_login(admin_user)
+    response = client.post(
+        f"/admin/reviews/reviewersettings/{row.pk}/change/", {"notifications": "daily"}, follow=True
+    )
+    assert "is not a reviewer" in response.content.decode()
+    assert ReviewerSettings.objects.get(user=reader).notifications == "immediate"
+    assert not AuditEvent.objects.filter(action="reviewer.notifications").exists()

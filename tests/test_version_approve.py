@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 
+from core.errors import Conflict, Forbidden
+from reviews import services
 from tests.conftest import live
-from wiki import services
-from wiki.errors import Conflict, Forbidden
 from wiki.models import Page, VersionStatus
 
 

@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection, connections
 
+from core.errors import Forbidden, InvalidArgument
+from reviews import services
 from tests.conftest import is_postgres
-from wiki import services
-from wiki.errors import Forbidden, InvalidArgument
 from wiki.models import Page, Version, VersionStatus
 
 

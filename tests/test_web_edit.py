@@ -10,8 +10,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from reviews import services
+from reviews.merge import is_stale
 from tests.conftest import live
-from wiki import services
+from wiki import services as wiki_services
 from wiki.models import Page, Version, VersionStatus
 
 ClientAs = Callable[[User], Client]
@@ -108,7 +110,7 @@ def test_it_starts_the_form_from_the_readers_own_proposal(
     assert "This form starts from your proposal v2" in html
 
 
-def test_it_refuses_to_publish_over_a_version_the_editor_has_not_seen(
+def test_it_shows_the_conflict_when_an_editor_saves_over_an_overlapping_newer_version(
     make_page: Callable[..., Page], editor: User, admin_user: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "Old rule.\n")
@@ -116,9 +118,45 @@ def test_it_refuses_to_publish_over_a_version_the_editor_has_not_seen(
     url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
     response = client_as(editor).post(url, form(body="Editor's rule.\n", base_number=1))
     assert response.status_code == 200
-    assert "Someone published v2 while you were editing v1" in response.content.decode()
+    html = response.content.decode()
+    assert "v2 was published while you were editing v1" in html
+    # The form holds both edits, marked, ready to resolve against v2.
+    assert "&lt;&lt;&lt;&lt;&lt;&lt;&lt; live" in html and "Admin&#x27;s rule." in html
+    assert "Editor&#x27;s rule." in html
     assert live(page).body == "Admin's rule.\n"
     assert page.versions.count() == 2
+    # Saving the markers as they are is refused; resolving them publishes over v2.
+    again = client_as(editor).post(
+        url,
+        form(body="<<<<<<< live\nA\n=======\nB\n>>>>>>> proposal\n", base_number=2)
+        | {"resolving": "1"},
+    )
+    assert "still has conflict markers" in again.content.decode()
+    assert page.versions.count() == 2
+    client_as(editor).post(url, form(body="Both rules.\n", base_number=2) | {"resolving": "1"})
+    assert live(page).body == "Both rules.\n"
+
+
+def test_it_merges_an_editors_save_with_a_newer_version_that_changed_other_lines(
+    make_page: Callable[..., Page], editor: User, admin_user: User, client_as: ClientAs
+) -> None:
+    page = make_page("Expenses", "# Expenses\n\nRule one.\n\nRule two.\n")
+    services.version_propose(
+        actor=admin_user,
+        page=page,
+        body="# Expenses\n\nRule one, revised.\n\nRule two.\n",
+        publish=True,
+    )
+    url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
+    response = client_as(editor).post(
+        url,
+        form(body="# Expenses\n\nRule one.\n\nRule two, by the editor.\n", base_number=1),
+        follow=True,
+    )
+    assert "merged with theirs" in response.content.decode()
+    version = live(page)
+    assert version.number == 3 and version.merged
+    assert version.body == "# Expenses\n\nRule one, revised.\n\nRule two, by the editor.\n"
 
 
 def test_it_keeps_the_base_of_a_late_proposal_so_the_reviewer_sees_it_stale(
@@ -130,7 +168,7 @@ def test_it_keeps_the_base_of_a_late_proposal_so_the_reviewer_sees_it_stale(
     client_as(reader).post(url, form(body="Reader's rule.\n", base_number=1))
     proposal = Version.objects.select_related("page").get(page=page, number=3)
     assert proposal.base_version is not None and proposal.base_version.number == 1
-    assert services.is_stale(proposal)
+    assert is_stale(proposal)
 
 
 @pytest.mark.parametrize(
@@ -195,7 +233,7 @@ def test_it_refuses_to_edit_an_archived_page(
     make_page: Callable[..., Page], editor: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses")
-    services.page_archive(actor=editor, page=page)
+    wiki_services.page_archive(actor=editor, page=page)
     url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
     response = client_as(editor).post(url, form(base_number=1), follow=True)
     assert "Restore it before editing it" in response.content.decode()

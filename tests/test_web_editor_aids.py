@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from wiki import services
+from reviews import services
+from wiki import services as wiki_services
 from wiki.models import Page
 
 
@@ -63,7 +64,7 @@ def test_it_keeps_the_text_when_the_chosen_parent_is_not_live(
     make_page: Callable[..., Page], editor: User
 ) -> None:
     gone = make_page("Gone")
-    services.page_archive(actor=editor, page=gone)
+    wiki_services.page_archive(actor=editor, page=gone)
     response = _client(editor).post(
         "/new/", {"title": "Orphan", "body": "Long text I typed.\n", "parent": gone.public_id}
     )

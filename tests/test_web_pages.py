@@ -8,8 +8,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from reviews import services
 from tests.fixtures_web import count_queries
-from wiki import services
+from wiki import services as wiki_services
 from wiki.models import Page, Version
 
 ClientAs = Callable[[User], Client]
@@ -106,7 +107,7 @@ def test_it_keeps_the_children_of_an_archived_page_in_the_tree(
 ) -> None:
     parent = make_page("Old section")
     make_page("Still useful", parent=parent)
-    services.page_archive(actor=editor, page=parent)
+    wiki_services.page_archive(actor=editor, page=parent)
     html = client_as(reader).get(reverse("wiki:home")).content.decode()
     assert "Still useful" in html
     assert "Old section" not in html
@@ -116,7 +117,7 @@ def test_it_restores_an_archived_page(
     make_page: Callable[..., Page], reader: User, editor: User, client_as: ClientAs
 ) -> None:
     page = make_page("Back again")
-    services.page_archive(actor=editor, page=page)
+    wiki_services.page_archive(actor=editor, page=page)
     url = reverse("wiki:restore", kwargs={"public_id": page.public_id})
     assert client_as(editor).post(url).status_code == 302
     page.refresh_from_db()
@@ -133,7 +134,7 @@ def test_it_refuses_archive_and_restore_to_a_reader(
     assert b"Only editors can archive pages" in response.content
     page.refresh_from_db()
     assert not page.archived
-    services.page_archive(actor=editor, page=page)
+    wiki_services.page_archive(actor=editor, page=page)
     response = client_as(reader).post(reverse("wiki:restore", kwargs={"public_id": page.public_id}))
     assert response.status_code == 404
     page.refresh_from_db()

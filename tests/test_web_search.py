@@ -8,8 +8,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from reviews import services
 from tests.fixtures_web import count_queries
-from wiki import services
 from wiki.models import Page
 from wiki.views import highlight
 
@@ -58,7 +58,7 @@ def test_it_refuses_a_query_over_200_characters_with_a_message(
     reader: User, client_as: ClientAs
 ) -> None:
     html = search(client_as(reader), "word " * 50)
-    assert "A search can be at most 200 characters; yours has 249." in html
+    assert "Query must be 1 to 200 characters; it has 249." in html
 
 
 def test_it_says_when_nothing_matches(reader: User, client_as: ClientAs) -> None:

@@ -9,8 +9,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from reviews import services
 from tests.fixtures_web import count_queries
-from wiki import selectors, services
+from wiki import selectors
+from wiki import services as wiki_services
 from wiki.models import Page
 
 ClientAs = Callable[[User], Client]
@@ -119,8 +121,8 @@ def test_it_lifts_the_children_of_hidden_pages_to_the_nearest_visible_ancestor(
     old = make_page("Old section", parent=handbook)
     older = make_page("Older section", parent=old)
     kept = make_page("Still useful", parent=older)
-    services.page_archive(actor=editor, page=old)
-    services.page_archive(actor=editor, page=older)
+    wiki_services.page_archive(actor=editor, page=old)
+    wiki_services.page_archive(actor=editor, page=older)
     client = client_as(reader)
     html = client.get(page_url(handbook)).content.decode()
     tree = sidebar(html)
@@ -131,7 +133,7 @@ def test_it_lifts_the_children_of_hidden_pages_to_the_nearest_visible_ancestor(
     archived_view = client_as(editor).get(page_url(old)).content.decode()
     assert "Still useful" in archived_view[archived_view.index("Pages under Old section") :]
     # Under an archived top-level page, the pages move up to the top level.
-    services.page_archive(actor=editor, page=handbook)
+    wiki_services.page_archive(actor=editor, page=handbook)
     assert page_url(kept) in sidebar(client.get(reverse("wiki:home")).content.decode())
 
 

@@ -1,4 +1,4 @@
-"""Django admin for the wiki: a read-only window on pages, versions, files and the audit log.
+"""Django admin for the wiki: a read-only window on pages, versions and files.
 
 Every change goes through wiki.services (the web UI, API and commands); the admin only
 archives and restores pages, through the same services, so nothing bypasses the audit log.
@@ -12,9 +12,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.errors import QuireError
 from wiki import services
-from wiki.errors import QuireError
-from wiki.models import Attachment, AuditEvent, Page, Version
+from wiki.models import Attachment, Page, Version
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -100,21 +100,3 @@ class AttachmentAdmin(ReadOnlyAdmin):
     search_fields = ("name", "page__title", "page__public_id", "sha256")
     list_select_related = ("page", "uploaded_by")
     exclude = ("extracted_text",)
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = (
-        "at",
-        "action",
-        "actor_user",
-        "actor_agent",
-        "page",
-        "version_number",
-        "outcome",
-        "duration_ms",
-    )
-    list_filter = ("action", "outcome")
-    search_fields = ("action", "comment", "page__public_id", "actor_agent__name")
-    list_select_related = ("actor_user", "actor_agent", "page")
-    date_hierarchy = "at"

@@ -46,11 +46,7 @@ def page_markdown(page: Page) -> str:
 
 def export_markdown(root: Path) -> int:
     """Write every live, non-archived page under `root`; returns how many were written."""
-    pages = list(
-        Page.objects.filter(archived=False, live_version__isnull=False)
-        .select_related("live_version")
-        .order_by("path")
-    )
+    pages = list(Page.objects.readable().select_related("live_version").order_by("path"))
     exported = {page.pk for page in pages}
     parents = {page.parent_id for page in pages if page.parent_id in exported}
     for page in pages:

@@ -13,7 +13,7 @@ import mimetypes
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
-from wiki.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 logger = logging.getLogger(__name__)
 

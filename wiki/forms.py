@@ -8,11 +8,9 @@ from typing import Any
 
 from django import forms
 
-from wiki import services
-from wiki.errors import InvalidArgument, QuireError
-from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
-
-SEARCH_QUERY_MAX = 200
+from core.errors import InvalidArgument, QuireError
+from wiki import validators
+from wiki.models import CHANGE_SUMMARY_MAX, TITLE_MAX
 
 # Service error fields → form fields.
 _FIELD_NAMES = {
@@ -84,33 +82,36 @@ class PageForm(forms.Form):
     )
     # The live version the form was filled from; see services.version_propose.
     base_number = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    # Set after a save met a newer live version and the body holds the merge to resolve.
+    resolving = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def clean_title(self) -> str:
-        return str(_checked(services.validate_title, self.cleaned_data["title"]))
+        return str(_checked(validators.validate_title, self.cleaned_data["title"]))
 
     def clean_body(self) -> str:
-        value = self.cleaned_data["body"]
-        if len(value) > MARKDOWN_MAX:
-            # The service's message names the field "markdown"; here it is the content.
-            raise forms.ValidationError(
-                f"The content can be at most {MARKDOWN_MAX:,} characters; it has "
-                f"{len(value):,}. Split it over several pages."
-            )
-        return str(_checked(services.validate_markdown, value))
+        # After a save met a newer live version, the body holds the merge to resolve.
+        validate = (
+            validators.validate_resolved_markdown
+            if str(self.data.get("resolving", "")).lower() in ("1", "true", "on")
+            else validators.validate_markdown
+        )
+        return str(_checked(validate, self.cleaned_data["body"]))
 
     def clean_tags(self) -> list[str]:
-        return list(_checked(services.validate_tags, self.cleaned_data["tags"]))
+        return list(_checked(validators.validate_tags, self.cleaned_data["tags"]))
 
     def clean_instructions(self) -> str:
         return str(
             _checked(
-                lambda v: services.validate_markdown(v, field="instructions"),
+                lambda v: validators.validate_markdown(v, field="instructions"),
                 self.cleaned_data["instructions"],
             )
         )
 
     def clean_change_summary(self) -> str:
-        return str(_checked(services.validate_change_summary, self.cleaned_data["change_summary"]))
+        return str(
+            _checked(validators.validate_change_summary, self.cleaned_data["change_summary"])
+        )
 
 
 class AppendForm(forms.Form):
@@ -128,15 +129,12 @@ class AppendForm(forms.Form):
 
     def clean_body(self) -> str:
         value = self.cleaned_data["body"]
-        if len(value) > MARKDOWN_MAX:
-            raise forms.ValidationError(
-                f"The addition can be at most {MARKDOWN_MAX:,} characters; it has "
-                f"{len(value):,}. Split it over several pages."
-            )
-        return str(_checked(lambda v: services.validate_markdown(v, required=True), value))
+        return str(_checked(lambda v: validators.validate_markdown(v, required=True), value))
 
     def clean_change_summary(self) -> str:
-        return str(_checked(services.validate_change_summary, self.cleaned_data["change_summary"]))
+        return str(
+            _checked(validators.validate_change_summary, self.cleaned_data["change_summary"])
+        )
 
 
 class AttachmentForm(forms.Form):
@@ -155,10 +153,6 @@ class SearchForm(forms.Form):
     )
 
     def clean_q(self) -> str:
-        query = " ".join(self.cleaned_data["q"].split())
-        if len(query) > SEARCH_QUERY_MAX:
-            raise forms.ValidationError(
-                f"A search can be at most {SEARCH_QUERY_MAX} characters; yours has "
-                f"{len(query)}. Use a few distinctive words."
-            )
-        return query
+        return str(
+            _checked(lambda v: validators.validate_query(v, required=False), self.cleaned_data["q"])
+        )

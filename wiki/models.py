@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+
+from core.errors import Conflict
 
 if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
     from agents.models import Agent
 
 TITLE_MAX = 200
@@ -24,6 +29,16 @@ _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 def new_page_id() -> str:
     return "pg_" + "".join(secrets.choice(_BASE32) for _ in range(8))
+
+
+class PageQuerySet(models.QuerySet["Page"]):
+    def readable(self) -> PageQuerySet:
+        """Pages with something to read: a live version, and not archived."""
+        return self.filter(READABLE)
+
+
+# The one statement of "this page can be read": it went live and is not archived.
+READABLE = Q(archived=False, live_version__isnull=False)
 
 
 class Page(models.Model):
@@ -54,6 +69,8 @@ class Page(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = PageQuerySet.as_manager()
+
     class Meta:
         ordering = ["path"]
         indexes = [
@@ -73,10 +90,6 @@ class Page(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.public_id})"
-
-    @property
-    def is_live(self) -> bool:
-        return self.live_version_id is not None
 
 
 class VersionKind(models.TextChoices):
@@ -175,8 +188,48 @@ class Version(models.Model):
             models.Index(fields=["decided_at"], name="version_decided_at"),
         ]
 
+    # The life of a version, stated once: a proposal waits in review until a reviewer
+    # approves or rejects it, or its author takes it back; a decided version never changes.
+    TRANSITIONS: ClassVar[dict[str, frozenset[str]]] = {
+        VersionStatus.IN_REVIEW: frozenset(
+            {VersionStatus.APPROVED, VersionStatus.REJECTED, VersionStatus.WITHDRAWN}
+        ),
+        VersionStatus.APPROVED: frozenset(),
+        VersionStatus.REJECTED: frozenset(),
+        VersionStatus.WITHDRAWN: frozenset(),
+    }
+
     def __str__(self) -> str:
         return f"{self.page.public_id} v{self.number} ({self.status})"
+
+    def move_to(self, status: str, *, by: User | None = None, comment: str = "") -> None:
+        """Decide or withdraw this version (the caller saves it); anything else is refused."""
+        self.check_move(status)
+        self.status = status
+        self.decided_by = by
+        self.decided_at = timezone.now()
+        self.decision_comment = comment
+
+    def check_move(self, status: str) -> None:
+        """Refuse, saying why, a move the life of a version does not allow."""
+        if status not in self.TRANSITIONS[self.status]:
+            raise self._refusal(status)
+
+    def _refusal(self, status: str) -> Conflict:
+        current = self.get_status_display().lower()
+        if status == VersionStatus.WITHDRAWN:
+            return Conflict(
+                f"v{self.number} is {current}, not in review; only a waiting proposal can be "
+                "withdrawn.",
+                detail={"status": self.status},
+            )
+        decider = self.decided_by.get_username() if self.decided_by is not None else None
+        by = f" by {decider}" if decider and self.status != VersionStatus.WITHDRAWN else ""
+        return Conflict(
+            f"v{self.number} of {self.page.public_id} was already {current}{by}; there is "
+            "nothing left to decide. Open the review queue for the proposals still waiting.",
+            detail={"status": self.status, "decidedBy": decider},
+        )
 
     @property
     def author_name(self) -> str:
@@ -184,10 +237,6 @@ class Version(models.Model):
             agent: Agent = self.author_agent  # type: ignore[assignment]
             return f"{agent.name} (agent)"
         return self.author_user.get_username() if self.author_user else "unknown"
-
-    @property
-    def is_agent_proposal(self) -> bool:
-        return self.author_agent_id is not None
 
 
 class Attachment(models.Model):
@@ -211,32 +260,6 @@ class Attachment(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-class AuditEvent(models.Model):
-    """Append-only record of every decision, state change and MCP tool call."""
-
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
-    action = models.CharField(max_length=60, db_index=True)
-    actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    actor_agent = models.ForeignKey(
-        "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL
-    )
-    page = models.ForeignKey(Page, null=True, blank=True, on_delete=models.SET_NULL)
-    version_number = models.PositiveIntegerField(null=True, blank=True)
-    outcome = models.CharField(max_length=40, default="ok")
-    comment = models.TextField(blank=True, default="")
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    # Free-form detail: page ids and versions returned by a tool call, arguments, etc.
-    data = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["-at", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.action} {self.outcome}"
 
 
 class SearchDocument(models.Model):

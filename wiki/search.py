@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,26 +80,15 @@ def index_page(page: Page) -> None:
     """Bring the index row of `page` in line with its live version (or drop it).
 
     Called inside the service transactions; costs 2 or 3 queries (the attachments' text,
-    then an UPDATE, or an INSERT when the page was not indexed yet), and one more when the
-    body links to other pages (their titles).
+    then an UPDATE, or an INSERT when the page was not indexed yet).
     """
     version = None if page.archived else page.live_version
     if version is None:
         remove_page(page)
         return
     attachments = Attachment.objects.filter(page_id=page.pk).values_list("name", "extracted_text")
-    linked = set(_PAGE_LINK.findall(version.body))
-    link_titles = (
-        dict(Page.objects.filter(public_id__in=linked).values_list("public_id", "title"))
-        if linked
-        else None
-    )
     title, tags, body = document_fields(
-        title=version.title,
-        tags=version.tags,
-        body=version.body,
-        attachments=attachments,
-        link_titles=link_titles,
+        title=version.title, tags=version.tags, body=version.body, attachments=attachments
     )
     updated = SearchDocument.objects.filter(page_id=page.pk).update(
         title=title, tags=tags, body=body
@@ -118,7 +107,7 @@ def reindex_all() -> int:
     """Rebuild the whole index from the live versions; returns the number of pages indexed."""
     SearchDocument.objects.all().delete()
     pages = (
-        Page.objects.filter(archived=False, live_version__isnull=False)
+        Page.objects.readable()
         .select_related("live_version")
         .prefetch_related(
             Prefetch(
@@ -129,7 +118,6 @@ def reindex_all() -> int:
     )
     batch: list[SearchDocument] = []
     count = 0
-    link_titles = dict(Page.objects.values_list("public_id", "title"))
     for page in pages.iterator(chunk_size=200):
         version = page.live_version
         assert version is not None
@@ -138,7 +126,6 @@ def reindex_all() -> int:
             tags=version.tags,
             body=version.body,
             attachments=[(a.name, a.extracted_text) for a in page.attachments.all()],
-            link_titles=link_titles,
         )
         batch.append(SearchDocument(page_id=page.pk, title=title, tags=tags, body=body))
         if len(batch) >= 200:
@@ -158,24 +145,19 @@ def _insert_documents(documents: list[SearchDocument]) -> int:
     return len(documents)
 
 
-_PAGE_LINK = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
-
-
 def document_fields(
     *,
     title: str,
     tags: Sequence[str],
     body: str,
     attachments: Iterable[tuple[str, str]] = (),
-    link_titles: Mapping[str, str] | None = None,
 ) -> tuple[str, str, str]:
     """The (title, tags, body) columns to index: plain text, attachments appended to the body.
 
-    `[[pg_…]]` links are indexed as the linked page's title (as the reader sees them), when
-    `link_titles` knows it.
+    Only the page's own words: a `[[pg_…]]` link is indexed as the page id, never as the
+    linked page's title, which a reader of this page may not be allowed to see (and which
+    would go stale when that page is renamed).
     """
-    if link_titles:
-        body = _PAGE_LINK.sub(lambda m: link_titles.get(m[1], m[0]), body)
     parts = [plain_text(body)]
     for name, text in attachments:
         parts.append(f"{name}\n{text}" if text else name)

@@ -5,13 +5,16 @@ Each selector costs a fixed number of SQL queries whatever the size of the wiki.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
-from wiki.models import Attachment, Page, Version, VersionStatus
+from core.errors import NotFound
+from wiki.models import READABLE, Attachment, Page, PageQuerySet, Version, VersionStatus
+from wiki.roles import can_publish, can_review
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
 # the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
@@ -21,8 +24,8 @@ CHILDREN_PER_PAGE = SIBLING_LIMIT
 # When the page on the path is past the cap, its list shows this many pages on each side.
 NEIGHBOURS = 10
 
-_VISIBLE = Q(archived=False, live_version__isnull=False)
-_HIDDEN = Q(archived=True) | Q(live_version__isnull=True)
+_VISIBLE = READABLE
+_HIDDEN = ~READABLE
 # Lists are in slug order (the title, lowercased and simplified), which the unique index on
 # (parent, slug) serves without sorting all siblings.
 _ORDER = ("slug", "id")
@@ -282,8 +285,38 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
     return children, tree.count_under(page.pk)
 
 
-def page_with_live_version(public_id: str) -> Page | None:
-    return Page.objects.select_related("live_version").filter(public_id=public_id).first()
+PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
+
+
+def may_see_archived(user: Any) -> bool:
+    """Editors restore archived pages and reviewers decide on them: they see them, with a
+    banner; for everyone else an archived page does not exist."""
+    return can_publish(user) or can_review(user)
+
+
+def pages_readable_by(user: Any) -> PageQuerySet:
+    """The pages `user` may read whole: live, and not archived (archived too for editors and
+    reviewers). The one rule for people, as agents/selectors.py has the one for agents."""
+    pages = Page.objects.all()
+    return pages if may_see_archived(user) else pages.filter(archived=False)
+
+
+def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Page:
+    """The page `public_id` as `user` may see it, with its live version and parent.
+
+    Any logged-in person sees a live page, and a page not live yet as "waiting for review"
+    (not at all with `live_only`); archived pages follow `may_see_archived`. NotFound says
+    what to check, and never tells a hidden page from a missing one.
+    """
+    if not PAGE_ID.match(public_id or ""):
+        raise NotFound(f"{public_id!r} is not a page id; page ids look like pg_abcd2345.")
+    pages = pages_readable_by(user)
+    if live_only:
+        pages = pages.filter(READABLE)
+    page = pages.select_related("live_version", "parent").filter(public_id=public_id).first()
+    if page is None:
+        raise NotFound(f"there is no page {public_id}; check the id in the page's address.")
+    return page
 
 
 def pending_versions(page: Page) -> list[Version]:

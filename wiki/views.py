@@ -1,4 +1,6 @@
-"""Web UI for people: log in, the page tree, page view, create and edit, search, attachments.
+"""Web UI for people: log in, the page tree, page view, search, archive, attachments.
+
+Creating and editing pages are proposals: their forms are in reviews/editing.py.
 
 Who sees what:
 - every page is for logged-in staff only;
@@ -26,11 +28,11 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
+from core.errors import Forbidden, NotFound, QuireError
 from wiki import login_throttle, selectors, services
-from wiki.errors import Conflict, Forbidden, NotFound, QuireError
-from wiki.forms import AppendForm, AttachmentForm, PageForm, SearchForm, add_service_error, sentence
+from wiki.forms import AttachmentForm, SearchForm, add_service_error, sentence
 from wiki.markdown import render_markdown, render_page_body
-from wiki.models import Attachment, Page, Version, VersionKind
+from wiki.models import Attachment, Page
 from wiki.roles import can_publish, can_review
 from wiki.search import search_pages
 
@@ -71,13 +73,11 @@ class QuireLoginView(LoginView):
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _page_or_404(request: HttpRequest, public_id: str) -> Page:
-    page = selectors.page_with_live_version(public_id)
-    if page is None:
-        raise Http404("There is no page with this id. It may have been mistyped.")
-    if page.archived and not (can_publish(request.user) or can_review(request.user)):
-        raise Http404("There is no page with this id. It may have been mistyped.")
-    return page
+def page_or_404(request: HttpRequest, public_id: str) -> Page:
+    try:
+        return selectors.page_for_person(request.user, public_id)
+    except NotFound:
+        raise Http404("There is no page with this id. It may have been mistyped.") from None
 
 
 def _attachment_or_404(page: Page, attachment_id: int) -> Attachment:
@@ -88,7 +88,7 @@ def _attachment_or_404(page: Page, attachment_id: int) -> Attachment:
     return attachment
 
 
-def _raise_for(error: QuireError) -> None:
+def raise_for(error: QuireError) -> None:
     """Service errors that are not about a form field become the matching error page."""
     if isinstance(error, Forbidden):
         raise PermissionDenied(sentence(error.message))
@@ -101,7 +101,7 @@ def _require_publish(request: HttpRequest, what: str) -> None:
         raise PermissionDenied(f"Only editors can {what}. Ask an editor if it needs doing.")
 
 
-def _tree_context(current: Page | None = None, *, unfold_top_level: bool = False) -> dict[str, Any]:
+def tree_context(current: Page | None = None, *, unfold_top_level: bool = False) -> dict[str, Any]:
     tree = selectors.page_tree(current, unfold_top_level=unfold_top_level)
     return {"tree": tree, "tree_roots": tree.roots}
 
@@ -114,7 +114,7 @@ def _positive_int(value: str | None) -> int:
         return 1
 
 
-def _page_url(page: Page) -> str:
+def page_url(page: Page) -> str:
     return reverse("wiki:page", kwargs={"public_id": page.public_id})
 
 
@@ -123,7 +123,7 @@ def _page_url(page: Page) -> str:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    context = _tree_context(unfold_top_level=True)
+    context = tree_context(unfold_top_level=True)
     context["recent"] = list(selectors.recent_changes())
     # Archived pages are listed for editors, the only ones who can restore them.
     if can_publish(request.user):
@@ -133,11 +133,11 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     user = request.user
     pending = selectors.pending_versions(page)
     mine = next((v for v in pending if v.author_user_id == user.pk), None)
-    context = _tree_context(page)
+    context = tree_context(page)
     tree = context["tree"]
     context.update(
         page=page,
@@ -208,7 +208,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 add_service_error(form, error)
             else:
                 hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
-    context = _tree_context()
+    context = tree_context()
     context.update(
         form=form,
         query=query,
@@ -221,211 +221,15 @@ def search(request: HttpRequest) -> HttpResponse:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def _tag_text(tags: list[str]) -> str:
-    return ", ".join(tags)
-
-
-@login_required
-def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse:
-    parent: Page | None = None
-    if public_id is not None:
-        parent = _page_or_404(request, public_id)
-        if parent.archived or parent.live_version_id is None:
-            messages.error(
-                request,
-                "New pages can only be added under a live page that is not archived.",
-            )
-            return redirect(_page_url(parent))
-    publish = can_publish(request.user)
-    form = PageForm(request.POST) if request.method == "POST" else PageForm()
-    picked_parent = _picked_parent(request) if parent is None else None
-    if picked_parent is not None and isinstance(picked_parent, str):
-        form.is_valid()
-        form.add_error(None, picked_parent)
-    elif picked_parent is not None:
-        parent = picked_parent
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            version = services.page_create(
-                actor=request.user,  # type: ignore[arg-type]
-                title=data["title"],
-                body=data["body"],
-                parent=parent,
-                tags=data["tags"],
-                instructions=data["instructions"],
-                change_summary=data["change_summary"],
-                publish=publish,
-            )
-        except QuireError as error:
-            _raise_for(error)
-            add_service_error(form, error)
-        else:
-            if publish:
-                messages.success(request, f"Published “{version.title}”.")
-            else:
-                messages.success(
-                    request,
-                    f"Submitted “{version.title}” for review. It will appear in the wiki "
-                    "once a reviewer approves it.",
-                )
-            return redirect(_page_url(version.page))
-    context = _tree_context(parent)
-    context.update(
-        form=form,
-        parent=parent,
-        publish=publish,
-        choose_parent=public_id is None,
-        picked_parent=parent if public_id is None else None,
-    )
-    return render(request, "wiki/page_form.html", context)
-
-
-def _picked_parent(request: HttpRequest) -> Page | str | None:
-    """The parent chosen in the new-page form's picker: a page, a sentence saying what is
-    wrong with the choice, or None for a top-level page."""
-    chosen = str(request.POST.get("parent") or request.GET.get("parent") or "").strip()
-    if not chosen:
-        return None
-    page = selectors.page_with_live_version(chosen)
-    if page is None or page.archived or page.live_version_id is None:
-        return (
-            f"{chosen} is not a live page; choose the parent again, or leave it empty for a "
-            "top-level page."
-        )
-    return page
-
-
-@login_required
-def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = _page_or_404(request, public_id)
-    user = request.user
-    if page.archived:
-        messages.error(request, "This page is archived. Restore it before editing it.")
-        return redirect(_page_url(page))
-    own = selectors.own_pending_version(page, user)
-    if own is not None and own.kind != VersionKind.REPLACE:
-        own = None
-    live = page.live_version
-    source: Version | None = own or live
-    if source is None:
-        if not can_review(user):
-            raise PermissionDenied(
-                "This page is waiting for review. You can edit it once a reviewer approves it."
-            )
-        source = page.versions.order_by("-number").first()
-        if source is None:
-            raise Http404("This page has no content yet.")
-    base_number: int | None = live.number if live else None
-    if own is not None and own.base_version is not None:
-        base_number = own.base_version.number
-    publish = can_publish(user)
-    initial = {
-        "title": source.title,
-        "body": source.body,
-        "tags": _tag_text(source.tags),
-        "instructions": source.instructions,
-        "base_number": base_number,
-    }
-    form = (
-        PageForm(request.POST, initial=initial)
-        if request.method == "POST"
-        else PageForm(initial=initial)
-    )
-    conflict: dict[str, int] | None = None
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            version = services.version_propose(
-                actor=user,  # type: ignore[arg-type]
-                page=page,
-                kind=VersionKind.REPLACE,
-                body=data["body"],
-                title=data["title"],
-                tags=data["tags"],
-                instructions=data["instructions"],
-                change_summary=data["change_summary"],
-                publish=publish,
-                base_number=data["base_number"],
-            )
-        except QuireError as error:
-            _raise_for(error)
-            add_service_error(form, error)
-            if isinstance(error, Conflict) and "liveVersion" in error.detail:
-                conflict = {"a": data["base_number"], "b": error.detail["liveVersion"]}
-                # Saving again now is a deliberate choice made after seeing the message.
-                data_again = request.POST.copy()
-                data_again["base_number"] = str(error.detail["liveVersion"])
-                form.data = data_again
-        else:
-            if publish:
-                messages.success(request, f"Published v{version.number} of “{version.title}”.")
-            else:
-                messages.success(
-                    request,
-                    f"Your change was submitted for review as v{version.number}. The page "
-                    "shows the live version until a reviewer approves it.",
-                )
-            return redirect(_page_url(page))
-    context = _tree_context(page)
-    context.update(
-        form=form,
-        page=page,
-        own=own,
-        live=live,
-        publish=publish,
-        conflict=conflict,
-        others_pending=[v for v in selectors.pending_versions(page) if v.author_user_id != user.pk],
-    )
-    return render(request, "wiki/page_form.html", context)
-
-
-@login_required
-def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
-    """Add blocks at the end of a live page; an append never conflicts with other edits."""
-    page = _page_or_404(request, public_id)
-    if page.archived or page.live_version_id is None:
-        messages.error(request, "Only a live page that is not archived can be added to.")
-        return redirect(_page_url(page))
-    publish = can_publish(request.user)
-    form = AppendForm(request.POST) if request.method == "POST" else AppendForm()
-    if request.method == "POST" and form.is_valid():
-        try:
-            version = services.version_propose(
-                actor=request.user,  # type: ignore[arg-type]
-                page=page,
-                kind=VersionKind.APPEND,
-                body=form.cleaned_data["body"],
-                change_summary=form.cleaned_data["change_summary"],
-                publish=publish,
-            )
-        except QuireError as error:
-            _raise_for(error)
-            add_service_error(form, error)
-        else:
-            if publish:
-                messages.success(request, f"Added to “{page.title}” as v{version.number}.")
-            else:
-                messages.success(
-                    request,
-                    f"Your addition was submitted for review as v{version.number}. It will "
-                    "appear at the end of the page once a reviewer approves it.",
-                )
-            return redirect(_page_url(page))
-    context = _tree_context(page)
-    context.update(form=form, page=page, publish=publish)
-    return render(request, "wiki/append_form.html", context)
-
-
 @login_required
 @require_POST
 def page_archive(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     _require_publish(request, "archive pages")
     try:
         services.page_archive(actor=request.user, page=page)  # type: ignore[arg-type]
     except QuireError as error:
-        _raise_for(error)
+        raise_for(error)
         messages.error(request, sentence(error.message))
     else:
         messages.success(
@@ -433,22 +237,22 @@ def page_archive(request: HttpRequest, public_id: str) -> HttpResponse:
             f"Archived “{page.title}”. It is hidden from the tree, search and agents; "
             "editors can still restore it from this page.",
         )
-    return redirect(_page_url(page))
+    return redirect(page_url(page))
 
 
 @login_required
 @require_POST
 def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     _require_publish(request, "restore pages")
     try:
         services.page_restore(actor=request.user, page=page)  # type: ignore[arg-type]
     except QuireError as error:
-        _raise_for(error)
+        raise_for(error)
         messages.error(request, sentence(error.message))
     else:
         messages.success(request, f"Restored “{page.title}”.")
-    return redirect(_page_url(page))
+    return redirect(page_url(page))
 
 
 # --- attachments ----------------------------------------------------------------------------
@@ -456,11 +260,11 @@ def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @login_required
 def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     _require_publish(request, "attach files")
     if page.archived or page.live_version_id is None:
         messages.error(request, "Files can only be attached to a live page that is not archived.")
-        return redirect(_page_url(page))
+        return redirect(page_url(page))
     form = (
         AttachmentForm(request.POST, request.FILES)
         if request.method == "POST"
@@ -474,12 +278,12 @@ def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
                 upload=form.cleaned_data["file"],
             )
         except QuireError as error:
-            _raise_for(error)
+            raise_for(error)
             add_service_error(form, error)
         else:
             messages.success(request, f"Attached {attachment.name}.")
-            return redirect(_page_url(page))
-    context = _tree_context(page)
+            return redirect(page_url(page))
+    context = tree_context(page)
     context.update(page=page, form=form)
     return render(request, "wiki/attachment_form.html", context)
 
@@ -488,7 +292,7 @@ def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
 def attachment_download(
     request: HttpRequest, public_id: str, attachment_id: int
 ) -> HttpResponseBase:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     if page.live_version_id is None and not can_review(request.user):
         raise Http404("This page is waiting for review; its files are not available yet.")
     attachment = _attachment_or_404(page, attachment_id)
@@ -514,14 +318,14 @@ def attachment_download(
 @login_required
 @require_POST
 def attachment_remove(request: HttpRequest, public_id: str, attachment_id: int) -> HttpResponse:
-    page = _page_or_404(request, public_id)
+    page = page_or_404(request, public_id)
     _require_publish(request, "remove attachments")
     attachment = _attachment_or_404(page, attachment_id)
     try:
         services.attachment_remove(actor=request.user, attachment=attachment)  # type: ignore[arg-type]
     except QuireError as error:
-        _raise_for(error)
+        raise_for(error)
         messages.error(request, sentence(error.message))
     else:
         messages.success(request, f"Removed {attachment.name}.")
-    return redirect(_page_url(page))
+    return redirect(page_url(page))

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
 from agents import services
-from wiki.errors import QuireError
+from core.actors import SystemActor
+from core.errors import QuireError
 from wiki.models import Page
 
 
@@ -55,16 +55,14 @@ class Command(BaseCommand):
                 raise CommandError(f"no such page: {', '.join(missing)}.")
             pages = [found[page_id] for page_id in dict.fromkeys(options["page"])]
         try:
-            with transaction.atomic():
-                agent, token = services.agent_create(
-                    actor=None,
-                    name=options["name"],
-                    description=options["description"],
-                    owner=owner,
-                    can_edit_pages=options["can_edit"],
-                )
-                for page in pages:
-                    services.page_set_add(actor=None, agent=agent, page=page)
+            agent, token = services.agent_create(
+                actor=SystemActor("create_agent command"),
+                name=options["name"],
+                description=options["description"],
+                owner=owner,
+                can_edit_pages=options["can_edit"],
+                pages=pages,
+            )
         except QuireError as error:
             raise CommandError(error.message) from None
         rights = "may propose edits" if agent.can_edit_pages else "read-only"

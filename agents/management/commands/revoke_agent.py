@@ -7,7 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents import selectors, services
-from wiki.errors import QuireError
+from core.actors import SystemActor
+from core.errors import QuireError
 
 
 class Command(BaseCommand):
@@ -19,7 +20,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             agent = selectors.agent_by_name(options["name"])
-            services.agent_revoke(actor=None, agent=agent)
+            services.agent_revoke(actor=SystemActor("revoke_agent command"), agent=agent)
         except QuireError as error:
             raise CommandError(error.message) from None
         self.stdout.write(f"Revoked {agent.name}; its token no longer works.")

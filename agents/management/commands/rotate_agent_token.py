@@ -7,7 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents import selectors, services
-from wiki.errors import QuireError
+from core.actors import SystemActor
+from core.errors import QuireError
 
 
 class Command(BaseCommand):
@@ -19,7 +20,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             agent = selectors.agent_by_name(options["name"])
-            token = services.agent_token_rotate(actor=None, agent=agent)
+            token = services.agent_token_rotate(
+                actor=SystemActor("rotate_agent_token command"), agent=agent
+            )
         except QuireError as error:
             raise CommandError(error.message) from None
         self.stdout.write(

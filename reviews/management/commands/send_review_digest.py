@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reviews import notifications
+from reviews import outbox
 
 
 class Command(BaseCommand):
@@ -21,6 +21,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        digests = notifications.send_digests()
-        retried = 0 if options["no_retry"] else notifications.retry_pending()
+        digests = outbox.send_digests()
+        retried = 0 if options["no_retry"] else outbox.retry_pending()
         self.stdout.write(f"sent {digests} digest(s); queued {retried} owed notification(s)")

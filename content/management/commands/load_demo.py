@@ -19,7 +19,7 @@ from django.db import transaction
 
 from agents import services as agent_services
 from agents.models import Agent, PageSetEntry
-from wiki import services
+from reviews import services
 from wiki.models import Page, Version, VersionKind
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "quire-handbook"

@@ -1,32 +1,28 @@
-"""Review emails: who is owed one (an outbox row per person), and how each is written and sent.
+"""The outbox: who is owed an email (a row per person), and getting each one sent.
 
 Services call `queue_review_requested` / `queue_decision` inside their transaction; the rows
 commit with the change, and a Celery task sends each one after commit. A broker or SMTP
-outage leaves rows pending, and `retry_pending` (a beat task) sends them later.
+outage leaves rows pending, and `retry_pending` (a beat task) sends them later. What an email
+says is reviews/mail.py's business.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import timedelta
 from smtplib import SMTPException
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from agents.models import Agent
+from reviews import mail
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -34,7 +30,7 @@ from reviews.models import (
     NotificationPreference,
     NotificationStatus,
 )
-from wiki.models import Version, VersionKind, VersionStatus
+from wiki.models import Version, VersionStatus
 from wiki.roles import REVIEWERS
 
 logger = logging.getLogger(__name__)
@@ -48,7 +44,6 @@ SENDING_TIMEOUT = timedelta(minutes=15)
 SWEEP_GRACE = timedelta(minutes=1)
 SWEEP_BATCH = 100
 EAGER_SWEEP_BATCH = 10
-DIFF_EXCERPT_LINES = 20
 
 
 # Set inside `batched()`: review emails owed there are collected instead of sent one by one.
@@ -72,8 +67,9 @@ def batched() -> Iterator[list[int]]:
         yield ids
     finally:
         _batch.reset(token)
-        if ids:
-            send_digests(ids=ids)
+    if ids:
+        # Like every other email, the summary goes out once the changes are committed.
+        transaction.on_commit(lambda: send_digests(ids=ids))
 
 
 def queue_review_requested(version: Version) -> list[int]:
@@ -202,7 +198,7 @@ def deliver(notification_id: int) -> str:
         "version__author_user",
         "version__decided_by",
     ).get(pk=notification_id)
-    message = compose(notification)
+    message = mail.compose(notification)
     if message is None:
         _finish([notification_id], NotificationStatus.SKIPPED)
         return NotificationStatus.SKIPPED
@@ -270,85 +266,7 @@ def requeue(ids: list[int]) -> int:
     return len(due)
 
 
-# --- composing ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DiffSummary:
-    added: int
-    removed: int
-    excerpt: str
-
-    def __str__(self) -> str:
-        return f"+{self.added}/\u2212{self.removed} lines"
-
-
-def diff_summary(version: Version) -> DiffSummary:
-    """Lines added and removed by `version` against what is live now, and the first hunk lines."""
-    live = version.page.live_version
-    # A decided version is compared with what was live before it; a proposal with what is now.
-    reference = version.base_version if live is not None and live.pk == version.pk else live
-    live_body = reference.body if reference is not None else ""
-    if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
-        new_body = live_body.rstrip("\n") + "\n\n" + version.proposed_body.strip("\n") + "\n"
-    else:
-        new_body = version.body
-    added = removed = 0
-    excerpt: list[str] = []
-    for line in difflib.unified_diff(
-        live_body.splitlines(), new_body.splitlines(), lineterm="", n=0
-    ):
-        if line.startswith(("+++", "---", "@@")):
-            continue
-        if line.startswith("+"):
-            added += 1
-        elif line.startswith("-"):
-            removed += 1
-        if len(excerpt) < DIFF_EXCERPT_LINES:
-            excerpt.append(line)
-    return DiffSummary(added=added, removed=removed, excerpt="\n".join(excerpt))
-
-
-def review_url(version: Version) -> str:
-    path = reverse("reviews:review", args=[version.page.public_id, version.number])
-    return f"{settings.QUIRE_BASE_URL}{path}"
-
-
-def compose(notification: Notification) -> EmailMessage | None:
-    """The email for one row, or None when it is no longer worth sending."""
-    recipient = notification.recipient
-    if not recipient.email or not recipient.is_active:
-        return None
-    version = notification.version
-    if notification.kind == NotificationKind.REVIEW_REQUESTED:
-        if version.status != VersionStatus.IN_REVIEW:
-            return None
-        context = _version_context(version)
-        subject = f"[Quire] Review requested: {version.title} (v{version.number})"
-        body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
-    else:
-        context = _version_context(version)
-        verb = "approved" if version.status == VersionStatus.APPROVED else "rejected"
-        subject = f"[Quire] v{version.number} of {version.title} was {verb}"
-        body = render_to_string(
-            "email/decision.txt", {"recipient": recipient, "verb": verb, **context}
-        )
-    return EmailMessage(subject=subject, body=body, to=[recipient.email])
-
-
-def _version_context(version: Version) -> dict[str, object]:
-    return {
-        "version": version,
-        "page": version.page,
-        "author": version.author_name,
-        "kind": version.get_kind_display().lower(),
-        "diff": diff_summary(version),
-        "review_url": review_url(version),
-        "decided_by": version.decided_by.get_username() if version.decided_by else "",
-    }
-
-
-# --- the daily digest --------------------------------------------------------------------
+# --- digests (the daily one, and the summary of a batch) ---------------------------------
 
 
 def send_digests(*, ids: list[int] | None = None) -> int:
@@ -395,19 +313,8 @@ def send_digests(*, ids: list[int] | None = None) -> int:
         if not waiting or not recipient.email or not recipient.is_active:
             _finish(ids, NotificationStatus.SKIPPED)
             continue
-        items = [_version_context(version) for version in waiting]
-        body = render_to_string(
-            "email/review_digest.txt",
-            {
-                "recipient": recipient,
-                "items": items,
-                "queue_url": f"{settings.QUIRE_BASE_URL}{reverse('reviews:queue')}",
-            },
-        )
-        count = len(items)
-        subject = f"[Quire] {count} proposal{'s' if count != 1 else ''} waiting for review"
         try:
-            EmailMessage(subject=subject, body=body, to=[recipient.email]).send()
+            mail.compose_digest(recipient, waiting).send()
         except (SMTPException, OSError) as exc:
             _failed_attempt(ids, exc)
             continue

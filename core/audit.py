@@ -4,27 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.db import models
 
-from agents.models import Agent
-from wiki.models import AuditEvent, Page
+from core.actors import SystemActor, is_agent, is_person
+from core.models import AuditEvent
 
 
 def audit_record(
     *,
     action: str,
-    actor: User | Agent | None,
-    page: Page | None = None,
+    actor: models.Model | SystemActor,
+    page: Any = None,
     version_number: int | None = None,
     outcome: str = "ok",
     comment: str = "",
     duration_ms: int | None = None,
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
+    if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
+        raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
+    who: Any = actor
     return AuditEvent.objects.create(
         action=action,
-        actor_user=actor if isinstance(actor, User) else None,
-        actor_agent=actor if isinstance(actor, Agent) else None,
+        actor_user=who if is_person(actor) else None,
+        actor_agent=who if is_agent(actor) else None,
+        actor_system=actor.name if isinstance(actor, SystemActor) else "",
         page=page,
         version_number=version_number,
         outcome=outcome,

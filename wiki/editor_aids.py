@@ -11,9 +11,9 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from wiki.errors import QuireError
+from core.errors import QuireError
 from wiki.markdown import render_page_body
-from wiki.models import MARKDOWN_MAX, Page
+from wiki.models import MARKDOWN_MAX, READABLE, Page
 from wiki.search import search_pages
 
 PICK_LIMIT = 12
@@ -35,10 +35,12 @@ def preview(request: HttpRequest) -> HttpResponse:
 
 
 def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
-    """Live pages for a picker: title or path starting with `query` first, then search hits."""
-    live = Page.objects.filter(archived=False, live_version__isnull=False).only(
-        "public_id", "title", "path"
-    )
+    """Live pages for a picker: title or path starting with `query` first, then search hits.
+
+    Every logged-in person may read these (READABLE is the rule for people too), so the
+    picker shows nobody a page they could not open.
+    """
+    live = Page.objects.filter(READABLE).only("public_id", "title", "path")
     query = query.strip()
     if not query:
         return list(live.filter(parent__isnull=True).order_by("title")[:limit])

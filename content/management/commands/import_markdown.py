@@ -1,4 +1,4 @@
-"""`manage.py import_markdown DIR [--publish] [--author USERNAME]`: see wiki/importer.py."""
+"""`manage.py import_markdown DIR [--publish] [--author USERNAME]`: see content/importer.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from wiki import importer
+from content import importer
 from wiki.roles import can_publish
 
 

@@ -22,8 +22,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 
-from wiki import services
-from wiki.errors import QuireError
+from core.errors import QuireError
+from reviews import outbox
+from reviews import services as review_services
+from wiki import services, validators
 from wiki.models import Page, Version, VersionStatus
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -175,10 +177,10 @@ def parse_source(
             source_path=source_path,
             parent_folder=parent_folder,
             folder=folder,
-            title=services.validate_title(title),
-            body=services.validate_markdown(body, field="body"),
-            tags=services.validate_tags(_tag_list(raw_tags)),
-            instructions=services.validate_markdown(instructions, field="instructions"),
+            title=validators.validate_title(title),
+            body=validators.validate_markdown(body, field="body"),
+            tags=validators.validate_tags(_tag_list(raw_tags)),
+            instructions=validators.validate_markdown(instructions, field="instructions"),
             extra_frontmatter=meta,
             quire_id=quire_id,
         )
@@ -333,7 +335,7 @@ def _import_one(
     Atomic, so that a refused change leaves the page's import metadata as it was too.
     """
     if page is None:
-        version = services.page_create(
+        version = review_services.page_create(
             actor=actor,
             title=source.title,
             body=source.body,
@@ -372,7 +374,7 @@ def _import_one(
         current.instructions,
         current.parent_id,
     ) != (source.title, source.body, source.tags, source.instructions, wanted_parent_id):
-        services.version_propose(
+        review_services.version_propose(
             actor=actor,
             page=page,
             body=source.body,
@@ -446,11 +448,9 @@ def import_markdown(
     progress: Progress | None = None,
 ) -> ImportReport:
     """Import every markdown file under `root`; bad files are reported and skipped."""
-    from reviews import notifications
-
     sources, skipped = read_source_tree(root)
     report = ImportReport(skipped=skipped)
     # Pages imported for review: one summary email per reviewer, not one per page.
-    with notifications.batched():
+    with outbox.batched():
         import_pages(sources, actor=actor, publish=publish, report=report, progress=progress)
     return report

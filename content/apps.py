@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ContentConfig(AppConfig):
+    name = "content"
+    verbose_name = "Content import and demo"

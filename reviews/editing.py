@@ -1,0 +1,234 @@
+"""The browser's doors into the life of a version: new page, edit and append forms.
+
+Each calls one service of reviews/services.py; an editor's save publishes at once, anyone
+else's waits in review. The URLs keep the wiki's names (`wiki:new`, `wiki:edit`...): see
+config/urls.py.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from core.errors import Conflict, NotFound, QuireError
+from reviews import services
+from wiki import selectors
+from wiki.forms import AppendForm, PageForm, add_service_error, sentence
+from wiki.models import Page, Version, VersionKind
+from wiki.roles import can_publish, can_review
+from wiki.views import page_or_404, page_url, raise_for, tree_context
+
+
+def _tag_text(tags: list[str]) -> str:
+    return ", ".join(tags)
+
+
+@login_required
+def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse:
+    parent: Page | None = None
+    if public_id is not None:
+        parent = page_or_404(request, public_id)
+        if parent.archived or parent.live_version_id is None:
+            messages.error(
+                request,
+                "New pages can only be added under a live page that is not archived.",
+            )
+            return redirect(page_url(parent))
+    publish = can_publish(request.user)
+    form = PageForm(request.POST) if request.method == "POST" else PageForm()
+    picked_parent = _picked_parent(request) if parent is None else None
+    if isinstance(picked_parent, str):
+        form.is_valid()
+        form.add_error(None, picked_parent)
+    elif picked_parent is not None:
+        parent = picked_parent
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            version = services.page_create(
+                actor=request.user,  # type: ignore[arg-type]
+                title=data["title"],
+                body=data["body"],
+                parent=parent,
+                tags=data["tags"],
+                instructions=data["instructions"],
+                change_summary=data["change_summary"],
+                publish=publish,
+            )
+        except QuireError as error:
+            raise_for(error)
+            add_service_error(form, error)
+        else:
+            if publish:
+                messages.success(request, f"Published “{version.title}”.")
+            else:
+                messages.success(
+                    request,
+                    f"Submitted “{version.title}” for review. It will appear in the wiki "
+                    "once a reviewer approves it.",
+                )
+            return redirect(page_url(version.page))
+    context = tree_context(parent)
+    context.update(
+        form=form,
+        parent=parent,
+        publish=publish,
+        choose_parent=public_id is None,
+        picked_parent=parent if public_id is None else None,
+    )
+    return render(request, "wiki/page_form.html", context)
+
+
+def _picked_parent(request: HttpRequest) -> Page | str | None:
+    """The parent chosen in the new-page form's picker: a page, a sentence saying what is
+    wrong with the choice, or None for a top-level page."""
+    chosen = str(request.POST.get("parent") or request.GET.get("parent") or "").strip()
+    if not chosen:
+        return None
+    try:
+        page: Page | None = selectors.page_for_person(request.user, chosen, live_only=True)
+    except NotFound:
+        page = None
+    if page is None or page.archived:
+        return (
+            f"{chosen} is not a live page; choose the parent again, or leave it empty for a "
+            "top-level page."
+        )
+    return page
+
+
+@login_required
+def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
+    page = page_or_404(request, public_id)
+    user = request.user
+    if page.archived:
+        messages.error(request, "This page is archived. Restore it before editing it.")
+        return redirect(page_url(page))
+    own = selectors.own_pending_version(page, user)
+    if own is not None and own.kind != VersionKind.REPLACE:
+        own = None
+    live = page.live_version
+    source: Version | None = own or live
+    if source is None:
+        if not can_review(user):
+            raise PermissionDenied(
+                "This page is waiting for review. You can edit it once a reviewer approves it."
+            )
+        source = page.versions.order_by("-number").first()
+        if source is None:
+            raise Http404("This page has no content yet.")
+    base_number: int | None = live.number if live else None
+    if own is not None and own.base_version is not None:
+        base_number = own.base_version.number
+    publish = can_publish(user)
+    initial = {
+        "title": source.title,
+        "body": source.body,
+        "tags": _tag_text(source.tags),
+        "instructions": source.instructions,
+        "base_number": base_number,
+    }
+    form = (
+        PageForm(request.POST, initial=initial)
+        if request.method == "POST"
+        else PageForm(initial=initial)
+    )
+    conflict: dict[str, int] | None = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            version = services.version_propose(
+                actor=user,  # type: ignore[arg-type]
+                page=page,
+                kind=VersionKind.REPLACE,
+                body=data["body"],
+                title=data["title"],
+                tags=data["tags"],
+                instructions=data["instructions"],
+                change_summary=data["change_summary"],
+                publish=publish,
+                base_number=data["base_number"],
+            )
+        except QuireError as error:
+            raise_for(error)
+            add_service_error(form, error)
+            if isinstance(error, Conflict) and "liveVersion" in error.detail:
+                conflict = {"a": data["base_number"], "b": error.detail["liveVersion"]}
+                # The form now holds the merge to resolve, against what is live now.
+                data_again = request.POST.copy()
+                data_again["base_number"] = str(error.detail["liveVersion"])
+                if "mergedText" in error.detail:
+                    data_again["body"] = error.detail["mergedText"]
+                    data_again["resolving"] = "1"
+                form.data = data_again
+        else:
+            if publish:
+                merged = (
+                    " Someone published a newer version while you were editing; your changes "
+                    "were merged with theirs, and both are kept."
+                    if version.merged
+                    else ""
+                )
+                messages.success(
+                    request, f"Published v{version.number} of “{version.title}”.{merged}"
+                )
+            else:
+                messages.success(
+                    request,
+                    f"Your change was submitted for review as v{version.number}. The page "
+                    "shows the live version until a reviewer approves it.",
+                )
+            return redirect(page_url(page))
+    context = tree_context(page)
+    context.update(
+        form=form,
+        page=page,
+        own=own,
+        live=live,
+        publish=publish,
+        conflict=conflict,
+        others_pending=[v for v in selectors.pending_versions(page) if v.author_user_id != user.pk],
+    )
+    return render(request, "wiki/page_form.html", context)
+
+
+@login_required
+def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Add blocks at the end of a live page; an append never conflicts with other edits."""
+    page = page_or_404(request, public_id)
+    try:
+        services.check_can_append(page)
+    except Conflict as error:
+        messages.error(request, sentence(error.message))
+        return redirect(page_url(page))
+    publish = can_publish(request.user)
+    form = AppendForm(request.POST) if request.method == "POST" else AppendForm()
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = services.version_propose(
+                actor=request.user,  # type: ignore[arg-type]
+                page=page,
+                kind=VersionKind.APPEND,
+                body=form.cleaned_data["body"],
+                change_summary=form.cleaned_data["change_summary"],
+                publish=publish,
+            )
+        except QuireError as error:
+            raise_for(error)
+            add_service_error(form, error)
+        else:
+            if publish:
+                messages.success(request, f"Added to “{page.title}” as v{version.number}.")
+            else:
+                messages.success(
+                    request,
+                    f"Your addition was submitted for review as v{version.number}. It will "
+                    "appear at the end of the page once a reviewer approves it.",
+                )
+            return redirect(page_url(page))
+    context = tree_context(page)
+    context.update(form=form, page=page, publish=publish)
+    return render(request, "wiki/append_form.html", context)

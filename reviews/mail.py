@@ -1,0 +1,111 @@
+"""What review emails say: a proposal waiting, a decision, a digest of several proposals.
+
+Pure composition: reviews/outbox.py decides who is owed an email and sends what this builds.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import EmailMessage
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from reviews.models import Notification, NotificationKind
+from wiki.models import Version, VersionKind, VersionStatus
+
+DIFF_EXCERPT_LINES = 20
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    added: int
+    removed: int
+    excerpt: str
+
+    def __str__(self) -> str:
+        return f"+{self.added}/\u2212{self.removed} lines"
+
+
+def diff_summary(version: Version) -> DiffSummary:
+    """Lines added and removed by `version` against what is live now, and the first hunk lines."""
+    live = version.page.live_version
+    # A decided version is compared with what was live before it; a proposal with what is now.
+    reference = version.base_version if live is not None and live.pk == version.pk else live
+    live_body = reference.body if reference is not None else ""
+    if version.kind == VersionKind.APPEND and version.status == VersionStatus.IN_REVIEW:
+        new_body = live_body.rstrip("\n") + "\n\n" + version.proposed_body.strip("\n") + "\n"
+    else:
+        new_body = version.body
+    added = removed = 0
+    excerpt: list[str] = []
+    for line in difflib.unified_diff(
+        live_body.splitlines(), new_body.splitlines(), lineterm="", n=0
+    ):
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        if line.startswith("+"):
+            added += 1
+        elif line.startswith("-"):
+            removed += 1
+        if len(excerpt) < DIFF_EXCERPT_LINES:
+            excerpt.append(line)
+    return DiffSummary(added=added, removed=removed, excerpt="\n".join(excerpt))
+
+
+def review_url(version: Version) -> str:
+    path = reverse("reviews:review", args=[version.page.public_id, version.number])
+    return f"{settings.QUIRE_BASE_URL}{path}"
+
+
+def compose(notification: Notification) -> EmailMessage | None:
+    """The email for one row, or None when it is no longer worth sending."""
+    recipient = notification.recipient
+    if not recipient.email or not recipient.is_active:
+        return None
+    version = notification.version
+    if notification.kind == NotificationKind.REVIEW_REQUESTED:
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
+        context = _version_context(version)
+        subject = f"[Quire] Review requested: {version.title} (v{version.number})"
+        body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
+    else:
+        context = _version_context(version)
+        verb = "approved" if version.status == VersionStatus.APPROVED else "rejected"
+        subject = f"[Quire] v{version.number} of {version.title} was {verb}"
+        body = render_to_string(
+            "email/decision.txt", {"recipient": recipient, "verb": verb, **context}
+        )
+    return EmailMessage(subject=subject, body=body, to=[recipient.email])
+
+
+def _version_context(version: Version) -> dict[str, object]:
+    return {
+        "version": version,
+        "page": version.page,
+        "author": version.author_name,
+        "kind": version.get_kind_display().lower(),
+        "diff": diff_summary(version),
+        "review_url": review_url(version),
+        "decided_by": version.decided_by.get_username() if version.decided_by else "",
+    }
+
+
+def compose_digest(recipient: AbstractBaseUser, waiting: list[Version]) -> EmailMessage:
+    """One email listing `waiting` proposals for a reviewer (the daily digest, or a batch)."""
+    items = [_version_context(version) for version in waiting]
+    body = render_to_string(
+        "email/review_digest.txt",
+        {
+            "recipient": recipient,
+            "items": items,
+            "queue_url": f"{settings.QUIRE_BASE_URL}{reverse('reviews:queue')}",
+        },
+    )
+    count = len(items)
+    subject = f"[Quire] {count} proposal{'s' if count != 1 else ''} waiting for review"
+    return EmailMessage(subject=subject, body=body, to=[getattr(recipient, "email", "")])
