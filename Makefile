@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo test install lint typecheck bench clean
+.PHONY: run demo test install lint typecheck bench soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -43,6 +43,16 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	DEBUG=1 $(PY) bench/run.py
+
+# A soak against gunicorn, PostgreSQL, Redis, a Celery worker and aiosmtpd (see bench/soak.py):
+# `make soak MINUTES=5 CLIENTS=24`; SOAK_ARGS=--faults kills and restarts Redis and SMTP.
+# Its database (SOAK_DATABASE_URL, name containing "soak") is dropped and created afresh.
+MINUTES ?= 5
+CLIENTS ?= 24
+REVIEWERS ?= 4
+soak: $(STAMP)
+	$(PY) bench/soak.py --seconds $$(( $(MINUTES) * 60 )) --agents $(CLIENTS) \
+		--reviewers $(REVIEWERS) $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles

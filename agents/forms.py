@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
 from core.errors import InvalidArgument, QuireError
-from wiki.forms import sentence
+from wiki.forms import TextField, sentence
 from wiki.models import Page
 
 USE_WHEN_HELP = (
@@ -34,12 +34,12 @@ def _owners(current_owner_id: int | None = None) -> QuerySet[User]:
 
 
 class AgentForm(forms.Form):
-    name = forms.CharField(
+    name = TextField(
         max_length=NAME_MAX,
         help_text="Unique. Reviewers see it next to everything the agent proposes.",
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
     )
-    description = forms.CharField(
+    description = TextField(
         required=False,
         max_length=5000,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -70,7 +70,7 @@ class AgentForm(forms.Form):
 
 
 class UseWhenMixin(forms.Form):
-    use_when = forms.CharField(
+    use_when = TextField(
         label="Use when",
         required=False,
         max_length=_USE_WHEN_TEXT_MAX,

@@ -12,11 +12,10 @@ import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import cache
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
@@ -26,27 +25,33 @@ from pydantic import Field, ValidationError
 from typing_extensions import TypedDict
 
 from agents import selectors
+from agents.browsing import browse_page
+from agents.edits import apply_edits
 from agents.models import Agent
 from agents.services import agent_page_create
-from core.audit import audit_record
+from config.cache import counter_hit
+from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
-from wiki.validators import validate_change_summary, validate_query
+from wiki.validators import check_text, validate_change_summary, validate_query
 
 logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page")
-WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "append_to_page")
+WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
 SEARCH_LIMIT = 8
+GET_PAGE_CHARS = 24_000
+GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
 RATE_WINDOW_SECONDS = 60
 
 SERVER_INSTRUCTIONS = """\
 Quire is your team's wiki. You can read only the pages that people chose for you.
-Call browse first: it lists your pages, and each page's useWhen lines say when to use it.
+Call browse first: it lists your pages, and each page's useWhen lines say when to use it
+(a large set comes 200 pages at a time; search_pages finds a page faster there).
 Read the pages marked alwaysInclude with get_page before you answer anything.
 Use search_pages to find a page by its words, then get_page to read it whole.
 When you may edit, every change you submit waits for a person to approve it."""
@@ -75,6 +80,13 @@ TOOL_ANNOTATIONS = {
         idempotentHint=True,
         openWorldHint=False,
     ),
+    "edit_page": ToolAnnotations(
+        title="Propose small edits to a page",
+        readOnlyHint=False,
+        destructiveHint=False,
+        idempotentHint=False,
+        openWorldHint=False,
+    ),
     "append_to_page": ToolAnnotations(
         title="Propose an addition to a page",
         readOnlyHint=False,
@@ -98,11 +110,15 @@ class SetPageOut(TypedDict):
 
 class BrowseResult(TypedDict):
     pages: list[SetPageOut]
+    # Only for sets larger than one answer (200 pages): their size, and where to go on.
+    total: NotRequired[int]
+    nextCursor: NotRequired[str | None]
 
 
 class SearchHitOut(TypedDict):
     pageId: str
     title: str
+    path: str
     excerpt: str
     score: float
 
@@ -122,6 +138,11 @@ class IncludeOut(TypedDict):
     content: str
 
 
+class LeftOutOut(TypedDict):
+    pageId: str
+    title: str
+
+
 class PackedPage(TypedDict):
     pageId: str
     title: str
@@ -134,6 +155,9 @@ class PackedPage(TypedDict):
     files: list[FileOut]
     includes: list[IncludeOut]
     unavailable: list[str]
+    notIncluded: list[LeftOutOut]
+    # Present when notIncluded is not empty: what to do about those pages.
+    hint: NotRequired[str]
 
 
 class PendingOut(TypedDict):
@@ -155,7 +179,7 @@ class PageSource(TypedDict):
     title: str
     markdown: str
     tags: list[str]
-    status: Literal["live", "in_review"]
+    status: Literal["live", "in_review", "rejected", "withdrawn"]
     parentId: str | None
     path: str
     liveVersion: int | None
@@ -170,6 +194,13 @@ class WriteResult(TypedDict):
     versionNumber: int
     status: Literal["in_review"]
     message: str
+
+
+class EditIn(TypedDict):
+    oldText: Annotated[
+        str, Field(description="Text of the page to replace; it must occur exactly once.")
+    ]
+    newText: Annotated[str, Field(description="What replaces it (empty to delete it).")]
 
 
 PageId = Annotated[
@@ -321,12 +352,7 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
     limit = settings.QUIRE_AGENT_RATE_LIMIT
     window = int(time.time() // RATE_WINDOW_SECONDS)
     key = f"quire:mcp-calls:{agent.pk}:{window}"
-    cache.add(key, 0, timeout=RATE_WINDOW_SECONDS * 2)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # the key expired between add and incr
-        cache.set(key, 1, timeout=RATE_WINDOW_SECONDS * 2)
-        count = 1
+    count = counter_hit(key, timeout=RATE_WINDOW_SECONDS * 2)
     if count <= limit:
         return None
     wait = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS
@@ -392,7 +418,7 @@ class QuireMCP(DjangoMCP):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         agent = request_agent()
         if agent is None:
-            return _error_result(f"Unknown tool: {name}")
+            return _error_result(f"Unknown tool: {storable(name)}")
         call = ToolCall(agent=agent, tool=name)
         token = _current_call.set(call)
         try:
@@ -403,12 +429,15 @@ class QuireMCP(DjangoMCP):
         return result
 
     async def _call(self, call: ToolCall, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        if name not in tool_names_for(call.agent):
+        # Every call counts, an unknown tool's too: guessing names costs the same as calling.
+        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
+        if error is None and name not in tool_names_for(call.agent):
             # Exactly what the library says for a tool it does not have.
             call.outcome = "unknown_tool"
-            return _error_result(f"Unknown tool: {name}")
+            return _error_result(f"Unknown tool: {storable(name)}")
         call.extra["arguments"] = _loggable(arguments)
-        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
+        if error is None:
+            error = _text_problem(arguments)
         if error is None:
             try:
                 structured = await self._tool_manager.call_tool(
@@ -430,17 +459,55 @@ class QuireMCP(DjangoMCP):
                     )
         call.outcome = error.code
         call.extra["error"] = error.message
+        if "credentials" in error.detail:
+            # The audit keeps the call, never the credential it was refused for.
+            call.extra["arguments"] = {
+                key: "(withheld: refused for holding a credential)"
+                if isinstance(value, str) and key != "pageId"
+                else value
+                for key, value in arguments.items()
+            }
         return _error_result(f"{error.code}: {error.message}")
 
 
+def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
+    """The text rule on every string the agent sent, names included, whichever tool reads it:
+    an id or an argument no tool knows must not reach the database either."""
+    pending: list[tuple[str, Any]] = list(reversed(arguments.items()))
+    try:
+        while pending:
+            where, value = pending.pop()
+            check_text(where, field="arguments", name="an argument name")
+            if isinstance(value, str):
+                check_text(value, field=where)
+            elif isinstance(value, dict):
+                pending.extend(reversed([(f"{where}.{k}", v) for k, v in value.items()]))
+            elif isinstance(value, list):
+                pending.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    except InvalidArgument as error:
+        return error
+    return None
+
+
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments for the audit log, with long texts cut short."""
-    return {
-        key: (value[:200] + f"... ({len(value)} characters)")
-        if isinstance(value, str) and len(value) > 200
-        else value
-        for key, value in arguments.items()
-    }
+    """The call's arguments for the audit log, with long texts cut short.
+
+    NUL and lone surrogates (refused by the tools, but still logged) cannot be stored in a
+    PostgreSQL JSON column: they are replaced, so that the refusal itself gets its audit row.
+    """
+    return {key: _storable(value) for key, value in arguments.items()}
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, str):
+        if len(value) > 200:
+            value = value[:200] + f"... ({len(value)} characters)"
+        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
@@ -455,9 +522,14 @@ def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
-def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
+def _write_result(version: Version, withdrawn: int | None, *, carried: bool = False) -> WriteResult:
     message = f"Submitted as v{version.number} and waiting for a human to approve it."
-    if withdrawn is not None and withdrawn != version.number:
+    if withdrawn is not None and withdrawn != version.number and carried:
+        message += (
+            f" It carries your earlier proposal v{withdrawn} first, then this addition; "
+            f"v{withdrawn} was withdrawn in its favour."
+        )
+    elif withdrawn is not None and withdrawn != version.number:
         message += f" It replaces your earlier proposal v{withdrawn}, which was withdrawn."
     return {
         "pageId": version.page.public_id,
@@ -466,6 +538,41 @@ def _write_result(version: Version, withdrawn: int | None) -> WriteResult:
         "status": "in_review",
         "message": message,
     }
+
+
+def _source_status(
+    live: Version | None, draft: Version | None, shown: Version
+) -> Literal["live", "in_review", "rejected", "withdrawn"]:
+    if live is not None:
+        return "live"
+    if draft is not None or shown.status == "in_review":
+        return "in_review"
+    return "withdrawn" if shown.status == "withdrawn" else "rejected"
+
+
+def pack_includes(
+    answer: dict[str, Any], referenced: list[tuple[str, Version]], *, max_chars: int
+) -> None:
+    """Fill `includes` in reference order while the answer's pretty JSON stays under
+    `max_chars`; list the referenced pages that did not fit in `notIncluded`."""
+    size = len(pretty_json(answer))
+    for ref, version in referenced:
+        item = {"pageId": ref, "title": version.title, "content": version.body}
+        # Indented two levels deeper inside the answer, plus its separator.
+        text = pretty_json(item)
+        cost = len(text) + 4 * text.count("\n") + 6
+        if size + cost < max_chars:
+            answer["includes"].append(item)
+            size += cost
+        else:
+            left_out = {"pageId": ref, "title": version.title}
+            answer["notIncluded"].append(left_out)
+            size += len(pretty_json(left_out)) + 30
+    if answer["notIncluded"]:
+        answer["hint"] = (
+            f"{len(answer['notIncluded'])} referenced page(s) did not fit in {max_chars:,} "
+            "characters: call get_page with each pageId in notIncluded to read them."
+        )
 
 
 def _appended(live_body: str, appended: str) -> str:
@@ -496,50 +603,88 @@ class PageTools(MCPToolset):
             call.touched(page, page_ids=page_ids, versions=versions)
             call.read_live = read_live if read_live is not None else call.read_live
 
-    def browse(self) -> BrowseResult:
-        """List every page you may use, in the order people curated them.
+    def _note(self, **extra: Any) -> None:
+        call = _current_call.get(None)
+        if call is not None:
+            call.extra.update(extra)
+
+    def browse(
+        self,
+        cursor: Annotated[
+            str | None,
+            Field(description="The nextCursor of your previous browse, to see the next pages."),
+        ] = None,
+        under: Annotated[
+            str | None,
+            Field(
+                description="Only the pages under this page: its pageId, or a path such as "
+                "'tools/slack'."
+            ),
+        ] = None,
+    ) -> BrowseResult:
+        """List the pages you may use, in the order people curated them.
 
         Call this first, before anything else. Each page comes with useWhen lines that say
         when to use it; read the pages marked alwaysInclude with get_page at the start of
-        every task. Only these pages exist for you.
+        every task. Only these pages exist for you. A set of up to 200 pages comes whole.
+        A larger set comes 200 pages at a time, always-include pages first, with total and
+        nextCursor: call browse(cursor=nextCursor) for more (null means you have them all),
+        or browse(under=...) for one subtree. In a large set, when you look for something
+        specific, call search_pages instead of reading every page of the list.
         """
-        rows = selectors.page_set_rows(self._agent())
-        self._touched(page_ids=[row.public_id for row in rows])
-        return {
-            "pages": [
-                {
-                    "pageId": row.public_id,
-                    "title": row.title,
-                    "path": row.path,
-                    "alwaysInclude": row.entry.always_include,
-                    "useWhen": row.entry.use_when,
-                }
-                for row in rows
-            ]
-        }
+        shown = browse_page(self._agent(), cursor=cursor, under=under)
+        # A compact audit row: how much was shown and where, not every page id.
+        self._note(
+            returned=len(shown.entries),
+            total=shown.total,
+            first=shown.entries[0]["pageId"] if shown.entries else None,
+            last=shown.entries[-1]["pageId"] if shown.entries else None,
+        )
+        result: dict[str, Any] = {"pages": shown.entries}
+        if shown.paged:
+            result["total"] = shown.total
+            result["nextCursor"] = shown.next_cursor
+        return result  # type: ignore[return-value]
 
     def search_pages(
         self,
         query: Annotated[
-            str, Field(description="Words to look for, 1 to 200 characters, e.g. 'refund policy'.")
+            str,
+            Field(
+                description="Words or a plain question, 1 to 200 characters, e.g. 'refund "
+                "policy' or 'can I work a second job'."
+            ),
         ],
+        under: Annotated[
+            str | None,
+            Field(
+                description="Only pages under this page: its pageId, or a path such as "
+                "'tools/slack'."
+            ),
+        ] = None,
     ) -> SearchResult:
         """Find pages in your set by their words; titles count most, then tags, then text.
 
         Use it when browse's titles and useWhen lines do not tell you which page answers a
-        question. Returns at most 8 pages, best first, each with a short excerpt around the
-        best match; call get_page to read one whole.
+        question, and always in a large set. How the query is read: small words such as
+        'the', 'can', 'of' or 'how' need not appear; English words match their other forms
+        ('running' finds 'run'); a page whose title is exactly the query comes first, then
+        pages holding all the other words; when those are fewer than 8, pages holding most
+        of the words follow, ranked below them. "Quoted words" must appear together, -word
+        excludes, OR accepts either side. Returns at most 8 pages, best first, each with
+        its path and a short excerpt around the best match; call get_page to read one whole.
         """
         query = validate_query(query)
-        # The set goes into the search query as a subquery, checked for each match only.
-        allowed = selectors.search_scope(self._agent())
-        hits = search_index(query, page_ids=allowed, limit=SEARCH_LIMIT)
+        # The set goes into the search query as its entries' ids and paths.
+        scope = selectors.search_set_scope(self._agent(), under=under)
+        hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         return {
             "results": [
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
+                    "path": hit.path,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }
@@ -547,13 +692,28 @@ class PageTools(MCPToolset):
             ]
         }
 
-    def get_page(self, pageId: PageId) -> PackedPage:
+    def get_page(
+        self,
+        pageId: PageId,
+        maxChars: Annotated[
+            int | None,
+            Field(
+                description=f"Keep the answer under this many characters (default "
+                f"{GET_PAGE_CHARS:,}) by leaving referenced pages out; it never cuts the page "
+                "itself.",
+                ge=GET_PAGE_CHARS_MIN,
+                le=GET_PAGE_CHARS_MAX,
+            ),
+        ] = None,
+    ) -> PackedPage:
         """Read one page whole: its live content, its instructions, its files' text and the
         pages its instructions point to.
 
         Call it for a page that browse or search_pages showed you, before you rely on it.
         Follow the page's instructions. Pages it references that you cannot read are listed
-        in unavailable.
+        in unavailable. Referenced pages are packed into includes while the answer stays
+        under maxChars; those that did not fit are listed by id and title in notIncluded:
+        call get_page for each of them when you need it.
         """
         agent = self._agent()
         page = selectors.page_for_agent(agent, pageId)
@@ -567,25 +727,7 @@ class PageTools(MCPToolset):
         ]
         references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
-        includes: list[IncludeOut] = []
-        for ref in references:
-            other = readable.get(ref)
-            if other is not None and other.live_version is not None:
-                includes.append(
-                    {
-                        "pageId": ref,
-                        "title": other.live_version.title,
-                        "content": other.live_version.body,
-                    }
-                )
-        unavailable = [ref for ref in references if ref not in readable]
-        self._touched(
-            page,
-            page_ids=[page.public_id, *(item["pageId"] for item in includes)],
-            versions=[live.number],
-            read_live=live.number,
-        )
-        return {
+        answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": live.title,
             "path": page.path,
@@ -594,25 +736,44 @@ class PageTools(MCPToolset):
             "updated": _iso(live.decided_at or live.created_at),
             "instructions": live.instructions,
             "content": live.body,
-            "files": files,  # type: ignore[typeddict-item]
-            "includes": includes,
-            "unavailable": unavailable,
+            "files": files,
+            "includes": [],
+            "unavailable": [ref for ref in references if ref not in readable],
+            "notIncluded": [],
         }
+        referenced = [
+            (ref, version)
+            for ref in references
+            if ref in readable and (version := readable[ref].live_version) is not None
+        ]
+        pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        self._touched(
+            page,
+            page_ids=[page.public_id, *(item["pageId"] for item in answer["includes"])],
+            versions=[live.number],
+            read_live=live.number,
+        )
+        return answer  # type: ignore[return-value]
 
     def get_page_source(self, pageId: PageId) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
         Call it before update_page or append_to_page. If you already have a proposal waiting
         on this page, markdown is your draft, so you can revise it; lastDecision tells you
-        whether your last proposal was approved or rejected, and the reviewer's reason.
+        whether your last proposal was approved or rejected, and the reviewer's reason. A page
+        you created whose proposal was rejected has status "rejected" and that text: fix it
+        and send it again with update_page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
         draft = selectors.own_pending_proposal(agent, page)
         decided = selectors.own_last_decision(agent, page)
-        shown = draft or live
-        assert shown is not None
+        # A page the agent created that never went live and has nothing waiting: its last
+        # proposal (rejected, with the reason in lastDecision) is the text to revise.
+        shown = draft or live or decided or selectors.own_newest_version(agent, page)
+        if shown is None:
+            raise selectors.no_such_page(page.public_id)
         if draft is not None and draft.kind == VersionKind.APPEND:
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
@@ -628,7 +789,7 @@ class PageTools(MCPToolset):
             "title": shown.title,
             "markdown": markdown,
             "tags": list(shown.tags),
-            "status": "live" if live is not None else "in_review",
+            "status": _source_status(live, draft, shown),
             "parentId": parent_id,
             "path": page.path,
             "liveVersion": live.number if live is not None else None,
@@ -725,6 +886,55 @@ class PageTools(MCPToolset):
             base_version=baseVersion,
         )
 
+    def edit_page(
+        self,
+        pageId: PageId,
+        edits: Annotated[
+            list[EditIn],
+            Field(
+                description="Replacements applied in order, each {oldText, newText}; each "
+                "oldText must occur exactly once in the page's markdown.",
+                min_length=1,
+            ),
+        ],
+        changeSummary: ChangeSummary,
+        baseVersion: Annotated[
+            int | None,
+            Field(
+                description="The liveVersion get_page_source gave you; if the page moved on "
+                "since, the reviewer merges your edit with the newer text.",
+                ge=1,
+            ),
+        ] = None,
+    ) -> WriteResult:
+        """Propose small changes to a page without sending it whole: each edit replaces one
+        exact piece of its markdown.
+
+        Call get_page_source first and copy each oldText from its markdown (your own waiting
+        draft, if you have one, else the live page); give enough text that it occurs exactly
+        once. The edits apply in order, each to the result of the ones before. The result is
+        a proposal like update_page's: it waits for a person to approve it, and your earlier
+        waiting proposal on the page is withdrawn. If an oldText occurs 0 or several times
+        nothing is stored and the error shows the nearest line.
+        """
+        agent = self._agent()
+        validate_change_summary(changeSummary, required=True)
+        page = selectors.page_source_for_agent(agent, pageId)
+        draft = selectors.own_pending_proposal(agent, page)
+        live = page.live_version
+        if draft is not None and draft.kind == VersionKind.APPEND:
+            source = _appended(live.body if live else "", draft.proposed_body)
+        else:
+            source = (draft or live).body  # type: ignore[union-attr]
+        # The result is an ordinary replace proposal: the same base, stale and review rules.
+        return self._propose(
+            pageId,
+            kind=VersionKind.REPLACE,
+            change_summary=changeSummary,
+            body=apply_edits(source, edits),
+            base_version=baseVersion,
+        )
+
     def append_to_page(
         self,
         pageId: PageId,
@@ -734,7 +944,9 @@ class PageTools(MCPToolset):
         """Propose adding markdown at the end of a page, keeping everything already there.
 
         Prefer it to update_page when you only add (a new FAQ entry, a new section): it
-        applies on top of whatever is live when approved, so it never conflicts.
+        applies on top of whatever is live when approved, so it never conflicts. If your
+        earlier proposal on this page still waits, the new one carries it: its text first,
+        then this markdown.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
@@ -770,4 +982,8 @@ class PageTools(MCPToolset):
             base_number=base_version,
         )
         self._touched(page, versions=[version.number])
-        return _write_result(version, earlier.number if earlier is not None else None)
+        return _write_result(
+            version,
+            earlier.number if earlier is not None else None,
+            carried=kind == VersionKind.APPEND,
+        )

@@ -3,31 +3,44 @@
 Before the library sees a request it must be a POST (GET gets 405: the server is
 stateless and has no event stream), come from no browser origin or an allowed one (403
 otherwise, against DNS rebinding), carry a valid agent bearer token (401 otherwise) and
-hold JSON (a JSON-RPC parse error otherwise, never a 500).
+hold JSON nested no deeper than core.json_input.MAX_DEPTH and name a method MCP has (a
+JSON-RPC error otherwise, never a 500). Each refusal after the token is known is audited.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from mcp.types import ClientRequest
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
 from agents.mcp import quire_mcp
+from agents.mcp_direct import direct_tool_call
 from agents.models import Agent
 from agents.services import agent_mark_used
+from core.audit import audit_record, storable
+from core.json_input import BoundedJSONParser, TooDeep
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+# Every request method of the MCP version the SDK speaks; the SDK answers any other with
+# "Invalid request parameters" (-32602), where JSON-RPC says -32601.
+KNOWN_METHODS = frozenset(
+    method
+    for request_type in typing.get_args(ClientRequest.model_fields["root"].annotation)
+    for method in typing.get_args(request_type.model_fields["method"].annotation)
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -73,11 +86,36 @@ def _unauthorized(message: str) -> JsonResponse:
     return response
 
 
-def _json_rpc_error(code: int, message: str, status: int) -> JsonResponse:
+def _json_rpc_error(code: int, message: str, status: int, request_id: Any = None) -> JsonResponse:
     return JsonResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
         status=status,
     )
+
+
+def _refused(
+    agent: Agent, code: int, message: str, status: int, request_id: Any = None
+) -> JsonResponse:
+    """A JSON-RPC error for a request the tools never see, kept in the agent's audit trail."""
+    audit_record(
+        action="mcp.request",
+        actor=agent,
+        outcome={PARSE_ERROR: "parse_error", METHOD_NOT_FOUND: "method_not_found"}.get(
+            code, "invalid_request"
+        ),
+        data={"error": message, "jsonRpcCode": code},
+    )
+    return _json_rpc_error(code, message, status, request_id)
+
+
+def unknown_method(data: Any) -> str | None:
+    """The method of a JSON-RPC request (it has an id) that MCP does not have, if any."""
+    if not isinstance(data, dict) or "id" not in data:
+        return None
+    method = data.get("method")
+    if isinstance(method, str) and method not in KNOWN_METHODS:
+        return method
+    return None
 
 
 class _AnyAccept(DefaultContentNegotiation):
@@ -97,7 +135,7 @@ class QuireMCPView(MCPServerStreamableHttpView):
     mcp_server = quire_mcp
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _AnyAccept
 
@@ -141,19 +179,46 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 "Ask an admin for the agent's current token."
             )
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-            return _json_rpc_error(
+            return _refused(
+                agent,
                 INVALID_REQUEST,
                 f"The request is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes.",
                 413,
             )
         try:
-            request.data  # noqa: B018  (parse now, so that a bad body gets a JSON-RPC error)
+            data = request.data  # parse now, so that a bad body gets a JSON-RPC error
+        except TooDeep as exc:
+            return _refused(agent, INVALID_REQUEST, f"Invalid request: {exc.detail}", 400)
         except ParseError as exc:
-            return _json_rpc_error(PARSE_ERROR, f"Parse error: {exc.detail}", 400)
+            return _refused(agent, PARSE_ERROR, f"Parse error: {exc.detail}", 400)
         except UnsupportedMediaType:
-            return _json_rpc_error(
-                INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415
+            return _refused(
+                agent, INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415
+            )
+        request_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(request_id, str) and storable(request_id) != request_id:
+            # The answer must echo the id, and no JSON encoder can write a lone surrogate.
+            return _refused(
+                agent,
+                INVALID_REQUEST,
+                "Invalid request: the id holds a NUL or a lone surrogate; use a number or "
+                "plain text.",
+                400,
+            )
+        method = unknown_method(data)
+        if method is not None:
+            return _refused(
+                agent,
+                METHOD_NOT_FOUND,
+                f"Method not found: {storable(method)!r}. This server speaks MCP: call "
+                "initialize, tools/list or tools/call.",
+                200,
+                request_id if isinstance(request_id, str | int) else None,
             )
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]
+        # Tool calls are answered here, in this thread; the rest goes through the library.
+        answer = direct_tool_call(request, agent)
+        if answer is not None:
+            return answer
         return self.mcp_server.handle_django_request(request)

@@ -30,6 +30,7 @@ from agents.services import token_hash
 from core.errors import NotFound, NotInSet
 from core.models import AuditEvent
 from wiki.models import Page, Version, VersionStatus
+from wiki.search import SetScope
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,34 @@ def search_scope(agent: Agent) -> QuerySet[Page]:
     return _visible_among(agent, entries)
 
 
-def _no_such_page(public_id: str) -> NotFound:
+def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
+    """The agent's set for `search_pages`, in one query (the entries); `under` narrows it
+    to a page id's subtree or a path's."""
+    # An entry whose page has no children covers that page alone: no path range for it, so
+    # a set of single pages is a list of keys, which the planner counts right.
+    has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
+    entries = list(
+        PageSetEntry.objects.filter(agent=agent)
+        .annotate(has_children=has_children)
+        .values_list("page_id", "page__path", "has_children")
+    )
+    under_path = None
+    if under:
+        under = under.strip()
+        if under.startswith("pg_"):
+            under_path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
+            if under_path is None:
+                raise no_such_page(under)
+        else:
+            under_path = under.strip("/")
+    return SetScope(
+        page_ids=tuple(page_id for page_id, _, _ in entries),
+        paths=tuple(dict.fromkeys(path for _, path, children in entries if children)),
+        under=under_path,
+    )
+
+
+def no_such_page(public_id: str) -> NotFound:
     return NotFound(
         f"there is no page {public_id} that you can read. "
         "Call browse to list the pages you can use."
@@ -126,7 +154,7 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
         .first()
     )
     if page is None:
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
@@ -142,9 +170,9 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
         .first()
     )
     if page is None or page.archived:
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if page.live_version_id is None and not page.has_own_version:  # type: ignore[attr-defined]
-        raise _no_such_page(public_id)
+        raise no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
@@ -291,3 +319,8 @@ def own_last_decision(agent: Agent, page: Page) -> Version | None:
         .order_by("-decided_at", "-number")
         .first()
     )
+
+
+def own_newest_version(agent: Agent, page: Page) -> Version | None:
+    """The agent's latest version of `page`, whatever became of it."""
+    return Version.objects.filter(page=page, author_agent=agent).order_by("-number").first()

@@ -24,6 +24,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.unset import UNSET, Unset
 from reviews import services as review_services
 from wiki.models import Page, Version
+from wiki.validators import check_one_line, check_text
 
 TOKEN_PREFIX = "qa_"  # noqa: S105 (a label, not a secret)
 # How much of the token the UI shows, so an admin can tell tokens apart.
@@ -61,9 +62,19 @@ def _check_can_manage(actor: Operator) -> None:
 
 
 def validate_agent_name(name: Any) -> str:
-    if not isinstance(name, str) or not 1 <= len(name.strip()) <= NAME_MAX:
+    if isinstance(name, str):
+        name = check_one_line(name, field="name")
+    if not isinstance(name, str) or not 1 <= len(name) <= NAME_MAX:
         raise InvalidArgument(f"an agent needs a name of 1 to {NAME_MAX} characters.", field="name")
-    return name.strip()
+    return name
+
+
+def validate_description(description: Any) -> str:
+    if description is None:
+        return ""
+    if not isinstance(description, str):
+        raise InvalidArgument("the description must be text.", field="description")
+    return check_text(description, field="description").strip()
 
 
 def validate_use_when(lines: Any) -> list[str]:
@@ -76,7 +87,10 @@ def validate_use_when(lines: Any) -> list[str]:
         lines = list(lines)
     if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
         raise InvalidArgument("use-when must be a list of short sentences.", field="use_when")
-    cleaned = [" ".join(line.split()) for line in lines]
+    cleaned = [
+        " ".join(check_text(line, field="use_when", name=f"use-when line {number}").split())
+        for number, line in enumerate(lines, start=1)
+    ]
     cleaned = [line for line in cleaned if line]
     if len(cleaned) > USE_WHEN_MAX_LINES:
         raise InvalidArgument(
@@ -126,7 +140,7 @@ def agent_create(
         with transaction.atomic():
             agent = Agent.objects.create(
                 name=name,
-                description=(description or "").strip(),
+                description=validate_description(description),
                 owner=owner,
                 can_edit_pages=can_edit_pages,
                 token_prefix=prefix,
@@ -163,7 +177,7 @@ def agent_update(
             raise Conflict(f"an agent named {name!r} already exists; choose another name.")
         agent.name, changed["name"] = name, name
     if not isinstance(description, Unset):
-        agent.description = changed["description"] = (description or "").strip()
+        agent.description = changed["description"] = validate_description(description)
     if not isinstance(owner, Unset):
         agent.owner = owner
         changed["owner"] = owner.get_username() if owner is not None else None

@@ -232,12 +232,17 @@ class ToolCallRow:
     def of(cls, event: AuditEvent) -> ToolCallRow:
         data = event.data if isinstance(event.data, dict) else {}
         page_ids = [str(page_id) for page_id in data.get("pageIds") or []]
+        listed = len(page_ids)
+        if not page_ids and isinstance(data.get("returned"), int):
+            # A browse records only its first and last page and how many it returned.
+            page_ids = [str(p) for p in (data.get("first"), data.get("last")) if p][:1]
+            listed = data["returned"]
         arguments = data.get("arguments") or {}
         shown = json.dumps(arguments, ensure_ascii=False) if arguments else ""
         return cls(
             event=event,
             page_ids=page_ids[:PAGE_IDS_SHOWN],
-            more_pages=max(0, len(page_ids) - PAGE_IDS_SHOWN),
+            more_pages=max(0, listed - min(len(page_ids), PAGE_IDS_SHOWN)),
             arguments=shown if len(shown) <= 160 else shown[:157] + "...",
         )
 

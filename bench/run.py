@@ -1,24 +1,37 @@
-"""Benchmark: import the English tldr pages, then time page views, search and MCP tool calls.
+"""`make bench`: every tldr page on PostgreSQL behind gunicorn, driven over HTTP.
 
-`make bench` runs it on a temporary SQLite database, and also on PostgreSQL when
-BENCH_DATABASE_URL is set (its database name must contain "bench": it is dropped and
-created afresh). Writes bench/REPORT.md and prints its path. BENCH_PAGES limits how many
-pages are imported (default: all 7,425); BENCH_REQUESTS sets calls per measurement (default
-200), cut short after BENCH_SECONDS_PER_OPERATION seconds (default 15, at least 30 calls).
+1. Builds the site (bench/site.py) in a database whose name contains "bench"
+   (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/quire_bench): dropped and
+   created afresh, unless BENCH_REUSE=1 and it was built before (its figures are kept in
+   var/bench/).
+2. Serves it with gunicorn on a free port; starts Basic Memory 0.24 (its own virtualenv on
+   Python 3.12, BENCH_PEER_PYTHON) over the same English pages, as the peer.
+3. One client: call by call, interleaved in a shuffled order each round so that machine
+   load hits all alike: browse (first page, a subtree), search_pages (rare, common, very
+   common words, plain questions), get_page, update_page, edit_page, bare_view
+   (GET /api/v1/me/), raw_sql_search (the SQL search_pages runs, sent straight to
+   PostgreSQL) and peer_search (Basic Memory's search_notes, text mode).
+4. Concurrency: 1, 8 and 32 clients, all calling get_page, then all bare_view, in
+   alternating blocks; throughput and latency of each at each level.
+5. Writes bench/results/latest.json, bench/REPORT.md and bench/results/latency.png.
+
+BENCH_ROUNDS sets the single-client rounds (default 150); BENCH_SECONDS the seconds per
+concurrency level (default 15); BENCH_PEER=0 leaves the peer out.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import random
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tarfile
-import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,366 +39,696 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+WORK = ROOT / "var" / "bench"
+RESULTS = ROOT / "bench" / "results"
+REPORT = ROOT / "bench" / "REPORT.md"
 CORPUS = Path(os.environ.get("QUIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
 TLDR = CORPUS / "tldr-pages.tar.gz"
-REPORT = ROOT / "bench" / "REPORT.md"
+PEER_PYTHON = os.environ.get(
+    "BENCH_PEER_PYTHON", str(Path.home() / ".pyenv/versions/3.12.1/bin/python")
+)
+PEER_PACKAGE = "basic-memory==0.24.1"
 SEED = 20261130
-SECONDS_PER_OPERATION = float(os.environ.get("BENCH_SECONDS_PER_OPERATION", "15"))
-MIN_SAMPLES = 30
-QUERIES = [
-    "git",
-    "docker container",
-    "list files",
-    "compress archive",
-    "network interface",
-    "ssh key",
-    "python",
-    "kill process",
-    "disk usage",
-    "download file",
-    "search text in files",
-    "package manager",
-    "convert image",
-    "user password",
-    "http request",
-    "kubernetes",
-]
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "150"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
+CONCURRENCY = (1, 8, 32)
+
+# Query kinds: how many pages hold the words, and plain questions.
+QUERIES = {
+    "rare": ["kubectl rollout", "ffmpeg subtitles", "rsync exclude", "openssl certificate"],
+    "common": ["compress archive", "list files", "kill process", "network interface"],
+    "very common": ["file", "directory", "display", "command"],
+    "question": [
+        "how do I extract a tar archive",
+        "how can I see which process uses a port",
+        "how do I change the owner of a file",
+        "what is the command to show free disk space",
+    ],
+}
 
 
-# --- parent: one subprocess per database, then the report --------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--worker", metavar="DATABASE_URL", help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        results = run_on(args.worker)
-        args.out.write_text(json.dumps(results, indent=2))
-        return 0
-    if not TLDR.exists():
-        print(f"The tldr corpus is missing at {TLDR}; set QUIRE_CORPUS.", file=sys.stderr)
-        return 1
-    with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
-        targets = [("SQLite", f"sqlite:///{Path(tmp) / 'bench.sqlite3'}")]
-        pg_url = os.environ.get("BENCH_DATABASE_URL", "").strip()
-        if pg_url:
-            targets.append(("PostgreSQL", recreate_postgres(pg_url)))
-        runs = []
-        for label, url in targets:
-            out = Path(tmp) / f"{label}.json"
-            print(f"\n== {label} ==", flush=True)
-            env = {
-                **os.environ,
-                "DJANGO_SETTINGS_MODULE": "config.settings",
-                "DATABASE_URL": url,
-                "DEBUG": "0",
-                "SECRET_KEY": "bench-only-secret-key",
-                "ALLOWED_HOSTS": "testserver",
-                "QUIRE_AGENT_RATE_LIMIT": "1000000",
-                "LOG_LEVEL": "WARNING",
-            }
-            env.pop("REDIS_URL", None)
-            command = [sys.executable, __file__, "--worker", url, "--out", str(out)]
-            subprocess.run(command, cwd=ROOT, env=env, check=True)
-            runs.append((label, json.loads(out.read_text())))
-    REPORT.write_text(render_report(runs))
-    print(f"\nReport written to {REPORT}")
-    return 0
+def wait_for(url: str, seconds: float, **kwargs: Any) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=2, **kwargs)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    raise SystemExit(f"{url} did not answer within {seconds:.0f} s")
 
 
-def recreate_postgres(url: str) -> str:
-    import psycopg
+# --- the site -------------------------------------------------------------------------------
 
+
+def database_url() -> str:
+    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/quire_bench")
     name = urlparse(url).path.lstrip("/")
     if "bench" not in name:
         raise SystemExit(
             f"BENCH_DATABASE_URL names the database {name!r}; the benchmark drops and recreates "
             "it, so its name must contain 'bench' (e.g. .../quire_bench)."
         )
-    admin_url = urlparse(url)._replace(path="/postgres").geturl()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
     return url
 
 
-# --- child: build the database and measure -------------------------------------------------
+def site_env(url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": url,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-secret-key",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "QUIRE_AGENT_RATE_LIMIT": "100000000",
+        "LOG_LEVEL": "WARNING",
+    }
 
 
-def run_on(database_url: str) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT))
+def build_site(url: str) -> dict[str, Any]:
+    """The site's figures and tokens; builds it unless BENCH_REUSE=1 finds it built."""
+    import psycopg
+
+    name = urlparse(url).path.lstrip("/")
+    saved = WORK / f"site-{name}.json"
+    if os.environ.get("BENCH_REUSE") == "1" and saved.exists():
+        print(f"reusing the site in {name} ({saved})", flush=True)
+        site: dict[str, Any] = json.loads(saved.read_text())
+    else:
+        admin_url = urlparse(url)._replace(path="/postgres").geturl()
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        print(f"building the site in {name}: every tldr page...", flush=True)
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "site.py")],
+            cwd=ROOT,
+            env=site_env(url),
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        ).stdout
+        site = json.loads(out.strip().splitlines()[-1])
+        WORK.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(site, indent=2))
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=site_env(url),
+        check=True,
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    print(
+        f"site: {site['pages']:,} pages, imported at {site['import_pages_per_s']} pages/s",
+        flush=True,
+    )
+    return site
+
+
+def serve(url: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    workers = int(os.environ.get("BENCH_WORKERS", str(2 * (os.cpu_count() or 1) + 1)))
+    command = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "config.wsgi",
+        f"--bind=127.0.0.1:{port}",
+        f"--workers={workers}",
+        "--worker-class=gthread",
+        "--threads=8",
+        "--log-level=warning",
+    ]
+    server = subprocess.Popen(command, cwd=ROOT, env=site_env(url))
+    base = f"http://127.0.0.1:{port}"
+    wait_for(base + "/healthz", 60)
+    return server, base
+
+
+# --- the peer: Basic Memory -----------------------------------------------------------------
+
+
+def peer_start() -> tuple[subprocess.Popen[bytes] | None, str]:
+    """Basic Memory over the English pages, serving MCP over HTTP; None when unavailable."""
+    if os.environ.get("BENCH_PEER") == "0":
+        return None, ""
+    venv = WORK / "peer-venv"
+    if not (venv / "bin" / "basic-memory").exists():
+        if not Path(PEER_PYTHON).exists():
+            print(f"peer skipped: no Python 3.12 at {PEER_PYTHON}", flush=True)
+            return None, ""
+        subprocess.run([PEER_PYTHON, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", PEER_PACKAGE], check=True)
+    home = WORK / "peer"
+    notes = home / "notes"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "BASIC_MEMORY_CONFIG_DIR": str(home / "config"),
+        "BASIC_MEMORY_HOME": str(notes),
+        "BASIC_MEMORY_LOG_LEVEL": "WARNING",
+    }
+    if not (home / "indexed").exists():
+        shutil.rmtree(home, ignore_errors=True)
+        notes.mkdir(parents=True)
+        with tarfile.open(TLDR) as archive:
+            members = [
+                m
+                for m in archive.getmembers()
+                if m.isfile() and m.name.startswith("pages/") and m.name.endswith(".md")
+            ]
+            archive.extractall(notes, members=members, filter="data")
+        print(f"indexing {len(members):,} English pages in Basic Memory...", flush=True)
+        subprocess.run(
+            [str(venv / "bin" / "basic-memory"), "reindex", "--full", "--search"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        (home / "indexed").touch()
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(venv / "bin" / "basic-memory"),
+            "mcp",
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            httpx.post(url, timeout=2)
+            break
+        except httpx.HTTPError:
+            time.sleep(1)
+    return server, url
+
+
+class PeerClient:
+    """Basic Memory's search_notes in its text mode, over MCP in one session."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx.Client(timeout=60)
+        self.headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        answer = self.http.post(
+            url,
+            headers=self.headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "quire-bench", "version": "1"},
+                },
+            },
+        )
+        session = answer.headers.get("mcp-session-id")
+        if session:
+            self.headers["mcp-session-id"] = session
+        self.http.post(
+            url,
+            headers=self.headers,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        )
+        self.ids = iter(range(1, 10**9))
+
+    def search(self, query: str) -> None:
+        answer = self.http.post(
+            self.url,
+            headers=self.headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": next(self.ids),
+                "method": "tools/call",
+                "params": {
+                    "name": "search_notes",
+                    "arguments": {"query": query, "search_type": "text", "page_size": 8},
+                },
+            },
+        )
+        if answer.status_code != 200 or '"isError":true' in answer.text:
+            raise SystemExit(f"peer search failed: {answer.status_code} {answer.text[:300]}")
+
+
+# --- Quire's client -------------------------------------------------------------------------
+
+
+class Quire:
+    """JSON-RPC over HTTP to /mcp (stateless: one POST per call) and the REST floor."""
+
+    def __init__(self, base: str, agent_token: str, api_token: str) -> None:
+        self.base = base
+        self.http = httpx.Client(timeout=60)
+        self.mcp_headers = {
+            "Authorization": f"Bearer {agent_token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        self.api_headers = {"Authorization": f"Token {api_token}"}
+        self.ids = iter(range(1, 10**9))
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        answer = self.http.post(
+            self.base + "/mcp",
+            headers=self.mcp_headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": next(self.ids),
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            },
+        )
+        if answer.status_code != 200:
+            raise SystemExit(f"{tool}: HTTP {answer.status_code} {answer.text[:300]}")
+        result: dict[str, Any] = answer.json()["result"]
+        if result.get("isError"):
+            raise SystemExit(f"{tool} failed: {result['content'][0]['text'][:300]}")
+        return result
+
+    def bare_view(self) -> None:
+        answer = self.http.get(self.base + "/api/v1/me/", headers=self.api_headers)
+        if answer.status_code != 200:
+            raise SystemExit(f"bare view: HTTP {answer.status_code} {answer.text[:200]}")
+
+
+# --- raw SQL --------------------------------------------------------------------------------
+
+
+def search_sql(url: str, queries: list[str]) -> dict[str, list[str]]:
+    """The SQL that search_pages runs for the bench agent's set, per query."""
+    os.environ.update(site_env(url))
     import django
 
     django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    limit = int(os.environ.get("BENCH_PAGES", "0") or 0)
-    requests = int(os.environ.get("BENCH_REQUESTS", "200") or 200)
-    call_command("migrate", verbosity=0)
-    admin = make_admin()
-    with tempfile.TemporaryDirectory(prefix="tldr-") as tmp:
-        source = extract_english(Path(tmp), limit)
-        files = sum(1 for _ in source.rglob("*.md"))
-        print(f"importing {files} markdown files...", flush=True)
-        started = time.perf_counter()
-        call_command("import_markdown", str(source), "--publish", "--author", admin.username)
-        import_seconds = time.perf_counter() - started
-
-    from wiki.models import Page
-
-    pages = list(Page.objects.filter(live_version__isnull=False).values_list("public_id", "pk"))
-    rng = random.Random(SEED)
-    sample = [rng.choice(pages) for _ in range(requests)]
-    queries = [QUERIES[i % len(QUERIES)] for i in range(requests)]
-    results: dict[str, Any] = {
-        "database": connection.vendor,
-        "database_version": database_version(connection),
-        "files": files,
-        "pages": len(pages),
-        "import_seconds": round(import_seconds, 1),
-        "requests": requests,
-        "measurements": {},
-    }
-    measure = results["measurements"]
-
-    from django.test import Client
-
-    client = Client()
-    client.force_login(admin)
-    measure["page view (GET /p/<id>/)"] = timed(
-        [lambda p=p: expect(client.get(f"/p/{p[0]}/"), 200) for p in sample]
-    )
-    measure["search results page (GET /search/?q=)"] = timed(
-        [lambda q=q: expect(client.get("/search/", {"q": q}), 200) for q in queries]
-    )
-
-    from wiki.search import search_pages
-
-    measure["wiki.search.search_pages(query)"] = timed(
-        [lambda q=q: search_pages(q) for q in queries]
-    )
-    measure.update(measure_mcp(admin, sample, queries))
-    measure.update(measure_curation(admin, client, [pk for _, pk in pages]))
-    show(measure)
-    return results
-
-
-def measure_curation(admin: Any, client: Any, page_pks: list[int]) -> dict[str, dict[str, Any]]:
-    """The reviewer's queue with 500 proposals, a review page, and a set editor with 2,000
-    entries (or as many pages as were imported)."""
-    from agents.models import Agent, PageSetEntry
-    from reviews import services
-    from wiki.models import Page
-
-    agent, _ = Agent.objects.get_or_create(name="bench-bot", defaults={"can_edit_pages": True})
-    targets = list(Page.objects.filter(pk__in=page_pks[:500]).select_related("live_version"))
-    proposals = [
-        services.version_propose(
-            actor=agent,
-            page=page,
-            body=page.live_version.body + "\nOne more line from the agent.\n",
-            change_summary="Add a line",
-        )
-        for page in targets
-        if page.live_version is not None
-    ]
-    curated, _ = Agent.objects.get_or_create(name="bench-curated")
-    PageSetEntry.objects.filter(agent=curated).delete()
-    PageSetEntry.objects.bulk_create(
-        PageSetEntry(agent=curated, page_id=pk, use_when=["Use it."], position=i)
-        for i, pk in enumerate(page_pks[:2000])
-    )
-    entries = PageSetEntry.objects.filter(agent=curated).count()
-    rng = random.Random(SEED)
-    picked = [rng.choice(proposals) for _ in range(50)]
-    return {
-        f"review queue, {len(proposals)} waiting (GET /reviews/)": timed(
-            [lambda: expect(client.get("/reviews/"), 200) for _ in range(50)]
-        ),
-        "review page (GET /reviews/pages/<id>/v<n>/)": timed(
-            [
-                lambda v=v: expect(
-                    client.get(f"/reviews/pages/{v.page.public_id}/v{v.number}/"), 200
-                )
-                for v in picked
-            ]
-        ),
-        f"set editor, {entries} entries (GET /agents/<id>/)": timed(
-            [lambda: expect(client.get(f"/agents/{curated.pk}/"), 200) for _ in range(50)]
-        ),
-        "page picker (GET /pages/pick/?q=)": timed(
-            [
-                lambda q=q: expect(client.get("/pages/pick/", {"q": q}), 200)
-                for q in ("git", "dock", "tar", "ls", "python", "network")
-            ]
-            * 5
-        ),
-    }
-
-
-def make_admin() -> Any:
-    from django.contrib.auth.models import User
-
-    admin, _ = User.objects.get_or_create(username="bench-admin")
-    admin.is_superuser = admin.is_staff = True
-    admin.set_unusable_password()
-    admin.save()
-    return admin
-
-
-def extract_english(into: Path, limit: int) -> Path:
-    """The English pages only (pages/, 7,425 files), optionally the first `limit` of them."""
-    with tarfile.open(TLDR) as archive:
-        members = [m for m in archive.getmembers() if m.isfile() and m.name.startswith("pages/")]
-        if limit:
-            keep = set(sorted(m.name for m in members)[:limit])
-            members = [m for m in members if m.name in keep]
-        # In archive order: seeking backwards in a gzip stream decompresses it from the start.
-        archive.extractall(into, members=members, filter="data")
-    return into / "pages"
-
-
-def database_version(connection: Any) -> str:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SHOW server_version")
-        else:
-            cursor.execute("SELECT sqlite_version()")
-        return str(cursor.fetchone()[0])
-
-
-def expect(response: Any, status: int) -> Any:
-    if response.status_code != status:
-        raise SystemExit(f"{response.status_code} from {response.request['PATH_INFO']}")
-    return response
-
-
-def timed(calls: list[Callable[[], Any]]) -> dict[str, Any]:
-    """Latency percentiles (ms) and SQL queries per call, after two warm-up calls."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    for call in calls[:2]:
-        call()
-    samples: list[float] = []
-    query_counts: list[int] = []
-    budget_ends = time.perf_counter() + SECONDS_PER_OPERATION
-    for call in calls:
-        if len(samples) >= MIN_SAMPLES and time.perf_counter() > budget_ends:
-            break  # slow operations get fewer samples, so the whole run stays short
+    from agents import selectors
+    from agents.models import Agent
+    from wiki.search import search_pages
+
+    agent = Agent.objects.get(name="bench-agent")
+    scope = selectors.search_set_scope(agent)
+    statements = {}
+    for query in queries:
         with CaptureQueriesContext(connection) as captured:
-            started = time.perf_counter()
-            call()
-            samples.append((time.perf_counter() - started) * 1000)
-        query_counts.append(len(captured))
-    return summarise(samples, query_counts)
+            search_pages(query, page_ids=scope, limit=8)
+        statements[query] = [q["sql"] for q in captured]
+    connection.close()
+    return statements
 
 
-def show(measurements: dict[str, dict[str, Any]]) -> None:
-    for name, m in measurements.items():
-        print(f"  {name}: p50 {m['p50']} ms, p95 {m['p95']} ms (n={m['n']})", flush=True)
+# --- measuring ------------------------------------------------------------------------------
 
 
-def summarise(samples: list[float], query_counts: list[int]) -> dict[str, Any]:
+def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
 
     def pct(p: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))], 1)
+        return round(ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))], 2)
 
     return {
-        "n": len(samples),
-        "p50": pct(50),
-        "p95": pct(95),
-        "p99": pct(99),
-        "mean": round(statistics.fmean(samples), 1),
-        "queries": f"{min(query_counts)}-{max(query_counts)}"
-        if min(query_counts) != max(query_counts)
-        else str(query_counts[0]),
+        "p50_ms": pct(50),
+        "p95_ms": pct(95),
+        "p99_ms": pct(99),
+        "mean_ms": round(statistics.fmean(ordered), 2),
+        "n": len(ordered),
     }
 
 
-def measure_mcp(
-    admin: Any, sample: list[tuple[str, int]], queries: list[str]
-) -> dict[str, dict[str, Any]]:
-    """browse, search_pages and get_page through /mcp in process (the whole Django stack)."""
+def single_client(
+    operations: dict[str, list[Callable[[], Any]]], rounds: int
+) -> dict[str, list[float]]:
+    """Each round calls one variant of every operation, in a shuffled order."""
+    rng = random.Random(SEED)
+    samples: dict[str, list[float]] = {name: [] for name in operations}
+    names = list(operations)
+    for name in names:  # warm up every path once
+        operations[name][0]()
+    for n in range(rounds):
+        rng.shuffle(names)
+        for name in names:
+            variants = operations[name]
+            call = variants[n % len(variants)]
+            started = time.perf_counter()
+            call()
+            samples[name].append((time.perf_counter() - started) * 1000)
+        if (n + 1) % 25 == 0:
+            print(f"  round {n + 1}/{rounds}", flush=True)
+    return samples
+
+
+def concurrent(
+    clients: int, seconds: float, make: Callable[[], dict[str, Callable[[], Any]]]
+) -> dict[str, Any]:
+    """`clients` threads calling one operation at a time, in alternating blocks.
+
+    Every client runs the same operation in a block (so each operation's throughput is its
+    own), and the blocks alternate (get_page, bare_view, get_page...) so that load changes
+    on the machine fall on both alike. `seconds` is the time per operation.
+    """
+    blocks = 3
+    block_seconds = seconds / blocks
+    samples: dict[str, list[float]] = {}
+    busy: dict[str, float] = {}
+    lock = threading.Lock()
+    names = list(make())
+    per_client = [make() for _ in range(clients)]
+    for _ in range(blocks):
+        for name in names:
+            start = threading.Barrier(clients + 1)
+            stop_at = [0.0]
+
+            def worker(
+                operations: dict[str, Callable[[], Any]],
+                name: str = name,
+                start: threading.Barrier = start,
+                stop_at: list[float] = stop_at,
+            ) -> None:
+                mine: list[float] = []
+                start.wait()
+                while time.perf_counter() < stop_at[0]:
+                    began = time.perf_counter()
+                    operations[name]()
+                    mine.append((time.perf_counter() - began) * 1000)
+                with lock:
+                    samples.setdefault(name, []).extend(mine)
+
+            threads = [threading.Thread(target=worker, args=(ops,)) for ops in per_client]
+            for thread in threads:
+                thread.start()
+            stop_at[0] = time.perf_counter() + block_seconds
+            began = time.perf_counter()
+            start.wait()
+            for thread in threads:
+                thread.join()
+            busy[name] = busy.get(name, 0.0) + time.perf_counter() - began
+    return {
+        name: {**percentiles(values), "requests_per_s": round(len(values) / busy[name], 1)}
+        for name, values in samples.items()
+    }
+
+
+def main() -> int:
+    if not TLDR.exists():
+        print(f"The tldr corpus is missing at {TLDR}; set QUIRE_CORPUS.", file=sys.stderr)
+        return 1
+    url = database_url()
+    site = build_site(url)
+    server, base = serve(url)
+    peer_server, peer_url = peer_start()
     try:
-        from agents import services as agent_services
-    except ImportError:
-        return {}
-    from django.test import Client
+        return measure(url, site, base, peer_url)
+    finally:
+        server.terminate()
+        server.wait(30)
+        if peer_server is not None:
+            peer_server.terminate()
+            peer_server.wait(30)
 
-    from wiki.models import Page
 
-    agent, token = agent_services.agent_create(actor=admin, name="bench-agent", owner=admin)
-    for page in Page.objects.filter(parent__isnull=True, live_version__isnull=False):
-        agent_services.page_set_add(
-            actor=admin, agent=agent, page=page, use_when=[f"Commands for {page.title}."]
+def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
+    import psycopg
+
+    quire = Quire(base, site["agent_token"], site["api_token"])
+    first = quire.call("browse")["structuredContent"]
+    assert first["total"] == site["pages"] - 1 or first["total"] > 30_000, first["total"]
+    rng = random.Random(SEED)
+    english = [
+        page for page in _all_pages(quire, under="pages/common") if page["path"].count("/") == 2
+    ]
+    sample = rng.sample(english, 60)
+    long_pages = [page["pageId"] for page in sample]
+    queries = [q for kind in QUERIES.values() for q in kind]
+    statements = search_sql(url, queries)
+    raw = psycopg.connect(url, autocommit=True)
+    raw.execute("SET jit = off")
+
+    def raw_search(query: str) -> None:
+        for sql in statements[query]:
+            raw.execute(sql).fetchall()
+
+    sources = {
+        page_id: quire.call("get_page_source", pageId=page_id)["structuredContent"]
+        for page_id in long_pages[:20]
+    }
+    counter = iter(range(10**9))
+
+    def edit(page_id: str) -> None:
+        markdown = sources[page_id]["markdown"]
+        line = next(line for line in markdown.splitlines() if line.startswith("> "))
+        quire.call(
+            "edit_page",
+            pageId=page_id,
+            edits=[{"oldText": line, "newText": f"{line} (checked {next(counter)})"}],
+            changeSummary="Benchmark edit.",
         )
-    client = Client(
-        HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ACCEPT="application/json, text/event-stream"
-    )
-    counter = iter(range(1, 10**9))
 
-    def call(tool: str, arguments: dict[str, Any]) -> None:
-        body = {
-            "jsonrpc": "2.0",
-            "id": next(counter),
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
-        response = expect(client.post("/mcp", body, content_type="application/json"), 200)
-        if b'"isError": true' in response.content or b'"isError":true' in response.content:
-            raise SystemExit(f"{tool} failed: {response.content[:300]!r}")
+    def update(page_id: str) -> None:
+        markdown = sources[page_id]["markdown"]
+        quire.call(
+            "update_page",
+            pageId=page_id,
+            markdown=markdown + f"\n- Benchmark note {next(counter)}.\n",
+            changeSummary="Benchmark update.",
+        )
 
-    return {
-        "MCP browse()": timed([lambda: call("browse", {}) for _ in sample[:50]]),
-        "MCP search_pages(query)": timed(
-            [lambda q=q: call("search_pages", {"query": q}) for q in queries]
-        ),
-        "MCP get_page(pageId)": timed(
-            [lambda p=p: call("get_page", {"pageId": p[0]}) for p in sample]
+    peer = PeerClient(peer_url) if peer_url else None
+    english_queries = [
+        q for kind in ("rare", "common", "very common", "question") for q in QUERIES[kind]
+    ]
+    operations: dict[str, list[Callable[[], Any]]] = {
+        "browse": [
+            lambda: quire.call("browse"),
+            lambda: quire.call("browse", under="pages/linux"),
+        ],
+        "search_pages": [lambda q=q: quire.call("search_pages", query=q) for q in queries],
+        "get_page": [lambda p=p: quire.call("get_page", pageId=p) for p in long_pages],
+        "update_page": [lambda p=p: update(p) for p in long_pages[:10]],
+        "edit_page": [lambda p=p: edit(p) for p in long_pages[10:20]],
+        "bare_view": [quire.bare_view],
+        "raw_sql_search": [lambda q=q: raw_search(q) for q in queries],
+    }
+    if peer is not None:
+        operations["peer_search"] = [lambda q=q: peer.search(q) for q in english_queries]
+    print(f"single client, {ROUNDS} rounds of {len(operations)} operations...", flush=True)
+    samples = single_client(operations, ROUNDS)
+    by_kind = {
+        kind: percentiles(
+            [
+                samples["search_pages"][n]
+                for n in range(len(samples["search_pages"]))
+                if queries[n % len(queries)] in QUERIES[kind]
+            ]
+        )
+        for kind in QUERIES
+        if any(queries[n % len(queries)] in QUERIES[kind] for n in range(ROUNDS))
+    }
+    browse_variants = {
+        label: percentiles(samples["browse"][index::2])
+        for index, label in enumerate(["first page", "subtree pages/linux"])
+    }
+    levels: dict[str, Any] = {}
+    for clients in CONCURRENCY:
+        print(f"{clients} concurrent client(s) for {SECONDS:.0f} s...", flush=True)
+
+        def make() -> dict[str, Callable[[], Any]]:
+            own = Quire(base, site["agent_token"], site["api_token"])
+            pages = list(long_pages)
+            random.Random().shuffle(pages)
+            cycle = iter(range(10**9))
+            return {
+                "get_page": lambda: own.call("get_page", pageId=pages[next(cycle) % len(pages)]),
+                "bare_view": own.bare_view,
+            }
+
+        levels[str(clients)] = concurrent(clients, SECONDS, make)
+    with raw.cursor() as cursor:
+        cursor.execute("SELECT pg_size_pretty(pg_total_relation_size('wiki_auditevent'))")
+        audit_size = cursor.fetchone()[0]  # type: ignore[index]
+    answer_sizes = {
+        "browse first page (characters)": len(first_text(quire.call("browse"))),
+        "get_page (characters, largest of the sample)": max(
+            len(first_text(quire.call("get_page", pageId=p))) for p in long_pages[:20]
         ),
     }
+    results: dict[str, Any] = {
+        "run": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPU(s)",
+        "pages": site["pages"],
+        "import_pages_per_s": site["import_pages_per_s"],
+        **{name: percentiles(values) for name, values in samples.items()},
+        "search_pages_by_kind": by_kind,
+        "browse_by_variant": browse_variants,
+        "concurrency": levels,
+        "answer_sizes": answer_sizes,
+        "audit_table": audit_size,
+        "rounds": ROUNDS,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    plot(levels, RESULTS / "latency.png")
+    REPORT.write_text(render_report(results))
+    print(f"wrote {RESULTS / 'latest.json'}, {REPORT} and {RESULTS / 'latency.png'}")
+    return 0
+
+
+def first_text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+def _all_pages(quire: Quire, *, under: str) -> list[dict[str, Any]]:
+    pages: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        extra = {"cursor": cursor} if cursor else {}
+        answer = quire.call("browse", under=under, **extra)["structuredContent"]
+        pages += answer["pages"]
+        cursor = answer.get("nextCursor")
+        if not cursor:
+            return pages
 
 
 # --- the report -----------------------------------------------------------------------------
 
 
-def render_report(runs: list[tuple[str, dict[str, Any]]]) -> str:
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def plot(levels: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    clients = [int(c) for c in levels]
+    figure, (latency, throughput) = plt.subplots(1, 2, figsize=(10, 4))
+    for name in ("get_page", "bare_view"):
+        latency.plot(
+            clients, [levels[str(c)][name]["p50_ms"] for c in clients], "o-", label=f"{name} p50"
+        )
+        latency.plot(
+            clients, [levels[str(c)][name]["p95_ms"] for c in clients], "o--", label=f"{name} p95"
+        )
+        throughput.plot(
+            clients, [levels[str(c)][name]["requests_per_s"] for c in clients], "o-", label=name
+        )
+    latency.set(xlabel="concurrent clients", ylabel="ms", title="Latency")
+    throughput.set(xlabel="concurrent clients", ylabel="requests/s", title="Throughput")
+    for axes in (latency, throughput):
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(clients, [str(c) for c in clients])
+        axes.grid(True, alpha=0.3)
+        axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "n/a"
+
+
+def render_report(r: dict[str, Any]) -> str:
+    ops = [
+        "browse",
+        "search_pages",
+        "get_page",
+        "update_page",
+        "edit_page",
+        "bare_view",
+        "raw_sql_search",
+        "peer_search",
+    ]
     lines = [
         "# Quire benchmark",
         "",
-        f"Run {now} by `make bench` (bench/run.py) on {platform.platform()}, "
-        f"Python {platform.python_version()}, {os.cpu_count()} CPU(s).",
+        f"Run {r['run']} by `make bench` (bench/run.py) on {r['machine']}, a machine shared "
+        "with other work (figures move with its load; ratios are measured call by call, "
+        "interleaved, so load hits all operations alike).",
         "",
-        "Corpus: the English tldr pages (`pages/` of ../shared/corpus/tldr-pages.tar.gz), "
-        "imported with `import_markdown --publish`. Latencies are wall-clock milliseconds "
-        "measured in process through Django's test client (no network, DEBUG off); "
-        '"queries" is SQL queries per call.',
+        f"Site: {r['pages']:,} live pages (every page of tldr-pages, all languages) on "
+        f"PostgreSQL, imported at {r['import_pages_per_s']} pages/s; served by gunicorn "
+        "(gthread) over HTTP. The agent's set holds every top-level folder.",
+        "",
+        "## One client",
+        "",
+        "| operation | p50 ms | p95 ms | p99 ms | n |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for op in ops:
+        if op in r:
+            m = r[op]
+            lines.append(f"| {op} | {m['p50_ms']} | {m['p95_ms']} | {m['p99_ms']} | {m['n']} |")
+    lines += ["", "| search_pages by query kind | p50 ms | p95 ms |", "|---|---:|---:|"]
+    for kind, m in r["search_pages_by_kind"].items():
+        lines.append(f"| {kind} | {m['p50_ms']} | {m['p95_ms']} |")
+    lines += ["", "| browse | p50 ms | p95 ms |", "|---|---:|---:|"]
+    for kind, m in r["browse_by_variant"].items():
+        lines.append(f"| {kind} | {m['p50_ms']} | {m['p95_ms']} |")
+    g, b, s, q = r["get_page"], r["bare_view"], r["search_pages"], r["raw_sql_search"]
+    c32 = r["concurrency"]["32"]
+    targets = [
+        ("get_page p95 / bare_view p95", ratio(g["p95_ms"], b["p95_ms"]), "≤ 2x"),
+        ("search_pages p95 / raw_sql_search p95", ratio(s["p95_ms"], q["p95_ms"]), "≤ 1.5x"),
+        ("search_pages p50 / raw_sql_search p50", ratio(s["p50_ms"], q["p50_ms"]), "≤ 3x"),
+        (
+            "search_pages p50 / peer_search p50",
+            ratio(s["p50_ms"], r["peer_search"]["p50_ms"]) if "peer_search" in r else "n/a",
+            "< 1x",
+        ),
+        ("browse p95 (ms)", str(r["browse"]["p95_ms"]), "< 150"),
+        (
+            "32 clients: get_page / bare_view throughput",
+            ratio(c32["get_page"]["requests_per_s"], c32["bare_view"]["requests_per_s"]),
+            "≥ 0.5x",
+        ),
+        ("import (pages/s)", str(r["import_pages_per_s"]), "≥ 150"),
+    ]
+    lines += ["", "## Ratios and targets", "", "| measure | this run | target |", "|---|---:|---:|"]
+    lines += [f"| {a} | {b_} | {c} |" for a, b_, c in targets]
+    lines += [
+        "",
+        "## Concurrency (all clients on get_page, then on bare_view, in alternating blocks)",
+        "",
+        "| clients | get_page req/s | get_page p50 / p95 ms | bare_view req/s "
+        "| bare_view p50 / p95 ms |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for clients, level in r["concurrency"].items():
+        gp, bv = level["get_page"], level["bare_view"]
+        lines.append(
+            f"| {clients} | {gp['requests_per_s']} | {gp['p50_ms']} / {gp['p95_ms']} | "
+            f"{bv['requests_per_s']} | {bv['p50_ms']} / {bv['p95_ms']} |"
+        )
+    lines += [
+        "",
+        "![latency and throughput against concurrency](results/latency.png)",
+        "",
+        "Answer sizes: "
+        + ", ".join(f"{k}: {v:,}" for k, v in r["answer_sizes"].items())
+        + f". Audit table after the run: {r['audit_table']}.",
         "",
     ]
-    for label, result in runs:
-        lines += [
-            f"## {label} {result['database_version']}",
-            "",
-            f"Imported {result['files']:,} files as {result['pages']:,} live pages in "
-            f"{result['import_seconds']:,} s "
-            f"({result['files'] / max(result['import_seconds'], 0.001):,.0f} files/s).",
-            "",
-            "| operation | n | p50 ms | p95 ms | p99 ms | mean ms | queries |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, m in result["measurements"].items():
-            lines.append(
-                f"| {name} | {m['n']} | {m['p50']} | {m['p95']} | {m['p99']} | {m['mean']} "
-                f"| {m['queries']} |"
-            )
-        lines.append("")
     return "\n".join(lines)
 
 

@@ -1,4 +1,9 @@
-"""/healthz: the database (and Redis when configured) as JSON, for load balancers."""
+"""/healthz: the database (and Redis when configured) as JSON, for load balancers.
+
+The database down is an error (503): nothing works without it. Redis down is "degraded"
+(200): pages, MCP calls and reviews keep working, counters move to the database and email
+waits in the outbox, so a load balancer must not take the server out of rotation for it.
+"""
 
 from django.conf import settings
 from django.db import connection
@@ -19,11 +24,16 @@ def healthz(request: HttpRequest) -> JsonResponse:
         try:
             import redis
 
-            redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping()
+            redis.Redis.from_url(
+                settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+            ).ping()
             checks["redis"] = "ok"
         except Exception as exc:  # noqa: BLE001
             checks["redis"] = f"error: {exc.__class__.__name__}"
-    healthy = all(value == "ok" for value in checks.values())
-    return JsonResponse(
-        {"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503
-    )
+    if checks["database"] != "ok":
+        status, http_status = "error", 503
+    elif any(value != "ok" for value in checks.values()):
+        status, http_status = "degraded", 200
+    else:
+        status, http_status = "ok", 200
+    return JsonResponse({"status": status, "checks": checks}, status=http_status)

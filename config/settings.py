@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_str, env_url
@@ -35,24 +36,30 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_server",
+    "csp",
     "core",
     "wiki",
     "agents",
     "reviews",
     "content",
+    # Only for its migration that creates the database cache table (config/migrations/).
+    "config",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # NUL in a query, over-deep JSON (400) and a database that is down (503 + Retry-After).
+    "config.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.middleware.RefuseBrokenText",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "wiki.middleware.FriendlyErrorPages",
@@ -85,7 +92,11 @@ _database_url = env_url(
     f"sqlite:///{BASE_DIR / 'var' / 'quire.sqlite3'}",
     schemes=("sqlite", "postgres", "postgresql", "pgsql"),
 )
-DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+# Health checks: a connection the database dropped (a restart) is replaced before a request
+# uses it, instead of failing that request.
+DATABASES = {
+    "default": dj_database_url.parse(_database_url, conn_max_age=60, conn_health_checks=True)
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _name = str(DATABASES["default"]["NAME"])
     if _name and _name != ":memory:" and not Path(_name).is_absolute():
@@ -102,6 +113,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file (not :memory:) so a live server thread sees the same data; one per process so
     # that concurrent test runs on one machine do not share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Quire's queries are short; JIT compiling one costs tens of milliseconds more than it
+    # can save (a search over a large page set spent most of its time compiling).
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -130,10 +147,16 @@ QUIRE_ATTACHMENT_MAX_BYTES = env_int(
     "QUIRE_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3
 )
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# JSON bodies (REST API, MCP) nested deeper than this are refused with 400.
+QUIRE_JSON_MAX_DEPTH = env_int("QUIRE_JSON_MAX_DEPTH", 64, minimum=8, maximum=1000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
-# Login throttling: failed attempts per username+address within the window.
+# Login throttling: failed attempts per username+address (or known browser) in the window.
 QUIRE_LOGIN_MAX_FAILURES = env_int("QUIRE_LOGIN_MAX_FAILURES", 5, minimum=1)
+# Spraying: failures from one address over all usernames, and for one username from all
+# addresses. Neither locks out a browser the user logged in from before (wiki/login_throttle.py).
+QUIRE_LOGIN_ADDRESS_MAX_FAILURES = env_int("QUIRE_LOGIN_ADDRESS_MAX_FAILURES", 30, minimum=1)
+QUIRE_LOGIN_USER_MAX_FAILURES = env_int("QUIRE_LOGIN_USER_MAX_FAILURES", 20, minimum=1)
 QUIRE_LOGIN_WINDOW_SECONDS = env_int("QUIRE_LOGIN_WINDOW_SECONDS", 300, minimum=1)
 
 # Agents: calls per minute before rate_limited.
@@ -152,6 +175,16 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A web request that queues a task must not hang on a broker that is down: give up within
+# about two seconds (the row stays in the outbox and the sweep sends it later).
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Emails the broker or the SMTP server could not take at the time (the outbox).
     "retry-pending-notifications": {
@@ -164,13 +197,81 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
 }
 
+# Shared stores, so that any number of web processes behave as one: sessions, rate limits and
+# login throttles live in Redis when REDIS_URL is set, otherwise in the database. If Redis
+# stops answering, the cache reads as empty and the counters move to the database
+# (config/cache.py). The cache and counter tables are created by config/migrations.
+_database_cache = {
+    "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+    "LOCATION": "quire_cache",
+    # Past MAX_ENTRIES Django culls a third of the rows, live counters included: keep it high.
+    "OPTIONS": {"MAX_ENTRIES": 1_000_000},
+}
+# Fail fast: an unreachable Redis must cost a request milliseconds, not seconds.
+_redis_options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "config.cache.FailSafeRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": _redis_options,
+        }
         if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
+        else _database_cache
+    ),
+    # Rate limits and login throttles; without Redis they are rows of quire_counter.
+    **(
+        {
+            "counters": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": REDIS_URL,
+                "OPTIONS": _redis_options,
+                "KEY_PREFIX": "counters",
+            }
+        }
+        if REDIS_URL
+        else {}
+    ),
 }
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if REDIS_URL
+    else "django.contrib.sessions.backends.db"
+)
+
+# Attachments: the local disk (MEDIA_ROOT) by default; S3 or any S3-compatible store (MinIO,
+# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set. The credentials
+# are read by boto3 from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or an instance role).
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+STORAGES: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if AWS_STORAGE_BUCKET_NAME:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "endpoint_url": env_url("AWS_S3_ENDPOINT_URL", schemes=("http", "https")) or None,
+            "region_name": env_str("AWS_S3_REGION_NAME") or None,
+            "location": env_str("AWS_LOCATION", "attachments"),
+            # Files are served through Quire's own view (with its permission checks), never
+            # by a public bucket URL.
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+
+# Review emails: the first proposal after a quiet spell is emailed at once; what arrives in
+# the next QUIRE_REVIEW_EMAIL_GATHER_SECONDS is gathered into one follow-up per reviewer
+# (0: one email per proposal).
+QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
+    "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
+)
+
+# The outbox sweep leaves rows younger than this to the task queued on commit.
+QUIRE_OUTBOX_SWEEP_GRACE_SECONDS = env_int("QUIRE_OUTBOX_SWEEP_GRACE_SECONDS", 60, maximum=3600)
 
 # Email: SMTP when EMAIL_HOST is set, the console otherwise.
 EMAIL_HOST = env_str("EMAIL_HOST")
@@ -189,11 +290,17 @@ EMAIL_TIMEOUT = 10
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # `Token <key>`, checked against SHA-256 hashes (reviews/api_tokens.py).
+        "reviews.api_tokens.HashedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.json_input.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "reviews.pagination.StrictLimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -216,10 +323,36 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG and QUIRE_BASE_URL.startswith("https://"):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+# A reviewer's browser loads only Quire: no inline script or style, images from Quire itself
+# (and data: URLs, which Swagger UI's icons use), never framed. Rendered markdown turns
+# images from other hosts into links (wiki/markdown.py), so they are not even attempted.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# HTTPS: on by default when QUIRE_BASE_URL is https:// and DEBUG is off, each part switchable
+# for the proxy in front (`manage.py check --deploy` is then clean).
+_https = not DEBUG and QUIRE_BASE_URL.startswith("https://")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("QUIRE_SECURE_COOKIES", _https)
+# Behind a proxy that terminates TLS and sets X-Forwarded-Proto (and strips it from clients).
+if env_bool("QUIRE_TRUST_X_FORWARDED_PROTO", _https):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("QUIRE_SSL_REDIRECT", _https)
+# Load balancers probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("QUIRE_HSTS_SECONDS", 31536000 if _https else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("QUIRE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("QUIRE_HSTS_PRELOAD", True)
 
 LOGGING = {
     "version": 1,

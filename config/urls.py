@@ -7,7 +7,7 @@ from django.urls import include, path
 from config.health import healthz
 from reviews import editing
 from wiki import urls as wiki_urls
-from wiki.views import QuireLoginView
+from wiki.views import AdminLoginView, QuireLoginView
 
 # The wiki's URLs, with its forms that propose changes (they live with the rest of the life of
 # a version, in reviews/editing.py) under the same names: `wiki:new`, `wiki:edit`...
@@ -22,7 +22,7 @@ wiki_patterns = [
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # The admin's login goes through the same throttled view as the wiki's.
-    path("admin/login/", QuireLoginView.as_view(), name="admin-login"),
+    path("admin/login/", AdminLoginView.as_view(), name="admin-login"),
     path("admin/", admin.site.urls),
     path("login/", QuireLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

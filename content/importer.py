@@ -1,4 +1,9 @@
-"""Import a folder of markdown files as pages, idempotently by source path.
+"""Import a folder of markdown files as pages, idempotently by source key.
+
+A page's source key is the imported folder's own name (or the name given with
+`--source-name`) and the file's path inside it, `pages/common/tar.md`, so that two folders
+with the same inner layout (`pages/` and `pages.de/`) make two sets of pages. A page that
+came from another source is never overwritten: the file is reported and skipped.
 
 Folders become parent pages: a folder's `index.md` (or `README.md`) is its page, otherwise an
 empty page named after the folder stands for it (source path `folder/`). Title from the
@@ -12,14 +17,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 
 from core.errors import QuireError
@@ -35,6 +41,11 @@ PAGE_ID_RE = re.compile(r"pg_[a-z2-7]{8}")
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
 _HEADING_RE = re.compile(r"#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*")
 _FENCE_RE = re.compile(r"(```|~~~)")
+# Keys stored before they named their folder were made relative to an unknown folder; a
+# migration marked them with this prefix, and the first import that finds one takes it.
+LEGACY_KEY_PREFIX = "./"
+SOURCE_NAME_MAX = 200
+SOURCE_KEY_MAX = 1000  # Page.source_path
 
 
 class _FrontmatterLoader(yaml.SafeLoader):
@@ -58,8 +69,10 @@ class BadFile(Exception):
 class SourcePage:
     """One page to import: from a markdown file, or standing for a folder with no page file."""
 
-    source_path: str  # relative to the import root, posix: "a/b.md", "a/index.md" or "a/"
-    parent_folder: str | None  # the folder whose page is the parent ("a"), None at the root
+    # The source key: the source name, then the path in the folder, posix: "docs/a/b.md",
+    # "docs/a/index.md" or, for a folder with no page file, "docs/a/".
+    source_path: str
+    parent_folder: str | None  # the folder whose page is the parent ("docs/a"), None at the root
     folder: str | None  # for a folder's page: the folder it stands for
     title: str
     body: str
@@ -232,13 +245,49 @@ def _holds_markdown(directory: Path) -> bool:
     return False
 
 
-def read_source_tree(root: Path) -> tuple[list[SourcePage], list[tuple[str, str]]]:
-    """Every page under `root`, parents before children, and the files skipped with reasons."""
+def source_name_for(root: Path, explicit: str | None = None) -> str:
+    """The first part of every source key of an import of `root`: its folder name by default.
+
+    Raises ValueError with a sentence saying what to pass instead.
+    """
+    name = (explicit if explicit is not None else root.resolve().name).strip()
+    if not name:
+        raise ValueError(
+            f"{root} has no folder name to key its pages by; name the source with "
+            "--source-name NAME."
+        )
+    if "/" in name or "\\" in name or name.startswith(".") or len(name) > SOURCE_NAME_MAX:
+        raise ValueError(
+            f"the source name {name[:50]!r} must be 1 to {SOURCE_NAME_MAX} characters without "
+            "slashes and must not start with a dot; choose another --source-name."
+        )
+    return name
+
+
+def legacy_key(source_path: str) -> str:
+    """The key the page for `source_path` had before keys named their folder."""
+    return LEGACY_KEY_PREFIX + source_path.split("/", 1)[1]
+
+
+def read_source_tree(
+    root: Path, *, source_name: str | None = None
+) -> tuple[list[SourcePage], list[tuple[str, str]]]:
+    """Every page under `root`, parents before children, and the files skipped with reasons.
+
+    Paths (keys, folders and skipped files alike) start with the source name.
+    """
     pages: list[SourcePage] = []
     skipped: list[tuple[str, str]] = []
+    name = source_name_for(root, source_name)
+
+    def key(path: Path) -> str:
+        return f"{name}/{path.relative_to(root).as_posix()}"
 
     def read_file(path: Path, *, parent_folder: str | None, folder: str | None) -> bool:
-        rel = path.relative_to(root).as_posix()
+        rel = key(path)
+        if len(rel) > SOURCE_KEY_MAX:
+            skipped.append((rel, f"its path is longer than {SOURCE_KEY_MAX} characters"))
+            return False
         try:
             pages.append(
                 parse_source(
@@ -263,7 +312,7 @@ def read_source_tree(root: Path) -> tuple[list[SourcePage], list[tuple[str, str]
                 # Symlinked folders could loop back on themselves; empty ones make no page.
                 if entry.is_symlink() or not _holds_markdown(entry):
                     continue
-                sub = entry.relative_to(root).as_posix()
+                sub = key(entry)
                 sub_file = _folder_page_file(entry)
                 if sub_file is None or not read_file(sub_file, parent_folder=folder, folder=sub):
                     # A folder without a readable page of its own still holds its children.
@@ -304,19 +353,45 @@ def _current_version(page: Page, actor: User) -> Version | None:
 
 
 def _existing_pages(sources: list[SourcePage]) -> tuple[dict[str, Page], dict[str, Page]]:
-    """The pages already imported from these sources, by source path and by public id."""
+    """The pages already imported from these sources, by source key and by public id.
+
+    A page still under its key from before keys named their folder is found by that key.
+    """
     by_path: dict[str, Page] = {}
     by_id: dict[str, Page] = {}
+    legacy: dict[str, Page] = {}
     pages = Page.objects.select_related("live_version")
     for start in range(0, len(sources), 500):
         chunk = sources[start : start + 500]
         paths = [s.source_path for s in chunk]
+        old_paths = [legacy_key(s.source_path) for s in chunk]
         ids = [s.quire_id for s in chunk if s.quire_id is not None]
-        for page in pages.filter(Q(source_path__in=paths) | Q(public_id__in=ids)):
-            if page.source_path is not None:
+        found = pages.filter(
+            Q(source_path__in=paths) | Q(source_path__in=old_paths) | Q(public_id__in=ids)
+        )
+        for page in found:
+            if page.source_path is not None and page.source_path.startswith(LEGACY_KEY_PREFIX):
+                legacy[page.source_path] = page
+            elif page.source_path is not None:
                 by_path[page.source_path] = page
             by_id[page.public_id] = page
+    for source in sources:
+        old = legacy.get(legacy_key(source.source_path))
+        if old is not None and source.source_path not in by_path:
+            by_path[source.source_path] = old
     return by_path, by_id
+
+
+def _other_source(page: Page, source_name: str) -> str | None:
+    """The source another import made `page` from, or None when it is free to update.
+
+    Pages made in Quire itself, by an earlier import of this source, or under a key from
+    before keys named their folder may be updated.
+    """
+    key = page.source_path
+    if key is None or key.startswith(LEGACY_KEY_PREFIX) or key.startswith(f"{source_name}/"):
+        return None
+    return key
 
 
 @transaction.atomic
@@ -357,13 +432,17 @@ def _import_one(
     if page.source_path != source.source_path or page.extra_frontmatter != (
         source.extra_frontmatter
     ):
+        renamed_only = page.extra_frontmatter == source.extra_frontmatter and (
+            page.source_path == legacy_key(source.source_path)
+        )
         services.page_set_import_metadata(
             actor=actor,
             page=page,
             source_path=source.source_path,
             extra_frontmatter=source.extra_frontmatter,
         )
-        outcome = "updated"
+        # Taking over a key from before keys named their folder changes nothing a person sees.
+        outcome = "unchanged" if renamed_only else "updated"
     # Publishing compares with what readers see; a proposal compares with what waits.
     current = page.live_version if publish else _current_version(page, actor)
     wanted_parent_id = parent.pk if parent is not None else None
@@ -395,9 +474,13 @@ def import_pages(
     actor: User,
     publish: bool,
     report: ImportReport,
+    source_name: str,
     progress: Progress | None = None,
 ) -> None:
-    """Create or update a page for each source, in order (parents come first)."""
+    """Create or update a page for each source, in order (parents come first).
+
+    A file whose `quire_id` names a page that another source made is reported, not applied.
+    """
     folder_pages: dict[str, Page] = {}
     by_path, by_id = _existing_pages(sources)
     run_paths = {source.source_path for source in sources}
@@ -418,6 +501,20 @@ def import_pages(
         # of this import; a new page keeps the id only while no other page has it.
         if existing is None and by_quire_id is not None and by_quire_id.pk not in claimed:
             if by_quire_id.source_path not in run_paths:
+                other = _other_source(by_quire_id, source_name)
+                if other is not None:
+                    report.skipped.append(
+                        (
+                            source.source_path,
+                            f"its quire_id {by_quire_id.public_id} is a page imported from "
+                            f"{other}, which this import does not overwrite; import that "
+                            "source again to update it, or remove quire_id from this file "
+                            "to import it as a new page",
+                        )
+                    )
+                    if source.folder is not None:
+                        missing_folders.add(source.folder)
+                    continue
                 existing = by_quire_id
         try:
             outcome, page = _import_one(
@@ -445,12 +542,45 @@ def import_markdown(
     *,
     actor: User,
     publish: bool,
+    source_name: str | None = None,
     progress: Progress | None = None,
 ) -> ImportReport:
-    """Import every markdown file under `root`; bad files are reported and skipped."""
-    sources, skipped = read_source_tree(root)
+    """Import every markdown file under `root`; bad files are reported and skipped.
+
+    Keys start with `source_name`, by default the folder's own name (ValueError when that
+    cannot be a key).
+    """
+    name = source_name_for(root, source_name)
+    sources, skipped = read_source_tree(root, source_name=name)
     report = ImportReport(skipped=skipped)
     # Pages imported for review: one summary email per reviewer, not one per page.
-    with outbox.batched():
-        import_pages(sources, actor=actor, publish=publish, report=report, progress=progress)
+    with outbox.batched(), _commits_without_waiting():
+        import_pages(
+            sources,
+            actor=actor,
+            publish=publish,
+            report=report,
+            source_name=name,
+            progress=progress,
+        )
     return report
+
+
+@contextmanager
+def _commits_without_waiting() -> Iterator[None]:
+    """On PostgreSQL, let each page's commit return before its WAL reaches the disk.
+
+    An import commits once per page, and waiting for the disk is most of its time. A crash
+    can lose only the last fraction of a second of pages, never corrupt anything, and an
+    import is idempotent: running it again brings those pages in.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET synchronous_commit")

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import models
 
 from core.actors import SystemActor, is_agent, is_person
 from core.models import AuditEvent
+
+# What a call refused for holding it must still be recordable: neither database stores NUL
+# in text (PostgreSQL refuses it in jsonb too) nor a lone surrogate.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: Any) -> Any:
+    """`value` with every NUL and lone surrogate in its strings (keys too) shown as U+FFFD."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(item) for item in value]
+    return value
 
 
 def audit_record(
@@ -25,14 +41,14 @@ def audit_record(
         raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
     who: Any = actor
     return AuditEvent.objects.create(
-        action=action,
+        action=storable(action),
         actor_user=who if is_person(actor) else None,
         actor_agent=who if is_agent(actor) else None,
         actor_system=actor.name if isinstance(actor, SystemActor) else "",
         page=page,
         version_number=version_number,
-        outcome=outcome,
-        comment=comment,
+        outcome=storable(outcome),
+        comment=storable(comment),
         duration_ms=duration_ms,
-        data=data or {},
+        data=storable(data or {}),
     )

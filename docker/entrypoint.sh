@@ -1,6 +1,8 @@
 #!/bin/sh
-# Quire's container entrypoint. Roles: web (migrate, collect static, gunicorn), worker
-# (celery worker), beat (celery beat), manage ARGS (manage.py ARGS); anything else is exec'd.
+# Quire's container entrypoint. Roles: migrate (apply migrations once, then exit), web
+# (collect static, gunicorn), worker (celery worker), beat (celery beat), manage ARGS
+# (manage.py ARGS); anything else is exec'd. docker-compose runs `migrate` as its own step
+# before the others start, so several web containers never race to migrate.
 set -eu
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings}"
 
@@ -29,9 +31,12 @@ PY
 
 role="${1:-web}"
 case "$role" in
+    migrate)
+        wait_for_database
+        exec python manage.py migrate --noinput
+        ;;
     web)
         wait_for_database
-        python manage.py migrate --noinput
         python manage.py collectstatic --noinput --verbosity 0
         exec gunicorn config.wsgi:application \
             --bind 0.0.0.0:8000 \

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from core.errors import QuireError
 from reviews import outbox, services
-from reviews.models import Notification, ReviewerSettings
+from reviews.models import ApiToken, Notification, ReviewerSettings
 
 
 @admin.register(ReviewerSettings)
@@ -54,6 +54,7 @@ class NotificationAdmin(admin.ModelAdmin):
         "status",
         "attempts",
         "sent_at",
+        "last_error",
     )
     list_filter = ("status", "kind", "delivery")
     search_fields = ("recipient__username", "recipient__email", "version__page__public_id")
@@ -71,3 +72,20 @@ class NotificationAdmin(admin.ModelAdmin):
     def send_again(self, request: HttpRequest, queryset: QuerySet[Notification]) -> None:
         count = outbox.requeue(list(queryset.values_list("pk", flat=True)))
         messages.success(request, f"{count} notification(s) queued again.")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """REST API keys: only a prefix and the hash are stored; deleting one revokes it at once."""
+
+    list_display = ("prefix", "user", "created_at", "last_used_at")
+    search_fields = ("user__username", "prefix")
+    list_select_related = ("user",)
+    readonly_fields = ("user", "prefix", "key_hash", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A key is shown once, so it is made by `manage.py create_api_token USERNAME`.
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -6,14 +6,14 @@ Views parse input, call one selector or service, and serialise. Every failure is
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework import exceptions, status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound, QuireError
 from reviews import selectors, services
+from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
     ErrorSerializer,
@@ -33,7 +34,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
-from wiki.validators import validate_query
+from wiki.validators import check_text, validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -48,23 +49,51 @@ _CODES = {
 }
 
 ERRORS = {
-    400: OpenApiResponse(ErrorSerializer, description="Invalid input; nothing changed."),
+    400: OpenApiResponse(
+        ErrorSerializer,
+        description="Invalid input (a parameter out of its declared range, a NUL character, "
+        "JSON nested too deep); nothing changed.",
+    ),
     401: OpenApiResponse(ErrorSerializer, description="Not logged in and no valid token."),
     403: OpenApiResponse(ErrorSerializer, description="Not allowed."),
     404: OpenApiResponse(ErrorSerializer, description="No such page or version."),
+    405: OpenApiResponse(ErrorSerializer, description="This method is not allowed here."),
+    406: OpenApiResponse(
+        ErrorSerializer, description="The Accept header asks for other than JSON."
+    ),
+    503: OpenApiResponse(
+        ErrorSerializer,
+        description="The database is unavailable for a moment; retry after `Retry-After` seconds.",
+    ),
+}
+WRITE_ERRORS = {
+    **ERRORS,
+    415: OpenApiResponse(ErrorSerializer, description="Send the body as JSON or a form."),
 }
 CONFLICT = {
+    **WRITE_ERRORS,
     409: OpenApiResponse(
         ErrorSerializer,
         description="The version is not in review, or it is stale and its changes conflict "
         "with the live version (`detail.conflicts`); nothing changed.",
-    )
+    ),
 }
+PAGE_ID_PATTERN = r"^pg_[a-z2-7]{8}$"
+# A filter parameter: a page id, or empty for no filter.
+PAGE_FILTER_PATTERN = r"^(pg_[a-z2-7]{8})?$"
+AUTHOR_KIND_PATTERN = r"^(agent|human)?$"
+NO_NUL = r"^[^\x00]*$"
 PAGE_ID = OpenApiParameter(
-    "page_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Public page id, pg_…"
+    "page_id",
+    {"type": "string", "pattern": PAGE_ID_PATTERN},
+    OpenApiParameter.PATH,
+    description="Public page id, pg_…",
 )
 NUMBER = OpenApiParameter(
-    "number", OpenApiTypes.INT, OpenApiParameter.PATH, description="Version number"
+    "number",
+    {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+    OpenApiParameter.PATH,
+    description="Version number",
 )
 
 
@@ -121,7 +150,13 @@ def _public_parent_ids(detail: dict[str, Any]) -> dict[str, Any]:
 
 class QuireAPIView(APIView):
     # Token first, so a request without credentials gets 401 with WWW-Authenticate.
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [HashedTokenAuthentication, SessionAuthentication]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method == "POST":
+            # A malformed body is refused even where the endpoint reads none of it.
+            request.data  # noqa: B018
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):
@@ -150,6 +185,13 @@ class QuireListView(QuireAPIView, ListAPIView):
     pass
 
 
+def _check_filter(request: Request, name: str, pattern: str, hint: str) -> None:
+    """A filter parameter must have the shape the schema declares (empty: no filter)."""
+    value = request.query_params.get(name) or ""
+    if not re.fullmatch(pattern, value):
+        raise exceptions.ValidationError({name: hint})
+
+
 def _version(user: User, page_id: str, number: int) -> Version:
     return selectors.version_of(page_for_person(user, page_id), number)
 
@@ -160,10 +202,20 @@ class PageListView(QuireListView):
     @extend_schema(
         summary="List live pages",
         parameters=[
-            OpenApiParameter("q", OpenApiTypes.STR, description="Full-text search query"),
-            OpenApiParameter("tag", OpenApiTypes.STR, description="Only pages with this tag"),
             OpenApiParameter(
-                "parent", OpenApiTypes.STR, description="Only children of this page id"
+                "q",
+                {"type": "string", "maxLength": 200, "pattern": NO_NUL},
+                description="Full-text search query",
+            ),
+            OpenApiParameter(
+                "tag",
+                {"type": "string", "pattern": NO_NUL},
+                description="Only pages with this tag",
+            ),
+            OpenApiParameter(
+                "parent",
+                {"type": "string", "pattern": PAGE_FILTER_PATTERN},
+                description="Only children of this page id",
             ),
         ],
         responses={200: PageSerializer(many=True), **ERRORS},
@@ -172,9 +224,14 @@ class PageListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
+        _check_filter(
+            self.request, "parent", PAGE_FILTER_PATTERN, "Give a page id like pg_abcdefgh."
+        )
         params = self.request.query_params
         query = validate_query(params.get("q"), required=False)
-        tag, parent = (params.get("tag") or "").strip(), (params.get("parent") or "").strip()
+        tag, parent = (
+            check_text(params.get(name) or "", field=name).strip() for name in ("tag", "parent")
+        )
         if query:
             return selectors.search_live_pages(query, tag=tag, parent=parent)
         return selectors.live_pages(tag=tag, parent=parent)
@@ -223,15 +280,20 @@ class ReviewListView(QuireListView):
     @extend_schema(
         summary="Versions in review, oldest first",
         parameters=[
-            OpenApiParameter("agent", OpenApiTypes.STR, description="Only this agent's proposals"),
             OpenApiParameter(
-                "page", OpenApiTypes.STR, description="Only proposals on this page id"
+                "agent",
+                {"type": "string", "pattern": NO_NUL},
+                description="Only this agent's proposals",
+            ),
+            OpenApiParameter(
+                "page",
+                {"type": "string", "pattern": PAGE_FILTER_PATTERN},
+                description="Only proposals on this page id",
             ),
             OpenApiParameter(
                 "author_kind",
-                OpenApiTypes.STR,
-                enum=["agent", "human"],
-                description="Agent or person",
+                {"type": "string", "enum": ["", "agent", "human"]},
+                description="Agent or person (empty: both)",
             ),
         ],
         responses={200: ReviewSerializer(many=True), **ERRORS},
@@ -241,6 +303,13 @@ class ReviewListView(QuireListView):
 
     def get_queryset(self) -> Any:
         selectors.check_can_see_queue(self.user())
+        _check_filter(self.request, "page", PAGE_FILTER_PATTERN, "Give a page id like pg_abcdefgh.")
+        _check_filter(
+            self.request,
+            "author_kind",
+            AUTHOR_KIND_PATTERN,
+            "Give agent or human, or leave it out.",
+        )
         return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
 
 

@@ -2,7 +2,9 @@
 
 Lines are matched first, then the words of each changed line pair, as Wagtail's compare.py
 does. Every piece of text is escaped here; invisible and bidirectional-control characters
-are shown as visible badges, since a reviewer must see exactly what goes live.
+are shown as visible badges and letters of another script hiding in a word (Unicode's
+confusables data, through confusable_homoglyphs) are marked, since a reviewer must see
+exactly what goes live.
 """
 
 from __future__ import annotations
@@ -10,9 +12,14 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import groupby
+from typing import NamedTuple
 
+from confusable_homoglyphs import categories, confusables
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -23,41 +30,177 @@ CONTEXT_LINES = 3
 PAIR_SIMILARITY = 0.3
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
-_ALWAYS_FLAGGED = {
-    *range(0x200B, 0x2010),  # zero-width space/joiners, LRM, RLM
-    *range(0x202A, 0x202F),  # bidi embeddings and overrides
-    *range(0x2066, 0x206A),  # bidi isolates
-    0xFEFF,  # zero-width no-break space (BOM)
-    0x00AD,  # soft hyphen
-}
+
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters that
+# render as nothing. Among them zero-width spaces and joiners, bidi controls, the combining
+# grapheme joiner, Hangul fillers, variation selectors (U+FE00.., U+E0100..) and tag characters.
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_IGNORABLE = frozenset(code for low, high in _DEFAULT_IGNORABLE for code in range(low, high + 1))
+# Blank without being ignorable: the Braille blank, and every space but the ASCII one (no-break,
+# en, em, thin, ideographic...) and the line and paragraph separators, which pass for spaces.
+_BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
+_BRAILLE_BLANK = "\u2800"
+
+# Letters only: digits and underscores join words in code (ip_адрес, x86) without mixing them.
+_WORD = re.compile(r"[^\W\d_]+")
+_NOT_A_SCRIPT = frozenset({"COMMON", "INHERITED"})
+# Scripts that one language writes together (Japanese, Korean, Chinese): not a mix.
+_SCRIPT_FAMILY = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "HANGUL": "HAN", "BOPOMOFO": "HAN"}
 
 
 def is_invisible(char: str) -> bool:
-    code = ord(char)
-    if code in _ALWAYS_FLAGGED:
+    """True for a character a reader cannot see, or sees as a plain space when it is not one."""
+    if ord(char) in _IGNORABLE or char == _BRAILLE_BLANK:
         return True
     category = unicodedata.category(char)
     if category == "Cf":
         return True
+    if category in _BLANK_CATEGORIES:
+        return char != " "
     return category == "Cc" and char not in "\n\t"
 
 
-def _plainly_visible(text: str) -> bool:
-    """A fast check (in C) that `text` holds no invisible character: every character
-    `is_invisible` flags is also one that `str.isprintable` refuses."""
-    return text.replace("\n", "").replace("\t", "").isprintable()
+@dataclass(frozen=True)
+class Lookalike:
+    """A letter of another script that passes for one of the word's own script."""
+
+    char: str
+    like: str  # the letter it passes for
+    script: str  # that letter's script, as Unicode names it ("LATIN")
+    word: str
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{_label(self.char)} looks like {self.script.title()} \u201c{self.like}\u201d "
+            f"in \u201c{self.word}\u201d"
+        )
+
+
+@lru_cache(maxsize=8192)
+def _script(char: str) -> str:
+    # The library looks each character up afresh (microseconds); texts repeat their letters.
+    return str(categories.aliases_categories(char)[0])
+
+
+def _word_lookalikes(word: str) -> list[Lookalike]:
+    """Homoglyphs in a word that mixes scripts: letters outside the word's main script that
+    Unicode's confusables data says can pass for a letter of it."""
+    scripts = [_script(char) for char in word]
+    counts = Counter(
+        _SCRIPT_FAMILY.get(script, script) for script in scripts if script not in _NOT_A_SCRIPT
+    )
+    if len(counts) < 2:
+        return []
+    # The main script is the word's most frequent one; Latin wins a tie.
+    main = max(counts, key=lambda script: (counts[script], script == "LATIN"))
+    found = confusables.is_confusable(word, greedy=True, preferred_aliases=[main]) or []
+    out = []
+    for item in found:
+        char = item["character"]
+        if _script(char) in _NOT_A_SCRIPT or _SCRIPT_FAMILY.get(_script(char)) == main:
+            continue
+        like = next(
+            (g["c"] for g in item["homoglyphs"] if len(g["c"]) == 1 and _script(g["c"]) == main),
+            None,
+        )
+        if like is not None:
+            out.append(Lookalike(char=char, like=like, script=main, word=word))
+    return out
+
+
+def _is_cjk(char: str) -> bool:
+    script = _script(char)
+    return _SCRIPT_FAMILY.get(script, script) == "HAN"
+
+
+def _words(text: str) -> Iterator[tuple[int, str]]:
+    """The words of `text` that go beyond ASCII, with their offsets. Chinese, Japanese and
+    Korean write Latin words against their own without a space ("OSに関連する"), so a run
+    of those scripts is a word of its own."""
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word.isascii():
+            continue
+        offset = match.start()
+        for _, run in groupby(word, key=_is_cjk):
+            part = "".join(run)
+            yield offset, part
+            offset += len(part)
+
+
+def lookalikes(text: str) -> dict[int, Lookalike]:
+    """The homoglyphs of `text` by position, word by word (only words beyond ASCII can mix)."""
+    if text.isascii():
+        return {}
+    positions: dict[int, Lookalike] = {}
+    for start, word in _words(text):
+        suspects = {item.char: item for item in _word_lookalikes(word)}
+        for offset, char in enumerate(word):
+            if char in suspects:
+                positions[start + offset] = suspects[char]
+    return positions
+
+
+class Flag(NamedTuple):
+    """A suspicious character for the reviewer's warning: its label, and whether it is a
+    look-alike letter (else it is invisible)."""
+
+    label: str
+    lookalike: bool
+
+
+def _marks(text: str) -> dict[int, Lookalike | None]:
+    """The positions in `text` a reviewer must see: None for an invisible character, the
+    Lookalike for a homoglyph. Checks each distinct character once, not each position."""
+    hidden = [char for char in set(text) if is_invisible(char)]
+    marks: dict[int, Lookalike | None] = dict(lookalikes(text))
+    if hidden:
+        pattern = re.compile("|".join(re.escape(char) for char in hidden))
+        marks.update((match.start(), None) for match in pattern.finditer(text))
+    return marks
+
+
+def _flags(text: str) -> list[Flag]:
+    """A flag for each suspicious character occurrence in `text`, in order."""
+    marks = _marks(text)
+    return [
+        Flag(_label(text[index]), lookalike=False)
+        if mark is None
+        else Flag(mark.label, lookalike=True)
+        for index, mark in sorted(marks.items())
+    ]
+
+
+def suspicious_characters(texts: Iterable[str], *, before: Iterable[str] = ()) -> list[Flag]:
+    """The invisible and look-alike characters in `texts` that `before` does not already hold
+    as often: what a proposal adds, each once, labelled like "U+202E RIGHT-TO-LEFT…"."""
+    added = Counter(flag for text in texts for flag in _flags(text))
+    added.subtract(flag for text in before for flag in _flags(text))
+    return [flag for flag, count in added.items() if count > 0]
 
 
 def invisible_characters(*texts: str) -> list[str]:
-    """The distinct invisible characters in `texts`, as labels like "U+202E RIGHT-TO-LEFT…"."""
-    found: dict[str, None] = {}
-    for text in texts:
-        if _plainly_visible(text):
-            continue
-        for char in text:
-            if is_invisible(char):
-                found[_label(char)] = None
-    return list(found)
+    """The labels of the distinct invisible and look-alike characters in `texts`."""
+    return [flag.label for flag in suspicious_characters(texts)]
 
 
 def _code(char: str) -> str:
@@ -69,24 +212,27 @@ def _label(char: str) -> str:
 
 
 def show(text: str) -> str:
-    """Escape `text` for HTML and replace each invisible character with a visible badge."""
-    if _plainly_visible(text):
+    """Escape `text` for HTML, replace each invisible character with a visible badge and
+    underline each look-alike letter, naming it."""
+    marks = _marks(text)
+    if not marks:
         return escape(text)
     parts: list[str] = []
-    plain: list[str] = []
-    for char in text:
-        if is_invisible(char):
-            if plain:
-                parts.append(escape("".join(plain)))
-                plain = []
+    start = 0
+    for index, mark in sorted(marks.items()):
+        parts.append(escape(text[start:index]))
+        char = text[index]
+        if mark is None:
             parts.append(
                 f'<span class="invisible-char" title="{escape(_label(char))}">'
                 f"\u27e6{_code(char)}\u27e7</span>"
             )
         else:
-            plain.append(char)
-    if plain:
-        parts.append(escape("".join(plain)))
+            parts.append(
+                f'<span class="lookalike-char" title="{escape(mark.label)}">{escape(char)}</span>'
+            )
+        start = index + 1
+    parts.append(escape(text[start:]))
     return "".join(parts)
 
 

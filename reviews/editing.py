@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 
 from core.errors import Conflict, NotFound, QuireError
 from reviews import services
+from reviews.merge import appended_body
 from wiki import selectors
 from wiki.forms import AppendForm, PageForm, add_service_error, sentence
 from wiki.models import Page, Version, VersionKind
@@ -108,9 +109,10 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         messages.error(request, "This page is archived. Restore it before editing it.")
         return redirect(page_url(page))
     own = selectors.own_pending_version(page, user)
-    if own is not None and own.kind != VersionKind.REPLACE:
-        own = None
     live = page.live_version
+    own_append = own if own is not None and own.kind == VersionKind.APPEND else None
+    if own_append is not None:
+        own = None
     source: Version | None = own or live
     if source is None:
         if not can_review(user):
@@ -126,7 +128,10 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
     publish = can_publish(user)
     initial = {
         "title": source.title,
-        "body": source.body,
+        # A waiting addition of one's own is part of the text one edits: saving keeps it.
+        "body": appended_body(source.body, own_append.proposed_body)
+        if own_append is not None
+        else source.body,
         "tags": _tag_text(source.tags),
         "instructions": source.instructions,
         "base_number": base_number,
@@ -187,6 +192,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         form=form,
         page=page,
         own=own,
+        own_append=own_append,
         live=live,
         publish=publish,
         conflict=conflict,
@@ -207,6 +213,7 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
     publish = can_publish(request.user)
     form = AppendForm(request.POST) if request.method == "POST" else AppendForm()
     if request.method == "POST" and form.is_valid():
+        earlier = selectors.own_pending_version(page, request.user)
         try:
             version = services.version_propose(
                 actor=request.user,  # type: ignore[arg-type]
@@ -222,6 +229,14 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
         else:
             if publish:
                 messages.success(request, f"Added to “{page.title}” as v{version.number}.")
+            elif earlier is not None:
+                what = "addition" if earlier.kind == VersionKind.APPEND else "edit"
+                messages.success(
+                    request,
+                    f"Your addition was submitted for review as v{version.number}, together "
+                    f"with your earlier {what} v{earlier.number} that was still waiting; a "
+                    "reviewer decides both at once.",
+                )
             else:
                 messages.success(
                     request,

@@ -8,7 +8,7 @@ from django import forms
 
 from core.errors import InvalidArgument
 from reviews.services import COMMENT_MAX, validate_comment
-from wiki.forms import sentence
+from wiki.forms import TextField, sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
 from wiki.validators import validate_resolved_markdown
 
@@ -21,7 +21,7 @@ def _comment(value: Any, *, required: bool) -> str:
 
 
 class ApproveForm(forms.Form):
-    comment = forms.CharField(
+    comment = TextField(
         required=False,
         widget=forms.Textarea(
             attrs={
@@ -39,13 +39,13 @@ class ApproveForm(forms.Form):
 
 
 class EditApproveForm(ApproveForm):
-    title = forms.CharField(max_length=TITLE_MAX)
-    tags = forms.CharField(
+    title = TextField(max_length=TITLE_MAX)
+    tags = TextField(
         required=False,
         max_length=20 * 52,
         help_text="Comma-separated.",
     )
-    body = forms.CharField(
+    body = TextField(
         required=False,
         max_length=MARKDOWN_MAX,
         strip=False,
@@ -64,7 +64,7 @@ class EditApproveForm(ApproveForm):
 
 
 class RejectForm(forms.Form):
-    comment = forms.CharField(
+    comment = TextField(
         required=False,
         widget=forms.Textarea(
             attrs={
@@ -81,7 +81,7 @@ class RejectForm(forms.Form):
 
 class RevertForm(forms.Form):
     to_number = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
-    comment = forms.CharField(required=False, max_length=CHANGE_SUMMARY_MAX)
+    comment = TextField(required=False, max_length=CHANGE_SUMMARY_MAX)
 
 
 class CompareForm(forms.Form):

@@ -73,3 +73,24 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.recipient_id} ({self.status})"
+
+
+class ApiToken(models.Model):
+    """A REST API key: only its SHA-256 is stored (like agent tokens); the key is shown once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    prefix = models.CharField(
+        max_length=12, help_text="The key's first characters, to tell keys apart."
+    )
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"

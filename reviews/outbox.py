@@ -9,13 +9,16 @@ says is reviews/mail.py's business.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
 from smtplib import SMTPException
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -40,8 +43,8 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 25
 # A row claimed by a worker that died mid-send is taken back after this long.
 SENDING_TIMEOUT = timedelta(minutes=15)
-# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries.
-SWEEP_GRACE = timedelta(minutes=1)
+# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries
+# (QUIRE_OUTBOX_SWEEP_GRACE_SECONDS, one minute by default).
 SWEEP_BATCH = 100
 EAGER_SWEEP_BATCH = 10
 
@@ -83,6 +86,9 @@ def queue_review_requested(version: Version) -> list[int]:
     )
     if version.author_user_id is not None:
         reviewers = reviewers.exclude(pk=version.author_user_id)
+    else:
+        # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
+        reviewers = reviewers.exclude(agents=version.author_agent_id)
     rows = []
     for user_id, preference in reviewers:
         preference = preference or NotificationPreference.IMMEDIATE
@@ -183,7 +189,20 @@ def deliver(notification_id: int) -> str:
 
     The row is claimed with a conditional update rather than a lock held while talking to
     the SMTP server, so a slow mail server never blocks writers (SQLite has one writer).
+    A review request goes through `send_review_requests`, which gathers a reviewer's emails.
     """
+    row = (
+        Notification.objects.filter(pk=notification_id)
+        .values("kind", "delivery", "recipient_id")
+        .first()
+    )
+    if row is None:
+        return "not pending"
+    if (
+        row["kind"] == NotificationKind.REVIEW_REQUESTED
+        and row["delivery"] == NotificationDelivery.IMMEDIATE
+    ):
+        return send_review_requests(row["recipient_id"])
     now = timezone.now()
     claimed = Notification.objects.filter(
         pk=notification_id, status=NotificationStatus.PENDING
@@ -198,17 +217,127 @@ def deliver(notification_id: int) -> str:
         "version__author_user",
         "version__decided_by",
     ).get(pk=notification_id)
-    message = mail.compose(notification)
+    return _send([notification], lambda: mail.compose(notification))
+
+
+def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) -> str:
+    """Build and send one email standing for `rows` (claimed by the caller)."""
+    ids = [row.pk for row in rows]
+    try:
+        message = build()
+        if message is not None:
+            # Built in full here, so that a message that cannot be built (a header with a
+            # newline, a template error) is found now, not half-way through sending.
+            message.extra_headers["X-Quire-Notifications"] = ",".join(map(str, ids))
+            message.message()
+    except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
+        _unbuildable(ids, exc)
+        return NotificationStatus.FAILED
     if message is None:
-        _finish([notification_id], NotificationStatus.SKIPPED)
+        _finish(ids, NotificationStatus.SKIPPED)
         return NotificationStatus.SKIPPED
     try:
         message.send()
     except (SMTPException, OSError) as exc:
-        _failed_attempt([notification_id], exc)
+        _failed_attempt(ids, exc)
         raise
-    _finish([notification_id], NotificationStatus.SENT)
+    _finish(ids, NotificationStatus.SENT)
     return NotificationStatus.SENT
+
+
+def _unbuildable(ids: list[int], exc: BaseException) -> None:
+    error = f"could not build the email: {exc.__class__.__name__}: {exc}"[:2000]
+    Notification.objects.filter(pk__in=ids).update(
+        status=NotificationStatus.FAILED, last_error=error
+    )
+    logger.error("Notification(s) %s marked failed: %s", ids, error)
+
+
+# --- gathering a reviewer's review requests ----------------------------------------------
+
+
+def gather_window() -> timedelta:
+    return timedelta(seconds=settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS)
+
+
+def send_review_requests(recipient_id: int) -> str:
+    """Email a reviewer what waits for them: at once after a quiet spell, else gathered.
+
+    The first proposal after a quiet spell goes out on its own at once. Review requests
+    owed within QUIRE_REVIEW_EMAIL_GATHER_SECONDS of the last one wait, and one follow-up
+    email lists them all when the window closes, so a busy team gets a few emails an hour
+    instead of one per proposal.
+    """
+    window = gather_window()
+    with transaction.atomic():
+        # One decision at a time per reviewer, so two workers never both send "the first".
+        get_user_model().objects.select_for_update().filter(pk=recipient_id).first()
+        owed = Notification.objects.filter(
+            recipient_id=recipient_id,
+            kind=NotificationKind.REVIEW_REQUESTED,
+            delivery=NotificationDelivery.IMMEDIATE,
+        )
+        pending = list(owed.filter(status=NotificationStatus.PENDING).values_list("pk", flat=True))
+        if not pending:
+            return "not pending"
+        now = timezone.now()
+        last = (
+            owed.filter(status__in=[NotificationStatus.SENT, NotificationStatus.SENDING])
+            .order_by("-last_attempt_at")
+            .values_list("last_attempt_at", flat=True)
+            .first()
+        )
+        if window and last is not None and now - last < window:
+            _follow_up_later(recipient_id, last + window - now)
+            return "gathered"
+        owed.filter(pk__in=pending).update(
+            status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=now
+        )
+    rows = list(
+        Notification.objects.filter(pk__in=pending)
+        .select_related(
+            "recipient",
+            "version__page__live_version",
+            "version__base_version",
+            "version__author_agent",
+            "version__author_user",
+            "version__decided_by",
+        )
+        .order_by("version__created_at", "pk")
+    )
+    waiting = [row for row in rows if row.version.status == VersionStatus.IN_REVIEW]
+    decided = [row.pk for row in rows if row.version.status != VersionStatus.IN_REVIEW]
+    if decided:
+        _finish(decided, NotificationStatus.SKIPPED)
+    if not waiting:
+        return NotificationStatus.SKIPPED
+    if len(waiting) == 1:
+        return _send(waiting, lambda: mail.compose(waiting[0]))
+    recipient = waiting[0].recipient
+    return _send(
+        waiting,
+        lambda: (
+            mail.compose_digest(recipient, [row.version for row in waiting])
+            if recipient.email and recipient.is_active
+            else None
+        ),
+    )
+
+
+def _follow_up_later(recipient_id: int, delay: timedelta) -> None:
+    """Queue the follow-up once per window; the sweep sends it if the broker loses it."""
+    if _in_process():
+        # No broker, no delayed tasks: the in-process sweep after a later commit sends it.
+        return
+    from reviews import tasks
+
+    seconds = max(1, int(delay.total_seconds()) + 1)
+    if not cache.add(f"quire:review-follow-up:{recipient_id}", 1, timeout=seconds):
+        return
+    try:
+        tasks.send_review_requests.apply_async(args=[recipient_id], countdown=seconds)
+    except (BrokerError, OSError) as exc:
+        logger.warning("Could not queue a review follow-up (%s); the sweep will send it.", exc)
 
 
 def _finish(ids: list[int], status: str) -> None:
@@ -231,6 +360,7 @@ def _failed_attempt(ids: list[int], exc: BaseException) -> None:
 def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     """Queue again every immediate row still owed; returns how many were queued."""
     now = timezone.now()
+    grace = timedelta(seconds=settings.QUIRE_OUTBOX_SWEEP_GRACE_SECONDS)
     Notification.objects.filter(
         status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
     ).update(status=NotificationStatus.PENDING)
@@ -239,8 +369,8 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
             status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
         )
         .filter(
-            Q(last_attempt_at__isnull=True, created_at__lt=now - SWEEP_GRACE)
-            | Q(last_attempt_at__lt=now - SWEEP_GRACE)
+            Q(last_attempt_at__isnull=True, created_at__lt=now - grace)
+            | Q(last_attempt_at__lt=now - grace)
         )
         .order_by("id")
         .values_list("pk", flat=True)[:limit]

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
+from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
 
 # A diff fits the row when it changes at most this many lines, shown with one line around.
@@ -27,7 +28,8 @@ class QueueRow:
     invisible: bool
     preview: Diff | None  # None when the change is too long to judge from the row
     one_click: bool  # approve straight from the row
-    own: bool  # the reviewer's own proposal (or their agent's): someone else decides
+    own: bool  # the reviewer may not decide it (their own, or their agent's)
+    refusal: str | None  # why not, as services.decision_refusal says it
 
     @property
     def one_click_reason(self) -> str:
@@ -58,9 +60,8 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
             *version.tags,
         )
     )
-    own = version.author_user_id == reviewer.pk or (
-        version.author_agent is not None and version.author_agent.owner_id == reviewer.pk
-    )
+    refusal = decision_refusal(reviewer, version)
+    own = refusal is not None
     preview = None
     if live is not None:
         if version.kind == VersionKind.APPEND:
@@ -84,7 +85,7 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
     else:
         fits = live is not None and not stale and preview is not None
     one_click = fits and not invisible and not own and not page.archived
-    return QueueRow(version, stale, staleness(version), invisible, preview, one_click, own)
+    return QueueRow(version, stale, staleness(version), invisible, preview, one_click, own, refusal)
 
 
 def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:

@@ -15,6 +15,7 @@ from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
+from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
 KINDS = (VersionKind.REPLACE.value, VersionKind.APPEND.value)
@@ -32,8 +33,10 @@ class QueueFilters:
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
+        """The filters a query string asks for; InvalidArgument for text no name or id holds."""
+
         def text(name: str) -> str:
-            return str(params.get(name) or "").strip()[:200]
+            return check_text(str(params.get(name) or ""), field=name).strip()[:200]
 
         kind = text("kind")
         author_kind = text("author_kind")
@@ -98,7 +101,8 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
-    """The oldest proposal `user` could decide next (not their own, not `besides`)."""
+    """The oldest proposal `user` could decide next: not `besides`, not their own, not one of
+    their agents' (see services.decision_refusal)."""
     return (
         review_queue()
         .exclude(pk=besides.pk)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -11,8 +12,20 @@ from rest_framework import serializers
 from reviews import selectors
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
+from reviews.services import COMMENT_MAX, COMMENT_TOO_LONG, REASON_REQUIRED
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
+from wiki.validators import check_text
+
+# Fields that are null when there is nothing to name (no parent, no base, not decided...).
+NULLABLE_STR = serializers.CharField(allow_null=True)
+NULLABLE_INT = serializers.IntegerField(allow_null=True)
+# What the schema promises a comment may hold; DRF refuses NUL, and a reason must say something.
+NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
+SAYS_SOMETHING = RegexValidator(
+    r"^[^\x00]*\S[^\x00]*$",
+    message=REASON_REQUIRED,
+)
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -36,7 +49,7 @@ class PageSerializer(serializers.Serializer):
     versionNumber = serializers.IntegerField(source="live_version.number")
     updated = serializers.SerializerMethodField()
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, page: Page) -> str | None:
         return page.parent.public_id if page.parent is not None else None
 
@@ -83,15 +96,15 @@ class VersionSerializer(serializers.Serializer):
     def get_author(self, version: Version) -> dict[str, str]:
         return _author(version)
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_baseVersion(self, version: Version) -> int | None:
         return version.base_version.number if version.base_version is not None else None
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_decidedBy(self, version: Version) -> str | None:
         return version.decided_by.get_username() if version.decided_by is not None else None
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(NULLABLE_INT)
     def get_revertedFrom(self, version: Version) -> int | None:
         source = version.reverted_from
         return source.number if source is not None else None
@@ -102,7 +115,7 @@ class VersionSerializer(serializers.Serializer):
     def get_stale(self, version: Version) -> bool:
         return is_stale(version)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_staleNote(self, version: Version) -> str | None:
         return staleness(version)
 
@@ -137,7 +150,7 @@ class VersionDetailSerializer(VersionSerializer):
         body: str = self._content(version)["body"]
         return body
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, version: Version) -> str | None:
         parent = self._content(version)["parent"]
         return parent.public_id if parent is not None else None
@@ -177,9 +190,22 @@ class ReviewSerializer(VersionSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
+class CommentField(serializers.CharField):
+    """A reviewer's comment: the text rule is the one every door uses, with its message."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str):
+            check_text(data, field="comment")
+        return super().run_validation(data)
+
+
 class ApproveInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(
-        required=False, allow_blank=True, help_text="At most 5,000 characters."
+    comment = CommentField(
+        required=False,
+        allow_blank=True,
+        max_length=COMMENT_MAX,
+        error_messages={"max_length": COMMENT_TOO_LONG},
+        help_text="At most 5,000 characters.",
     )
     expectedLiveVersion = serializers.IntegerField(
         required=False,
@@ -190,13 +216,17 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
-    # Required: the service refuses a rejection without a reason, with the same sentence
-    # a reviewer sees in the browser.
-    comment = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text="Why the proposal is rejected (required, at most 5,000 characters): the "
-        "author sees it.",
+    # The service refuses a rejection without a reason; the schema says so too, with the
+    # service's own sentence.
+    comment = CommentField(
+        max_length=COMMENT_MAX,
+        validators=[SAYS_SOMETHING],
+        help_text="Why the proposal is rejected (at most 5,000 characters): the author sees it.",
+        error_messages={
+            "required": REASON_REQUIRED,
+            "blank": REASON_REQUIRED,
+            "max_length": COMMENT_TOO_LONG,
+        },
     )
 
 

@@ -23,7 +23,14 @@ from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
-from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.models import (
+    CHANGE_SUMMARY_MAX,
+    MARKDOWN_MAX,
+    Page,
+    Version,
+    VersionKind,
+    VersionStatus,
+)
 from wiki.roles import can_publish, can_review
 from wiki.services import (
     allocate_version_number,
@@ -33,6 +40,7 @@ from wiki.services import (
     page_row_create,
 )
 from wiki.validators import (
+    check_text,
     validate_change_summary,
     validate_markdown,
     validate_resolved_markdown,
@@ -41,6 +49,11 @@ from wiki.validators import (
 )
 
 COMMENT_MAX = 5000
+REASON_REQUIRED = (
+    "give a reason to reject: a reason is required; tell the author what to change so the "
+    "next proposal can be approved."
+)
+COMMENT_TOO_LONG = f"the comment can be at most {COMMENT_MAX:,} characters."
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -52,18 +65,14 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         comment = ""
     if not isinstance(comment, str):
         raise InvalidArgument("the comment must be text.", field="comment")
-    comment = comment.strip()
+    comment = check_text(comment, field="comment").strip()
     if len(comment) > COMMENT_MAX:
         raise InvalidArgument(
             f"the comment can be at most {COMMENT_MAX:,} characters; it has {len(comment):,}.",
             field="comment",
         )
     if required and not comment:
-        raise InvalidArgument(
-            "give a reason to reject: a reason is required; tell the author what to change so "
-            "the next proposal can be approved.",
-            field="comment",
-        )
+        raise InvalidArgument(REASON_REQUIRED, field="comment")
     return comment
 
 
@@ -84,11 +93,31 @@ def _check_can_publish(actor: Actor) -> User:
     return actor
 
 
-def _check_can_decide(actor: Actor, version: Version) -> User:
+def decision_refusal(actor: Actor, version: Version) -> str | None:
+    """Why `actor` may not approve or reject `version`, or None when they may.
+
+    The one statement of who decides, for every door and screen: a reviewer, and never the
+    proposal's author or the owner of the agent that wrote it (nobody approves their own words).
+    """
     if isinstance(actor, Agent) or not can_review(actor):
-        raise Forbidden("only reviewers can approve or reject proposals.")
+        return "only reviewers can approve or reject proposals."
     if version.author_user_id is not None and version.author_user_id == actor.pk:
-        raise Forbidden("you cannot decide your own proposal; ask another reviewer.")
+        return "you cannot decide your own proposal; ask another reviewer."
+    if version.author_agent_id is not None:
+        agent: Agent = version.author_agent  # type: ignore[assignment]
+        if agent.owner_id is not None and agent.owner_id == actor.pk:
+            return (
+                f"{agent.name} is your agent, so you cannot decide what it proposes; "
+                "ask another reviewer."
+            )
+    return None
+
+
+def _check_can_decide(actor: Actor, version: Version) -> User:
+    refusal = decision_refusal(actor, version)
+    if refusal is not None:
+        raise Forbidden(refusal)
+    assert isinstance(actor, User)
     return actor
 
 
@@ -117,12 +146,51 @@ def _pending_of(page: Page, actor: Actor) -> list[Version]:
     )
 
 
-def _withdraw(pending: list[Version]) -> list[int]:
+def _withdraw(pending: list[Version], *, carried_into: int | None = None) -> list[int]:
     """Withdraw the author's older proposals: one pending proposal per author and page."""
+    note = f"Carried into v{carried_into} with the author's next addition." if carried_into else ""
     for version in pending:
-        version.move_to(VersionStatus.WITHDRAWN)
+        version.move_to(VersionStatus.WITHDRAWN, comment=note)
         version.save(update_fields=["status", "decided_by", "decided_at", "decision_comment"])
     return [version.number for version in pending]
+
+
+def _carried_summary(earlier: str, new: str) -> str:
+    joined = "; ".join(summary for summary in (earlier, new) if summary)
+    return joined if len(joined) <= CHANGE_SUMMARY_MAX else new
+
+
+def _carried_text(earlier: Version, text: str) -> str:
+    if len(text) > MARKDOWN_MAX:
+        raise InvalidArgument(
+            f"together with your waiting proposal v{earlier.number} the markdown would be "
+            f"{len(text):,} characters; the limit is {MARKDOWN_MAX:,}. Wait for a reviewer to "
+            f"decide v{earlier.number}, or put the new text on another page.",
+            field="markdown",
+        )
+    return text
+
+
+def _carry(earlier: Version, fields: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An append made while the author's own proposal waits keeps that proposal's words.
+
+    After a waiting append: one append with the earlier blocks, then the new ones. After a
+    waiting replace draft: the draft with the new blocks at its end (it keeps its base).
+    Returns the kind and fields of the proposal that replaces `earlier`.
+    """
+    block = fields["proposed_body"]
+    if earlier.kind == VersionKind.APPEND:
+        text = _carried_text(earlier, appended_body(earlier.proposed_body, block))
+        return VersionKind.APPEND, {**fields, "proposed_body": text}
+    text = _carried_text(earlier, appended_body(earlier.body, block))
+    return VersionKind.REPLACE, {
+        "title": earlier.title,
+        "body": text,
+        "proposed_body": text,
+        "tags": earlier.tags,
+        "parent": earlier.parent,
+        "instructions": earlier.instructions,
+    }
 
 
 def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
@@ -343,9 +411,10 @@ def version_propose(
     """Propose a new version of `page`, or publish it at once (editors).
 
     A replace carries the whole new content; an append only the markdown to add at the end.
-    The author's older pending proposal on the page is withdrawn. `base_number` is the live
-    version the author started from: publishing over a newer one is refused, and a proposal
-    keeps that base so the reviewer sees it as stale.
+    The author's older pending proposal on the page is withdrawn; a proposed append carries
+    its words first (see `_carry`), so nothing the author wrote is dropped. `base_number` is
+    the live version the author started from: publishing over a newer one is refused, and a
+    proposal keeps that base so the reviewer sees it as stale.
     """
     _check_can_propose(actor)
     if publish:
@@ -380,22 +449,43 @@ def version_propose(
         )
         if publish and base is not None and base.pk != page.live_version_id:
             fields = _merge_onto_live(page, base, fields)
-    withdrawn = _withdraw(pending)
+    carried = kind == VersionKind.APPEND and not publish and bool(pending)
+    if carried:
+        earlier = pending[0]
+        kind, fields = _carry(earlier, fields)
+        change_summary = _carried_summary(earlier.change_summary, change_summary)
+        if kind == VersionKind.REPLACE:
+            base = earlier.base_version
+    number = allocate_version_number(page)
+    withdrawn = _withdraw(pending, carried_into=number if carried else None)
     version = Version.objects.create(
         page=page,
-        number=allocate_version_number(page),
+        number=number,
         kind=kind,
         change_summary=change_summary,
         base_version=base,
         **fields,
         **_author_fields(actor),
     )
-    _submit(page, version, actor=actor, publish=publish, withdrawn=withdrawn)
+    _submit(
+        page,
+        version,
+        actor=actor,
+        publish=publish,
+        withdrawn=withdrawn,
+        carried=withdrawn if carried else [],
+    )
     return version
 
 
 def _submit(
-    page: Page, version: Version, *, actor: Actor, publish: bool, withdrawn: list[int]
+    page: Page,
+    version: Version,
+    *,
+    actor: Actor,
+    publish: bool,
+    withdrawn: list[int],
+    carried: list[int],
 ) -> None:
     """Publish a new version at once (an editor's save) or queue it for review; audit either."""
     if publish:
@@ -408,7 +498,7 @@ def _submit(
         page=page,
         version_number=version.number,
         outcome=version.status,
-        data={"kind": version.kind, "withdrawn": withdrawn},
+        data={"kind": version.kind, "withdrawn": withdrawn, "carried": carried},
     )
     if not publish:
         outbox.queue_review_requested(version)

@@ -28,6 +28,25 @@ def deliver_notification(self: Task, notification_id: int) -> str:
         raise
 
 
+@shared_task(
+    bind=True,
+    autoretry_for=(SMTPException, OSError),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    retry_jitter=True,
+    max_retries=10,
+    acks_late=True,
+)
+def send_review_requests(self: Task, recipient_id: int) -> str:
+    """The follow-up email gathering a reviewer's review requests (reviews.outbox)."""
+    try:
+        return outbox.send_review_requests(recipient_id)
+    except (SMTPException, OSError):
+        if self.request.is_eager:
+            return NotificationStatus.PENDING
+        raise
+
+
 @shared_task
 def retry_pending_notifications() -> int:
     return outbox.retry_pending()

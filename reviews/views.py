@@ -16,9 +16,16 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from core.errors import Forbidden, NotFound, QuireError
+from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import selectors, services
-from reviews.diff import diff_text, diff_words, invisible_characters, show, tag_changes
+from reviews.diff import (
+    diff_text,
+    diff_words,
+    invisible_characters,
+    show,
+    suspicious_characters,
+    tag_changes,
+)
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
 from reviews.merge import is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
@@ -60,7 +67,12 @@ def queue(request: HttpRequest) -> HttpResponse:
         selectors.check_can_see_queue(user)
     except Forbidden as error:
         raise PermissionDenied(sentence(error.message)) from None
-    filters = selectors.QueueFilters.from_params(request.GET)
+    status = 200
+    try:
+        filters = selectors.QueueFilters.from_params(request.GET)
+    except InvalidArgument as error:
+        messages.error(request, f"{sentence(error.message)} The filter was left out.")
+        filters, status = selectors.QueueFilters(), 400
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
@@ -87,6 +99,7 @@ def queue(request: HttpRequest) -> HttpResponse:
                 or NotificationPreference.IMMEDIATE
             ),
         },
+        status=status,
     )
 
 
@@ -124,6 +137,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
     before_tags = before.tags if before else []
     before_parent = before.parent if before else None
     removed, added, kept = tag_changes(before_tags, proposed["tags"])
+    # What the proposal adds, not what was already there (the diff marks those too).
+    flagged = suspicious_characters(
+        [
+            proposed["body"],
+            proposed["title"],
+            version.instructions,
+            version.change_summary,
+            *proposed["tags"],
+        ],
+        before=[before_body, before_title, before.instructions if before else "", *before_tags],
+    )
     context: dict[str, Any] = {
         "page": page,
         "version": version,
@@ -140,14 +164,11 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         "tags_kept": kept,
         "parent_changed": before is not None and before_parent != proposed["parent"],
         "before_parent": before_parent,
-        "invisible": invisible_characters(
-            version.proposed_body,
-            version.body,
-            version.title,
-            version.change_summary,
-            version.instructions,
-            *version.tags,
-        ),
+        "invisible": flagged,
+        "invisible_kinds": {
+            "hidden": any(not flag.lookalike for flag in flagged),
+            "lookalike": any(flag.lookalike for flag in flagged),
+        },
         "change_summary_html": mark_safe(show(version.change_summary)),
     }
     applied_body, applied_title = proposed["body"], proposed["title"]
@@ -222,6 +243,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     edit_form = EditApproveForm(initial=_edit_initial(version, context), auto_id="edit_%s")
     reject_form = RejectForm()
     status = 200
+    refusal = services.decision_refusal(user, version)
+    if request.method == "POST" and refusal is not None and context["in_review"]:
+        raise PermissionDenied(sentence(refusal))
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -268,12 +292,11 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
+    refusal = services.decision_refusal(user, version)  # the version may have been reloaded
     context.update(
         {
-            "can_decide": (
-                context["in_review"] and can_review(user) and version.author_user_id != user.pk
-            ),
-            "own_proposal": version.author_user_id == user.pk,
+            "can_decide": context["in_review"] and refusal is None,
+            "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
                 selectors.next_waiting(user, besides=version) if can_review(user) else None
             ),
@@ -344,7 +367,12 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
                 )
                 return redirect("reviews:history", page_id=page.public_id)
         else:
-            error = "Choose the version to revert to."
+            comment_errors = form.errors.get("comment")
+            error = (
+                f"Comment: {comment_errors[0]}"
+                if comment_errors
+                else "Choose the version to revert to."
+            )
             status = 400
         page = _page_or_404(request, page_id)
     versions = selectors.page_versions(page)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 
 from reviews import services
+from tests.prerequisites import POSTGRES, require
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 
@@ -21,6 +22,9 @@ pytest_plugins = [
     "tests.fixtures_web",
     "tests.fixtures_mail",
     "tests.fixtures_browser",
+    "pytester",
+    "tests.fixtures_redis",
+    "tests.fixtures_servers",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +34,17 @@ HANDBOOK = CORPUS / "18f-handbook" / "pages"
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `postgres` runs only on PostgreSQL: skipped elsewhere, failed in CI's run."""
+    if item.get_closest_marker("postgres") is not None:
+        require(
+            POSTGRES,
+            is_postgres(),
+            f"needs PostgreSQL, and the tests run on {connection.vendor} "
+            "(set DATABASE_URL=postgres://USER@HOST:PORT/NAME)",
+        )
 
 
 @pytest.fixture
@@ -71,8 +86,35 @@ def reader(make_user: Callable[..., User]) -> User:
 
 
 @pytest.fixture
-def outsider(make_user: Callable[..., User]) -> User:
-    return make_user("otto", is_active=True)
+def outsider(make_user: Callable[..., User]) -> Iterator[User]:
+    """A signed-in user with no role and nothing to do with the pages under test.
+
+    Unlike `reader`, who writes proposals in many tests, the outsider has authored, decided,
+    uploaded and owns nothing, and is in no group. That is checked again when the test ends,
+    so a test cannot quietly turn the outsider into an author and still call it an outsider.
+    """
+    user = make_user("otto")
+    yield user
+    user.refresh_from_db()
+    assert not (user.is_staff or user.is_superuser or user.groups.exists()), "outsider got a role"
+    assert rows_pointing_at(user) == [], "the outsider must stay unrelated; use reader instead"
+
+
+# The user's own API token says who they are, not what they have to do with a page.
+CREDENTIALS = {"authtoken.Token"}
+
+
+def rows_pointing_at(user: User) -> list[str]:
+    """Each kind of row that refers to `user` (versions, decisions, agents, audit...), by name."""
+    found = []
+    for relation in User._meta.related_objects:
+        related = relation.related_model
+        assert not isinstance(related, str)
+        if related._meta.label in CREDENTIALS:
+            continue
+        if related._default_manager.filter(**{relation.field.name: user}).exists():
+            found.append(f"{related._meta.label}.{relation.field.name}")
+    return found
 
 
 @pytest.fixture
@@ -113,8 +155,20 @@ def live(page: Page) -> Version:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache() -> None:
-    """Rate-limit and login-throttle counters live in the cache; no test inherits another's."""
+def _fresh_cache(request: pytest.FixtureRequest) -> None:
+    """Rate-limit and login-throttle counters live in shared stores; no test inherits another's.
+
+    Without Redis they are in the database, so only tests that may use it clear them.
+    """
     from django.core.cache import cache
 
-    cache.clear()
+    from config.cache import counters_clear
+
+    uses_db = request.node.get_closest_marker("django_db") is not None or bool(
+        {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if uses_db:
+        transactional = bool({"transactional_db", "live_server"} & set(request.fixturenames))
+        request.getfixturevalue("transactional_db" if transactional else "db")
+        cache.clear()
+        counters_clear()

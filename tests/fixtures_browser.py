@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +15,7 @@ from tests.prerequisites import BROWSER, require
 from wiki.models import Page, Version
 
 CHROMIUM = Path("/usr/bin/chromium")
+ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 CHROMIUM_ARGS = [
     "--headless",
@@ -93,12 +93,14 @@ def chromium() -> Iterator[Any]:
         CHROMIUM.exists(),
         "Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
     )
-    # Playwright's sync API refuses to run where an event loop is running; Django's ORM
-    # calls made by the test itself are synchronous, so this is safe.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
+    # While Playwright's sync API is open it leaves an event loop marked running in this
+    # thread, so Django refuses ORM calls (the tests' own and the database teardown) unless
+    # told they are safe: they are synchronous. Only for as long as the browser is open:
+    # the context puts the variable back as it was, so later tests keep Django's guard.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv(ASYNC_UNSAFE, "true")
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             yield browser

@@ -52,7 +52,7 @@ class Inbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         message = email.message_from_bytes(envelope.content, policy=default_policy)
         with self._arrived:
-            self.messages.append(message)  # type: ignore[arg-type]
+            self.messages.append(message)
             self._arrived.notify_all()
         return "250 Message accepted for delivery"
 

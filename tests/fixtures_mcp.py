@@ -11,14 +11,14 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, InitializeResult
+from mcp.types import CallToolResult, InitializeResult, TextContent
 
 from agents import services as agent_services
 from agents.models import Agent
+from config.cache import counters_clear
 from core.actors import SystemActor
 from wiki.models import Page
 
@@ -70,9 +70,9 @@ def editor_agent(make_agent: Callable[..., AgentKey]) -> AgentKey:
 
 @pytest.fixture
 def fresh_rate_limits() -> Iterator[None]:
-    cache.clear()
+    counters_clear()
     yield
-    cache.clear()
+    counters_clear()
 
 
 @asynccontextmanager
@@ -131,8 +131,9 @@ class MCP:
         result = self.call(key, tool, **arguments)
         assert result.isError, result.structuredContent
         assert len(result.content) == 1
-        text: str = result.content[0].text  # type: ignore[union-attr]
-        return text
+        (item,) = result.content
+        assert isinstance(item, TextContent), item
+        return item.text
 
     def tool_names(self, key: AgentKey) -> list[str]:
         async def names(session: ClientSession) -> list[str]:
@@ -150,7 +151,7 @@ def rpc(
     client: Client, token: str | None, method: str, params: dict[str, Any] | None = None
 ) -> Any:
     """POST one JSON-RPC request to /mcp through Django's test client."""
-    headers = {"HTTP_ACCEPT": "application/json, text/event-stream"}
+    headers: dict[str, Any] = {"HTTP_ACCEPT": "application/json, text/event-stream"}
     if token is not None:
         headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}

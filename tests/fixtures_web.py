@@ -7,26 +7,21 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from config.cache import counters_clear
 from reviews import services
 from wiki.models import Page
 
 
 @pytest.fixture
-def throttle_cache(settings: Any) -> None:
-    """A private in-memory cache, so login failures neither leak between tests nor touch a
-    shared Redis."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": "quire-web-tests",
-        }
-    }
-    cache.clear()
+def throttle_cache(request: pytest.FixtureRequest) -> None:
+    """Login failures start from zero (they live in the shared counter store)."""
+    transactional = bool({"transactional_db", "live_server"} & set(request.fixturenames))
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    counters_clear()
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Skip a test whose outside dependency is missing, except where CI says it is required.
 
-Locally a test that needs Chromium or a Celery worker with Redis is skipped with a reason.
-CI exports QUIRE_REQUIRE_BROWSER=1 and QUIRE_REQUIRE_CELERY=1, and then the same test fails
-instead, so a broken CI machine can never turn into a quietly green run.
+Locally a test that needs Chromium, a Celery worker with Redis, or PostgreSQL (the `postgres`
+marker) is skipped with a reason. CI exports QUIRE_REQUIRE_BROWSER=1, and QUIRE_REQUIRE_CELERY=1
+and QUIRE_REQUIRE_POSTGRES=1 in its PostgreSQL run; then the same test fails instead, so a broken
+CI machine can never turn into a quietly green run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 BROWSER = "BROWSER"
 CELERY = "CELERY"
+POSTGRES = "POSTGRES"
 
 
 def required(what: str) -> bool:

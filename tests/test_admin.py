@@ -59,3 +59,39 @@ def test_it_archives_pages_through_the_service_with_an_audit_event(
     page.refresh_from_db()
     assert page.archived
     assert AuditEvent.objects.filter(action="page.archive", actor_user=admin_user).exists()
+
+
+def test_it_tells_a_logged_in_non_staff_user_instead_of_looping(
+    reader: User, client: Client
+) -> None:
+    client.force_login(reader)
+
+    response = client.get("/admin/", follow=True)
+
+    assert [url for url, _ in response.redirect_chain] == ["/admin/login/?next=/admin/"]
+    assert response.status_code == 200
+    assert (
+        "You are logged in as reed, which has no access to the admin." in response.content.decode()
+    )
+
+
+def test_it_lets_a_non_staff_user_log_in_as_an_admin_from_there(
+    reader: User, admin_user: User, client: Client
+) -> None:
+    client.force_login(reader)
+
+    response = client.post(
+        "/admin/login/?next=/admin/",
+        {"username": "ada", "password": "correct-horse-battery", "next": "/admin/"},
+    )
+
+    assert response.status_code == 302 and response["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
+
+
+def test_it_sends_a_logged_in_admin_straight_on(admin_user: User, client: Client) -> None:
+    client.force_login(admin_user)
+
+    response = client.get("/admin/login/")
+
+    assert response.status_code == 302 and response["Location"] == "/admin/"

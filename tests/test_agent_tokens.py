@@ -12,7 +12,6 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
-from django.utils import timezone
 
 from agents import selectors, services
 from agents.models import Agent, PageSetEntry
@@ -99,7 +98,8 @@ def test_it_records_last_use_at_most_once_a_minute(client: Client, reader_agent:
     assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at == first
     Agent.objects.filter(pk=reader_agent.agent.pk).update(last_used_at=first - timedelta(minutes=2))
     rpc(client, reader_agent.token, "tools/list")
-    assert Agent.objects.get(pk=reader_agent.agent.pk).last_used_at > first
+    last_used_at = Agent.objects.get(pk=reader_agent.agent.pk).last_used_at
+    assert last_used_at is not None and last_used_at > first
 
 
 def last_line(output: str) -> str:
@@ -231,7 +231,40 @@ def test_it_keeps_the_admins_page_set_changes_in_services(
     entry = PageSetEntry.objects.get(agent=agent)
     assert entry.page == page and entry.use_when == ["Use for refunds."] and entry.always_include
     assert AuditEvent.objects.filter(action="page_set.add", actor_user=admin_user).count() == 1
-    assert timezone.now() >= entry.agent.created_at
+
+
+def test_it_keeps_the_token_and_the_creation_time_when_the_admin_edits_an_agent(
+    client: Client, admin_user: User, reader_agent: AgentKey
+) -> None:
+    agent = reader_agent.agent
+    created_at = agent.created_at
+    Agent.objects.filter(pk=agent.pk).update(created_at=created_at - timedelta(days=30))
+    client.force_login(admin_user)
+    data: dict[str, Any] = {
+        "name": "refund-bot",
+        "description": "Answers refund questions.",
+        "can_edit_pages": "on",
+        "page_set-TOTAL_FORMS": "0",
+        "page_set-INITIAL_FORMS": "0",
+    }
+    response = client.post(f"/admin/agents/agent/{agent.pk}/change/", data)
+    assert response.status_code == 302
+    edited = Agent.objects.get(pk=agent.pk)
+    assert (edited.name, edited.description, edited.can_edit_pages, edited.is_active) == (
+        "refund-bot",
+        "Answers refund questions.",
+        True,
+        True,
+    )
+    assert edited.created_at == created_at - timedelta(days=30)
+    assert (edited.token_hash, edited.token_prefix) == (agent.token_hash, agent.token_prefix)
+    assert selectors.agent_by_token(reader_agent.token) == edited
+    update = AuditEvent.objects.get(action="agent.update")
+    assert (update.actor_user, update.data["name"], update.data["canEditPages"]) == (
+        admin_user,
+        "refund-bot",
+        True,
+    )
 
 
 @pytest.mark.parametrize("command", ["rotate_agent_token", "revoke_agent"])

@@ -6,18 +6,21 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from core.actors import SystemActor
 from reviews import services
+from reviews.api_tokens import api_token_create
 from wiki import services as wiki_services
 from wiki.models import Page
 
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
+    )
     return client
 
 

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
+from reviews.services import version_approve
+from tests.conftest import PROJECT_ROOT
 from wiki.models import Page, Version, VersionStatus
+from wiki.roles import REVIEWERS
 
 pytestmark = pytest.mark.django_db
 
@@ -95,3 +103,101 @@ def test_it_renders_every_demo_page(tmp_path: Path, client: Client) -> None:
     cheat_sheet = Page.objects.get(title="Markdown cheat sheet")
     html = client.get(reverse("wiki:page", args=[cheat_sheet.public_id])).content.decode()
     assert "<table" in html and "<code" in html
+
+
+def test_it_keeps_an_approved_edit_to_a_demo_page_when_run_again(
+    tmp_path: Path, make_user: Any
+) -> None:
+    login = tmp_path / "login.txt"
+    load_demo(login)
+    reviewer = make_user("rita", REVIEWERS)
+    proposal = Version.objects.get(status=VersionStatus.IN_REVIEW, page__title="Writing good pages")
+    approved = version_approve(actor=reviewer, version=proposal, comment="Good advice.")
+    page = approved.page
+
+    output = load_demo(login)
+
+    page.refresh_from_db()
+    assert page.live_version_id == approved.pk
+    assert page.live_version is not None
+    assert "Three to five tags" in page.live_version.body
+    assert not page.versions.filter(number__gt=approved.number).exists()
+    assert "1 kept as edited" in output
+
+
+def test_it_still_updates_a_demo_page_nobody_changed(tmp_path: Path) -> None:
+    login = tmp_path / "login.txt"
+    load_demo(login)
+    faq = Page.objects.select_related("live_version").get(title="FAQ")
+    # As if the demo page had been loaded from an older handbook: load_demo made it live.
+    assert faq.live_version_id is not None
+    Version.objects.filter(pk=faq.live_version_id).update(body="An older FAQ.\n")
+
+    output = load_demo(login)
+
+    faq.refresh_from_db()
+    assert faq.live_version is not None
+    assert faq.live_version.body != "An older FAQ.\n"
+    assert faq.live_version.change_summary == "Updated the demo handbook."
+    assert "1 updated" in output
+
+
+def test_it_does_not_reset_a_changed_admin_password(tmp_path: Path) -> None:
+    login = tmp_path / "login.txt"
+    output = load_demo(login)
+    demo_password = printed(output, "Log in").split("(")[0].split(" / ")[1].strip()
+    admin = User.objects.get(username="admin")
+    admin.set_password("my-own-passphrase-42")
+    admin.save()
+
+    second = load_demo(login)
+
+    assert Client().login(username="admin", password="my-own-passphrase-42")
+    assert not Client().login(username="admin", password=demo_password)
+    assert demo_password not in second
+    assert "password you set" in printed(second, "Log in")
+
+
+def test_make_demo_twice_keeps_an_approved_edit(tmp_path: Path) -> None:
+    """What `make run` does, twice, in fresh processes on one SQLite file."""
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
+        "QUIRE_BASE_URL": "http://127.0.0.1:8000",
+    }
+    env.pop("REDIS_URL", None)
+
+    def manage(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    login = str(tmp_path / "login.txt")
+    manage("migrate", "--noinput", "-v", "0")
+    manage("load_demo", "--login-file", login)
+    approve = (
+        "from django.contrib.auth.models import Group, User\n"
+        "from reviews.services import version_approve\n"
+        "from wiki.models import Version\n"
+        "rita = User.objects.create_user('rita', password='x-rita-password-1')\n"
+        "rita.groups.add(Group.objects.get(name='Reviewers'))\n"
+        "v = Version.objects.get(status='in_review', page__title='Writing good pages')\n"
+        "print(version_approve(actor=rita, version=v).body)\n"
+    )
+    assert "Three to five tags" in manage("shell", "-c", approve)
+    output = manage("load_demo", "--login-file", login)
+
+    live = (
+        "from wiki.models import Page\n"
+        "print(Page.objects.get(title='Writing good pages').live_version.body)\n"
+    )
+    assert "Three to five tags" in manage("shell", "-c", live)
+    assert "1 kept as edited" in output

@@ -32,8 +32,10 @@ def compose() -> dict[str, Any]:
 def test_it_declares_every_service_with_a_healthcheck(compose: dict[str, Any]) -> None:
     services = compose["services"]
 
-    assert set(services) == {"web", "worker", "beat", "postgres", "redis", "mailpit"}
+    assert set(services) == {"migrate", "web", "worker", "beat", "postgres", "redis", "mailpit"}
     for name, service in services.items():
+        if name == "migrate":  # a one-off step that exits
+            continue
         assert service.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
     assert services["postgres"]["image"] == "postgres:16"
     assert services["redis"]["image"] == "redis:7"
@@ -83,14 +85,31 @@ def test_it_builds_a_slim_image_that_runs_as_a_normal_user() -> None:
     assert 'ENTRYPOINT ["/app/docker/entrypoint.sh"]' in dockerfile
 
 
-def test_it_migrates_and_collects_static_before_serving() -> None:
+def test_it_migrates_once_as_its_own_step_before_the_app_starts(compose: dict[str, Any]) -> None:
     script = (ROOT / "docker" / "entrypoint.sh").read_text()
+    migrate = script.split("    migrate)", 1)[1].split(";;", 1)[0]
     web = script.split("    web)", 1)[1].split(";;", 1)[0]
+    services = compose["services"]
 
     assert subprocess.run(["sh", "-n", str(ROOT / "docker" / "entrypoint.sh")]).returncode == 0
-    assert web.index("wait_for_database") < web.index("migrate --noinput")
-    assert web.index("migrate --noinput") < web.index("collectstatic --noinput")
-    assert "exec gunicorn config.wsgi:application" in web
+    assert migrate.index("wait_for_database") < migrate.index("migrate --noinput")
+    assert "migrate" not in web
+    assert web.index("collectstatic --noinput") < web.index("exec gunicorn config.wsgi:application")
+    assert services["migrate"]["command"] == ["migrate"]
+    assert services["migrate"]["restart"] == "no"
+    for name in APP_SERVICES:
+        after = services[name]["depends_on"]["migrate"]
+        assert after == {"condition": "service_completed_successfully"}, name
+
+
+def test_it_applies_the_migrations_with_the_migrate_role(tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path / 'quire.sqlite3'}"
+
+    result = entrypoint("migrate", DATABASE_URL=database)
+    again = entrypoint("manage", "migrate", "--check", DATABASE_URL=database)
+
+    assert result.returncode == 0, result.stderr
+    assert again.returncode == 0, again.stdout + again.stderr
 
 
 def entrypoint(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 # Per call, the whole request: the token lookup, the tool's reads and writes (with the
 # savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
 EXPECTED = {
-    "0:browse": 4,
+    "0:browse": 5,
     "1:search_pages": 4,
     "2:get_page": 5,
     "3:get_page_source": 5,
@@ -97,7 +97,9 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     small = measure(client, *build_set(editor, 10, "small"))
     large = measure(client, *build_set(editor, 500, "large"))
     assert small == large
-    assert small == EXPECTED
+    # Without Redis the agent's rate-limit counter is one upsert in the database.
+    counter = 0 if settings.REDIS_URL else 1
+    assert small == {call: count + counter for call, count in EXPECTED.items()}
 
 
 @pytest.mark.parametrize("size", [10, 500])
@@ -110,8 +112,15 @@ def test_it_returns_every_page_of_the_set_from_browse_and_only_those_from_search
     outside = services.page_create(
         actor=editor, title="Outside", body="A zebra crossing.", publish=True
     ).page
-    result = rpc_tool(client, token, "browse")
-    listed = [page["pageId"] for page in result["structuredContent"]["pages"]]
+    listed: list[str] = []
+    cursor: str | None = None
+    while True:
+        arguments = {"cursor": cursor} if cursor else {}
+        answer = rpc_tool(client, token, "browse", **arguments)["structuredContent"]
+        listed += [page["pageId"] for page in answer["pages"]]
+        cursor = answer.get("nextCursor")
+        if cursor is None:
+            break
     assert listed == [page.public_id for page in pages]
     result = rpc_tool(client, token, "search_pages", query="zebra crossing")
     found = {hit["pageId"] for hit in result["structuredContent"]["results"]}

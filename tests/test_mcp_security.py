@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from django.contrib.auth.models import User
+from mcp.types import TextContent
 
 from agents import services as agent_services
 from agents.models import PageSetEntry
@@ -96,9 +97,12 @@ def test_it_lists_references_outside_the_set_as_unavailable_without_their_conten
     page = make_page("Index", "x", instructions=f"Read [[{outside.public_id}]].")
     reader_agent.give(page)
     result = mcp.call(reader_agent, "get_page", pageId=page.public_id)
+    assert result.structuredContent is not None
     assert result.structuredContent["includes"] == []
     assert result.structuredContent["unavailable"] == [outside.public_id]
-    assert "1234567" not in result.content[0].text
+    (item,) = result.content
+    assert isinstance(item, TextContent)
+    assert "1234567" not in item.text
 
 
 def test_it_refuses_a_parent_outside_the_set_and_writes_nothing(
@@ -137,16 +141,18 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
     page = make_page("Shared")
     reader_agent.give(page)
     editor_agent.give(page)
-    # The library caches the tool list across requests: an editor listing all seven first
+    # The library caches the tool list across requests: an editor listing all eight first
     # must not open the write tools to the reader.
-    assert len(mcp.tool_names(editor_agent)) == 7
+    assert len(mcp.tool_names(editor_agent)) == 8
     before = counts()
-    for tool, arguments in [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("create_page", {"title": "New", "markdown": "x"}),
         ("update_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("append_to_page", {"pageId": page.public_id, "markdown": "y", "changeSummary": "x"}),
         ("get_page_source", {"pageId": page.public_id}),
-    ]:
+        ("edit_page", {"pageId": page.public_id, "edits": [], "changeSummary": "x"}),
+    ]
+    for tool, arguments in calls:
         assert mcp.error(reader_agent, tool, **arguments) == f"Unknown tool: {tool}"
     assert counts() == before
     outcomes = AuditEvent.objects.filter(actor_agent=reader_agent.agent)

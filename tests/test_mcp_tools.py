@@ -1,13 +1,16 @@
-"""The seven MCP tools on a live server, driven by the official client: names, keys, contracts."""
+"""The eight MCP tools on a live server, driven by the official client: names, keys, contracts."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from mcp import ClientSession
+from mcp.types import Tool, ToolAnnotations
 
 from agents.mcp import QUIRE_VERSION
 from agents.models import PageSetEntry
@@ -25,7 +28,7 @@ MakePage = Callable[..., Page]
 MakeAgent = Callable[..., AgentKey]
 
 READ = ["browse", "search_pages", "get_page"]
-WRITE = ["get_page_source", "create_page", "update_page", "append_to_page"]
+WRITE = ["get_page_source", "create_page", "update_page", "edit_page", "append_to_page"]
 PACKED_KEYS = {
     "pageId",
     "title",
@@ -38,6 +41,7 @@ PACKED_KEYS = {
     "files",
     "includes",
     "unavailable",
+    "notIncluded",
 }
 SOURCE_KEYS = {
     "pageId",
@@ -69,30 +73,47 @@ def test_it_lists_only_the_three_read_tools_to_a_reader_agent(
     assert mcp.tool_names(reader_agent) == READ
 
 
-def test_it_lists_all_seven_tools_to_an_editor_agent(mcp: MCP, editor_agent: AgentKey) -> None:
+def test_it_lists_all_eight_tools_to_an_editor_agent(mcp: MCP, editor_agent: AgentKey) -> None:
     assert mcp.tool_names(editor_agent) == READ + WRITE
 
 
 def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     mcp: MCP, editor_agent: AgentKey
 ) -> None:
-    async def listing(session: object) -> list:
-        return (await session.list_tools()).tools  # type: ignore[attr-defined]
+    async def listing(session: ClientSession) -> list[Tool]:
+        return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in mcp.run(editor_agent.token, listing)}
+    hints: dict[str, ToolAnnotations] = {}
+    outputs: dict[str, dict[str, Any]] = {}
     for name, tool in tools.items():
         assert tool.outputSchema is not None and tool.outputSchema["type"] == "object", name
         assert tool.annotations is not None, name
         assert tool.description and len(tool.description) > 80, name
+        hints[name], outputs[name] = tool.annotations, tool.outputSchema
     for name in [*READ, "get_page_source"]:
-        assert tools[name].annotations.readOnlyHint is True, name
-    assert tools["create_page"].annotations.destructiveHint is False
-    assert tools["append_to_page"].annotations.destructiveHint is False
-    assert tools["update_page"].annotations.idempotentHint is True
-    assert tools["update_page"].annotations.readOnlyHint is False
-    assert "first" in tools["browse"].description.lower()
-    assert set(tools["get_page"].outputSchema["properties"]) == PACKED_KEYS
-    assert set(tools["get_page_source"].outputSchema["properties"]) == SOURCE_KEYS
+        assert hints[name].readOnlyHint is True, name
+    assert hints["create_page"].destructiveHint is False
+    assert hints["append_to_page"].destructiveHint is False
+    assert hints["update_page"].idempotentHint is True
+    assert hints["update_page"].readOnlyHint is False
+    assert hints["edit_page"].destructiveHint is False
+    browse_text = (tools["browse"].description or "").lower()
+    assert "first" in browse_text and "search_pages" in browse_text
+    assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"}
+    assert set(outputs["get_page"]["required"]) == PACKED_KEYS
+    assert set(outputs["browse"]["properties"]) == {"pages", "total", "nextCursor"}
+    assert outputs["browse"]["required"] == ["pages"]
+    assert set(tools["browse"].inputSchema["properties"]) == {"cursor", "under"}
+    assert set(tools["search_pages"].inputSchema["properties"]) == {"query", "under"}
+    assert set(tools["edit_page"].inputSchema["required"]) == {"pageId", "edits", "changeSummary"}
+    assert set(tools["edit_page"].inputSchema["properties"]) == {
+        "pageId",
+        "edits",
+        "changeSummary",
+        "baseVersion",
+    }
+    assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS
     assert set(tools["update_page"].inputSchema["properties"]) == {
         "pageId",
         "changeSummary",
@@ -160,7 +181,8 @@ def test_it_searches_the_set_with_titles_first_and_plain_excerpts(
     reader_agent.give(body_hit, title_hit)
     results = mcp.ok(reader_agent, "search_pages", query="invoice")["results"]
     assert [r["pageId"] for r in results] == [title_hit.public_id, body_hit.public_id]
-    assert set(results[0]) == {"pageId", "title", "excerpt", "score"}
+    assert set(results[0]) == {"pageId", "title", "path", "excerpt", "score"}
+    assert results[0]["path"] == "invoice"
     assert results[0]["title"] == "Invoice"
     assert "invoice" in results[1]["excerpt"].lower()
     assert "[[[" not in results[1]["excerpt"] and "]]]" not in results[1]["excerpt"]
@@ -203,7 +225,9 @@ def test_it_packs_a_page_with_its_files_and_the_pages_its_instructions_reference
     assert packed["path"] == "handling-refunds"
     assert packed["tags"] == ["support", "refunds"]
     assert packed["versionNumber"] == 1
-    assert packed["updated"].startswith(str(live(page).decided_at.year))
+    decided_at = live(page).decided_at
+    assert decided_at is not None
+    assert packed["updated"].startswith(str(decided_at.year))
     assert packed["content"] == "Be kind."
     assert packed["instructions"].startswith("Check [[")
     assert packed["files"] == [{"name": "script.txt", "text": "Say sorry first."}]
@@ -400,4 +424,7 @@ def test_it_writes_an_audit_row_for_every_call(
     assert all(r.duration_ms is not None for r in rows)
     assert rows[0].page == page and rows[0].version_number == 1
     assert rows[0].data["pageIds"] == [page.public_id] and rows[0].data["versions"] == [1]
-    assert rows[2].data["pageIds"] == [page.public_id]
+    # A browse row says how much it showed, not every page id.
+    assert rows[2].data["pageIds"] == []
+    assert rows[2].data["returned"] == 1 and rows[2].data["total"] == 1
+    assert rows[2].data["first"] == rows[2].data["last"] == page.public_id

@@ -54,7 +54,7 @@ def test_it_leaves_exactly_one_decision_when_two_reviewers_decide_at_once(
     proposal.refresh_from_db()
     assert proposal.status in (VersionStatus.APPROVED, VersionStatus.REJECTED)
     winner = next(name for name, code in statuses.items() if code == 302)
-    assert proposal.decided_by.username == winner  # type: ignore[union-attr]
+    assert proposal.decided_by is not None and proposal.decided_by.username == winner
     decisions = AuditEvent.objects.filter(action__in=["version.approve", "version.reject"])
     assert decisions.count() == 1
     expected_live = "new\n" if proposal.status == VersionStatus.APPROVED else "old\n"

@@ -57,17 +57,3 @@ def test_it_folds_long_unchanged_stretches() -> None:
 def test_it_writes_a_unified_diff() -> None:
     text = unified_diff("a\nb\n", "a\nc", old_name="v1", new_name="v2")
     assert text.splitlines() == ["--- v1", "+++ v2", "@@ -1,2 +1,2 @@", " a", "-b", "+c"]
-
-
-def test_it_never_skips_an_invisible_character_on_its_fast_path() -> None:
-    # The fast path trusts str.isprintable(): every flagged character must be unprintable.
-    from reviews.diff import is_invisible
-
-    printable_yet_flagged = [
-        code
-        for code in range(0x110000)
-        if not 0xD800 <= code < 0xE000 and chr(code).isprintable() and is_invisible(chr(code))
-    ]
-    assert printable_yet_flagged == []
-    assert invisible_characters("tabs\tand\nnew lines, no\u00a0break") == []
-    assert invisible_characters("a\u00a0b\u200bc") == ["U+200B ZERO WIDTH SPACE"]

@@ -329,7 +329,17 @@ def test_it_parses_queries_into_terms() -> None:
 
     assert parsed.groups == [["foo"], ["bar baz"], ["x"], ["unbalanced"]]
     assert parsed.excluded == ["qux", "a b"]
-    assert search.parse_query("a b OR c d").groups == [["a"], ["b", "c"], ["d"]]
+    assert search.parse_query("p b OR c d").groups == [["p"], ["b", "c"], ["d"]]
+    # Stop words need not match, unless the query has nothing else.
+    assert search.parse_query("can I take a paid job outside of work").groups == [
+        ["take"],
+        ["paid"],
+        ["job"],
+        ["outside"],
+        ["work"],
+    ]
+    assert search.parse_query('the "who" -the').groups == [["who"]]
+    assert search.parse_query("the who").groups == [["the"], ["who"]]
     assert search.fts5_match(search.parse_query('x "say hi" OR y -z')) == (
         '(("x") AND ("say hi" OR "y")) NOT "z"'
     )

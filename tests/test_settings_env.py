@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,89 @@ def test_it_starts_without_a_secret_key_in_debug() -> None:
     result = start({"SECRET_KEY": None, "DEBUG": "1"})
 
     assert result.returncode == 0, result.stderr
+
+
+def manage(env: Mapping[str, str | None], *args: str) -> subprocess.CompletedProcess[str]:
+    given: dict[str, str | None] = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        **env,
+    }
+    clean = {name: value for name, value in given.items() if value is not None}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT_ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k3-9vQ!x7pZr2@Lm5#Tn8&Wc4^Yb6*Hd1(Fg0)Js-Ua_Ke=Oi+Rq",
+    "QUIRE_BASE_URL": "https://wiki.example.org",
+    "ALLOWED_HOSTS": "wiki.example.org",
+}
+
+
+def test_it_passes_check_deploy_with_debug_off_behind_https() -> None:
+    result = manage(PRODUCTION, "check", "--deploy", "--fail-level", "WARNING")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def show(env: Mapping[str, str | None], expression: str) -> str:
+    code = f"import django; django.setup(); from django.conf import settings; print({expression})"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env={"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "config.settings"}
+        | {name: value for name, value in env.items() if value is not None},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_it_lets_the_proxy_decide_about_https_redirects_and_hsts() -> None:
+    behind_proxy = {**PRODUCTION, "QUIRE_SSL_REDIRECT": "0", "QUIRE_HSTS_SECONDS": "0"}
+
+    assert show(PRODUCTION, "settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS") == (
+        "True 31536000"
+    )
+    assert show(behind_proxy, "settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS") == (
+        "False 0"
+    )
+    assert show(PRODUCTION, "settings.SECURE_PROXY_SSL_HEADER") == (
+        "('HTTP_X_FORWARDED_PROTO', 'https')"
+    )
+    plain = {**PRODUCTION, "QUIRE_BASE_URL": "http://localhost:8000"}
+    assert show(plain, "settings.SESSION_COOKIE_SECURE, settings.SECURE_SSL_REDIRECT") == (
+        "False False"
+    )
+
+
+def test_it_keeps_attachments_on_the_local_disk_by_default() -> None:
+    storage = "__import__('django.core.files.storage').core.files.storage.default_storage"
+
+    assert show({"DEBUG": "1"}, f"{storage}.__class__.__name__") == "FileSystemStorage"
+
+
+def test_it_stores_attachments_in_s3_compatible_storage_when_a_bucket_is_set() -> None:
+    env = {
+        "DEBUG": "1",
+        "AWS_STORAGE_BUCKET_NAME": "quire-files",
+        "AWS_S3_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_S3_REGION_NAME": "eu-west-1",
+    }
+    storage = "__import__('django.core.files.storage').core.files.storage.default_storage"
+
+    assert show(env, f"{storage}.__class__.__name__") == "S3Storage"
+    assert show(env, f"{storage}.bucket_name, {storage}.endpoint_url, {storage}.location") == (
+        "quire-files http://127.0.0.1:9000 attachments"
+    )

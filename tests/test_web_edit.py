@@ -46,14 +46,14 @@ def test_it_publishes_a_new_page_by_an_editor(editor: User, client_as: ClientAs)
 
 
 def test_it_sends_a_new_page_by_a_reader_to_review(
-    reader: User, make_user: Callable[..., User], client_as: ClientAs
+    reader: User, outsider: User, client_as: ClientAs
 ) -> None:
     response = client_as(reader).post(reverse("wiki:new"), form(), follow=True)
     page = Page.objects.get(title="Expenses")
     assert page.live_version is None
     assert page.versions.get().status == VersionStatus.IN_REVIEW
     assert "Submitted “Expenses” for review" in response.content.decode()
-    other = client_as(make_user("olga"))
+    other = client_as(outsider)
     assert "Expenses" not in other.get(reverse("wiki:home")).content.decode()
     assert "30 days" not in other.get(reverse("wiki:page", args=[page.public_id])).content.decode()
 
@@ -108,6 +108,18 @@ def test_it_starts_the_form_from_the_readers_own_proposal(
     html = client_as(reader).get(reverse("wiki:edit", args=[page.public_id])).content.decode()
     assert "My pending rule." in html
     assert "This form starts from your proposal v2" in html
+
+
+def test_it_starts_the_form_from_the_live_version_for_anyone_but_the_author(
+    make_page: Callable[..., Page], reader: User, outsider: User, client_as: ClientAs
+) -> None:
+    page = make_page("Expenses", "Old rule.\n")
+    services.version_propose(actor=reader, page=page, body="My pending rule.\n")
+    html = client_as(outsider).get(reverse("wiki:edit", args=[page.public_id])).content.decode()
+    assert "Old rule." in html
+    assert "My pending rule." not in html and "starts from your proposal" not in html
+    page_html = client_as(outsider).get(reverse("wiki:page", args=[page.public_id])).content
+    assert b"yours is v2" not in page_html
 
 
 def test_it_shows_the_conflict_when_an_editor_saves_over_an_overlapping_newer_version(
@@ -283,11 +295,11 @@ def test_it_asks_for_text_in_an_empty_addition(
 
 
 def test_it_refuses_to_edit_a_page_in_review_for_someone_else(
-    reader: User, make_user: Callable[..., User], client_as: ClientAs
+    reader: User, outsider: User, client_as: ClientAs
 ) -> None:
     version = services.page_create(actor=reader, title="Draft", body="Draft text.\n")
     url = reverse("wiki:edit", kwargs={"public_id": version.page.public_id})
-    response = client_as(make_user("olga")).get(url)
+    response = client_as(outsider).get(url)
     assert response.status_code == 403
     assert b"This page is waiting for review" in response.content
     assert b"Draft text." not in response.content

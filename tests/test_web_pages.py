@@ -74,15 +74,15 @@ def test_it_shows_breadcrumbs_children_tags_and_instructions(
 
 
 def test_it_shows_a_page_in_review_only_as_waiting(
-    reader: User, editor: User, reviewer: User, make_user: Callable[..., User], client_as: ClientAs
+    reader: User, editor: User, reviewer: User, outsider: User, client_as: ClientAs
 ) -> None:
     version = services.page_create(actor=reader, title="Draft plan", body="Secret draft body.\n")
     page = version.page
-    other = make_user("olga")
-    html = client_as(other).get(page_url(page)).content.decode()
+    html = client_as(outsider).get(page_url(page)).content.decode()
     assert "This page is waiting for review" in html
-    assert "Secret draft body" not in html
-    assert "Draft plan" not in client_as(other).get(reverse("wiki:home")).content.decode()
+    assert "Secret draft body" not in html and "You proposed it" not in html
+    assert "Draft plan" not in client_as(outsider).get(reverse("wiki:home")).content.decode()
+    assert "You proposed it (v1)" in client_as(reader).get(page_url(page)).content.decode()
     review = reverse("reviews:review", kwargs={"page_id": page.public_id, "number": 1})
     assert review not in html
     assert review in client_as(reviewer).get(page_url(page)).content.decode()

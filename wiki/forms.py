@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.core.validators import ProhibitNullCharactersValidator
 
 from core.errors import InvalidArgument, QuireError
 from wiki import validators
@@ -53,21 +54,32 @@ def _checked(validate: Callable[[Any], Any], value: Any) -> Any:
         raise forms.ValidationError(sentence(error.message)) from None
 
 
+class TextField(forms.CharField):
+    """A CharField that leaves NUL to Quire's validators, so a form refuses it with the same
+    sentence (naming the character and its position) as the REST API and the MCP tools."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.validators = [
+            v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)
+        ]
+
+
 class PageForm(forms.Form):
-    title = forms.CharField(
+    title = TextField(
         widget=forms.TextInput(attrs={"maxlength": TITLE_MAX, "autofocus": True}),
     )
-    body = forms.CharField(
+    body = TextField(
         label="Content (Markdown)",
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 22, "class": "mono", "spellcheck": "true"}),
     )
-    tags = forms.CharField(
+    tags = TextField(
         required=False,
         help_text="Comma-separated, at most 20, e.g. onboarding, security.",
     )
-    instructions = forms.CharField(
+    instructions = TextField(
         label="How agents should use this page",
         required=False,
         strip=False,
@@ -75,7 +87,7 @@ class PageForm(forms.Form):
         "Reference pages as [[pg_xxxxxxxx]] and files as [[file:NAME]].",
         widget=forms.Textarea(attrs={"rows": 4, "class": "mono"}),
     )
-    change_summary = forms.CharField(
+    change_summary = TextField(
         required=False,
         help_text="One sentence: what you changed and why.",
         widget=forms.TextInput(attrs={"maxlength": CHANGE_SUMMARY_MAX}),
@@ -115,13 +127,13 @@ class PageForm(forms.Form):
 
 
 class AppendForm(forms.Form):
-    body = forms.CharField(
+    body = TextField(
         label="Markdown to add at the end",
         strip=False,
         widget=forms.Textarea(attrs={"rows": 12, "class": "mono", "autofocus": True}),
         help_text="Added below whatever is live when it is approved, so it never goes stale.",
     )
-    change_summary = forms.CharField(
+    change_summary = TextField(
         required=False,
         help_text="One sentence: what you added and why.",
         widget=forms.TextInput(attrs={"maxlength": CHANGE_SUMMARY_MAX}),
@@ -146,7 +158,7 @@ class AttachmentForm(forms.Form):
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(
+    q = TextField(
         label="Search",
         required=False,
         widget=forms.SearchInput(attrs={"placeholder": "Search the wiki", "autofocus": True}),

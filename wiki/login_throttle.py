@@ -1,16 +1,31 @@
-"""Login throttling: too many failed attempts for a username from one address lock it out.
+"""Login throttling that slows password guessing and spraying without letting anyone lock a
+user out of a browser they have logged in from before.
 
-Counts live in Django's cache (Redis in production), in a window that starts at the first
-failure and lasts QUIRE_LOGIN_WINDOW_SECONDS.
+Failures are counted in the shared counter store (Redis, else the database; config/cache.py)
+over QUIRE_LOGIN_WINDOW_SECONDS, under three keys for a browser Quire does not know:
+  - username + address: QUIRE_LOGIN_MAX_FAILURES (guessing one account's password),
+  - address alone: QUIRE_LOGIN_ADDRESS_MAX_FAILURES (spraying one password over many names),
+  - username alone: QUIRE_LOGIN_USER_MAX_FAILURES (guessing from many addresses).
+A browser that logged in as a user before carries a signed device cookie for that user; it
+is counted on its own (QUIRE_LOGIN_MAX_FAILURES) and the other three never lock it, so a
+stranger behind the same proxy cannot lock that user out.
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
-from django.http import HttpRequest
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
+
+from config.cache import counter_hit, counter_reset, counter_value
+
+DEVICE_COOKIE = "quire_device"
+DEVICE_SALT = "quire.login-throttle.device"
+DEVICE_MAX_AGE = 365 * 24 * 3600
 
 
 def client_address(request: HttpRequest) -> str:
@@ -19,30 +34,81 @@ def client_address(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR") or "unknown")
 
 
-def _key(username: str, address: str) -> str:
-    digest = hashlib.sha256(f"{username.strip().lower()}\0{address}".encode()).hexdigest()
+def _normal(username: str) -> str:
+    return username.strip().lower()
+
+
+def _key(*parts: str) -> str:
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
     return f"quire:login-failures:{digest}"
 
 
-def is_locked_out(username: str, address: str) -> bool:
-    failures = cache.get(_key(username, address), 0)
-    return int(failures) >= settings.QUIRE_LOGIN_MAX_FAILURES
+@dataclass(frozen=True)
+class LoginAttempt:
+    username: str
+    address: str
+    # Set when the browser logged in as this username before (its device cookie).
+    device: str | None
+
+    @classmethod
+    def from_request(cls, request: HttpRequest, username: str) -> LoginAttempt:
+        return cls(
+            username=_normal(username),
+            address=client_address(request),
+            device=_known_device(request, _normal(username)),
+        )
+
+    def limits(self) -> list[tuple[str, int]]:
+        if self.device is not None:
+            return [(_key("device", self.username, self.device), settings.QUIRE_LOGIN_MAX_FAILURES)]
+        return [
+            (_key("user-address", self.username, self.address), settings.QUIRE_LOGIN_MAX_FAILURES),
+            (_key("address", self.address), settings.QUIRE_LOGIN_ADDRESS_MAX_FAILURES),
+            (_key("user", self.username), settings.QUIRE_LOGIN_USER_MAX_FAILURES),
+        ]
 
 
-def record_failure(username: str, address: str) -> int:
-    key = _key(username, address)
-    if cache.add(key, 1, timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS):
-        return 1
+def _known_device(request: HttpRequest, username: str) -> str | None:
+    cookie = request.COOKIES.get(DEVICE_COOKIE)
+    if not cookie:
+        return None
     try:
-        return int(cache.incr(key))
-    except ValueError:
-        # The window ran out between add and incr: this failure opens a new one.
-        cache.set(key, 1, timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS)
-        return 1
+        value = signing.loads(cookie, salt=DEVICE_SALT, max_age=DEVICE_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    if not isinstance(value, dict) or value.get("u") != username:
+        return None
+    return str(value.get("d", ""))
 
 
-def clear_failures(username: str, address: str) -> None:
-    cache.delete(_key(username, address))
+def is_locked_out(attempt: LoginAttempt) -> bool:
+    return any(counter_value(key) >= limit for key, limit in attempt.limits())
+
+
+def record_failure(attempt: LoginAttempt) -> None:
+    for key, _ in attempt.limits():
+        counter_hit(key, timeout=settings.QUIRE_LOGIN_WINDOW_SECONDS)
+
+
+def clear_failures(attempt: LoginAttempt) -> None:
+    # The address counter stays: a spray must not be reset by logging in to an own account.
+    counter_reset(_key("user-address", attempt.username, attempt.address))
+    counter_reset(_key("user", attempt.username))
+    if attempt.device is not None:
+        counter_reset(_key("device", attempt.username, attempt.device))
+
+
+def remember_device(response: HttpResponse, request: HttpRequest, username: str) -> None:
+    """Mark this browser as one `username` logged in from (a signed, HttpOnly cookie)."""
+    device = secrets.token_hex(8)
+    response.set_cookie(
+        DEVICE_COOKIE,
+        signing.dumps({"u": _normal(username), "d": device}, salt=DEVICE_SALT),
+        max_age=DEVICE_MAX_AGE,
+        httponly=True,
+        secure=settings.SESSION_COOKIE_SECURE,
+        samesite="Lax",
+    )
 
 
 def lockout_message() -> str:

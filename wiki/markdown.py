@@ -1,6 +1,8 @@
 """Markdown to sanitised HTML, with `[[pg_xxxxxxxx]]` page links and `[[file:NAME]]` references.
 
-Everything a browser receives from here has passed nh3 with an explicit allow-list.
+Everything a browser receives from here has passed nh3 with an explicit allow-list, and no
+image in it is fetched from another host: opening a page must not tell anyone outside Quire
+who reads or reviews it, and when.
 """
 
 from __future__ import annotations
@@ -8,6 +10,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as etree
 from collections.abc import Iterable
+from html import escape
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
 
 import markdown
 import nh3
@@ -49,6 +54,7 @@ _ALLOWED_CLASSES = {
     "footnote-ref",
     "footnote-backref",
     "toc",
+    "remote-image",
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 # Browsers drop tabs and newlines inside a URL and ignore leading controls and spaces, so a
@@ -138,12 +144,81 @@ def _filter_attribute(
     return value
 
 
+class _ImageFinder(HTMLParser):
+    """Where each `<img>` of sanitised HTML starts and ends, with its attributes."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.images: list[tuple[int, int, dict[str, str]]] = []
+        # The parser reports (line, column) and counts only "\n" as a line break.
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", html)]
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            line, column = self.getpos()
+            start = self._line_starts[line - 1] + column
+            text = self.get_starttag_text() or ""
+            self.images.append((start, start + len(text), {k: v or "" for k, v in attrs}))
+
+    handle_startendtag = handle_starttag
+
+
+def _normalised_url(url: str) -> str:
+    # As a browser reads it: controls and spaces dropped, backslashes as slashes ("/\\host").
+    return _URL_NOISE_RE.sub("", url).replace("\\", "/")
+
+
+def _is_remote(src: str) -> bool:
+    """Whether a browser would fetch `src` from another host: it has a scheme or is `//host`.
+
+    Only a relative reference (`/media/...`, `diagram.png`) stays on Quire's origin.
+    """
+    url = _normalised_url(src)
+    return url.startswith("//") or _URL_SCHEME_RE.match(url.lower()) is not None
+
+
+def _remote_image_link(attrs: dict[str, str]) -> str:
+    src = attrs.get("src", "")
+    url = _normalised_url(src)
+    try:
+        # "https:host/x.png" (no slashes) is still fetched from host by a browser.
+        host = urlsplit(url).hostname or url.partition(":")[2].lstrip("/").split("/")[0]
+    except ValueError:
+        host = ""
+    host = host.lower() or "another site"
+    alt = attrs.get("alt", "").strip()
+    label = f"Image: {alt} (from {host}, not loaded)" if alt else f"Image from {host} (not loaded)"
+    return (
+        f'<a href="{escape(src)}" class="remote-image" rel="noopener noreferrer nofollow" '
+        f'title="Open the image from {escape(host)}">{escape(label)}</a>'
+    )
+
+
+def _unfetched_remote_images(html: str) -> str:
+    """Replace every image from another host with a link naming that host."""
+    if "<img" not in html:
+        return html
+    parts: list[str] = []
+    position = 0
+    for start, end, attrs in _ImageFinder(html).images:
+        if _is_remote(attrs.get("src", "")):
+            parts += [html[position:start], _remote_image_link(attrs)]
+            position = end
+    return "".join([*parts, html[position:]])
+
+
 def sanitise_html(html: str, *, extra_classes: Iterable[str] = ()) -> str:
-    """Keep only the allow-listed tags, attributes, classes and URL schemes of `html`.
+    """Keep only the allow-listed tags, attributes, classes and URL schemes of `html`; images
+    from other hosts become links that name the host.
 
     `extra_classes` lets Quire's own markup (the review's rendered diff) keep its classes.
     """
-    allowed = frozenset(extra_classes)
+    return _unfetched_remote_images(_clean(html, frozenset(extra_classes)))
+
+
+def _clean(html: str, allowed: frozenset[str] = frozenset()) -> str:
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

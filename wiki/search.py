@@ -13,10 +13,12 @@ Choices, so that both databases behave alike:
   phrase of its characters: "世界" finds "你好世界". Accents: SQLite folds them ("cafe" finds
   "café"), PostgreSQL (without the unaccent extension) does not.
 - Query syntax is web-search style, the syntax of PostgreSQL's `websearch_to_tsquery`:
-  words must all appear; `"quoted words"` is a phrase; `-word` or `-"a phrase"` excludes;
-  `OR` (any case) between two terms accepts either. The query is parsed here, once, and
-  translated for each engine with every term quoted, so no input can cause a syntax error.
-  Punctuation-only, stop-word-only or exclusion-only queries find nothing.
+  words must all appear, except English stop words (`STOP_WORDS`, dropped here for both
+  engines); `"quoted words"` is a phrase; `-word` or `-"a phrase"` excludes; `OR` (any case)
+  between two terms accepts either. The query is parsed here, once, and translated for each
+  engine with every term quoted, so no input can cause a syntax error. Punctuation-only or
+  exclusion-only queries find nothing. When fewer than 8 pages hold every term, pages
+  holding most of them follow (see `RANKING`, the one ordering both engines use).
 - Ranking: PostgreSQL `ts_rank` with weights A (title) 1.0, B (tags) 0.4, C (body) 0.1,
   which puts any page with a single-word query in its title above pages that have it only
   in their body. FTS5's `bm25` adds its column weights into one term frequency, so many
@@ -32,21 +34,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
 from django.db.models import (
-    BooleanField,
-    Case,
-    Exists,
-    F,
-    OuterRef,
     Prefetch,
     QuerySet,
-    Value,
-    When,
 )
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Left, Right
 
 from wiki.models import Attachment, Page, SearchDocument
 
@@ -204,18 +197,23 @@ def plain_text(markdown: str) -> str:
     return text.strip()
 
 
-# Han, kana and Hangul: scripts written without spaces between words.
+# Han, kana and Hangul: every character is indexed as a word, split from the next by this
+# punctuation space, which both engines read as a separator and no one types; excerpts
+# drop it again, so the text's own spaces survive.
+CJK_GAP = "\u2008"
+# Han, kana and Hangul: scripts written (mostly) without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
 _CJK_GAP = re.compile(f"(?<=[{_CJK}])(?=[{_CJK}])")
-_CJK_SPACE = re.compile(f"(?:(?<=[{_CJK}])|(?<=[{_CJK}]\\]\\]\\])) (?=(?:\\[\\[\\[)?[{_CJK}])")
 
 
 def _space_cjk(text: str) -> str:
-    return _CJK_GAP.sub(" ", text)
+    return _CJK_GAP.sub(CJK_GAP, text)
 
 
 def _unspace_cjk(text: str) -> str:
-    return _CJK_SPACE.sub("", text).replace(MARK_END + MARK_START, "")
+    """Drop the gaps `_space_cjk` made, keeping the text's own spaces (Korean has them)."""
+    text = text.replace(CJK_GAP + MARK_START, MARK_START).replace(MARK_END + CJK_GAP, MARK_END)
+    return text.replace(CJK_GAP, "").replace(MARK_END + MARK_START, "")
 
 
 # --- the query ----------------------------------------------------------------------------
@@ -233,6 +231,22 @@ _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 _TOKEN = re.compile(r'(?P<neg>-?)"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+)')
 
 
+# PostgreSQL's `english` stop words (its snowball list): they need not match, on either
+# database. A query made only of them keeps them (and finds nothing on PostgreSQL).
+STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which
+    who whom this that these those am is are was were be been being have has had having do
+    does did doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down in out on
+    off over under again further then once here there when where why how all any both each
+    few more most other some such no nor not only own same so than too very s t can will
+    just don should now
+    """.split()
+)
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Parse web-search syntax; terms without a letter or digit are dropped.
 
@@ -241,6 +255,7 @@ def parse_query(query: str) -> ParsedQuery:
     a AND (b OR c) AND d.
     """
     parsed = ParsedQuery()
+    stop_words: list[str] = []
     last_was_positive = or_pending = False
     terms = 0
     # A NUL ends an FTS5 string early and PostgreSQL refuses it in text.
@@ -258,6 +273,10 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         terms += 1
         phrase = _space_cjk(" ".join(text.split()))
+        if match["word"] is not None and not negated and text.lower() in STOP_WORDS:
+            stop_words.append(phrase)
+            last_was_positive, or_pending = False, False
+            continue
         if negated:
             parsed.excluded.append(phrase)
         elif or_pending:
@@ -265,6 +284,8 @@ def parse_query(query: str) -> ParsedQuery:
         else:
             parsed.groups.append([phrase])
         last_was_positive, or_pending = not negated, False
+    if not parsed.groups:
+        parsed.groups = [[word] for word in stop_words]
     return parsed
 
 
@@ -306,18 +327,53 @@ def pg_search_queries(parsed: ParsedQuery) -> tuple[SearchQuery, SearchQuery | N
 # --- searching ------------------------------------------------------------------------------
 
 
-# The pages a search may return: all, these primary keys, or the Page rows of a QuerySet.
-Scope = list[int] | QuerySet[Page] | None
+@dataclass(frozen=True)
+class SetScope:
+    """The pages of a page set: these pages, and every page under these paths.
+
+    `under`, when given, keeps only that path and the pages below it. The SQL built from it
+    has the same text whatever the size of the set (the ids and paths go in as arrays), and
+    finds the covered pages by index (primary key, and one path range per entry), so what
+    it costs follows the set, not the wiki.
+    """
+
+    page_ids: tuple[int, ...] = ()
+    paths: tuple[str, ...] = ()
+    under: str | None = None
+
+
+# The pages a search may return: all, these primary keys, a page set, or a QuerySet's rows.
+Scope = SetScope | QuerySet[Page] | None
+
+# The ranking, best first, the same on both databases; each engine computes the columns:
+# - title_equals: the page's title is the query itself (case and spacing aside);
+# - matched: how many of the query's terms (stop words left out) the page holds;
+# - score: the engine's relevance, title above tags above body (see the module docstring).
+RANKING = ("title_equals DESC", "matched DESC", "score DESC", "page_id")
+ORDER_BY = "ORDER BY " + ", ".join(RANKING)
+# Below this many hits holding every term, hits holding most terms follow.
+PARTIAL_BELOW = 8
+
+
+def most_of(terms: int) -> int:
+    """How many of `terms` a partial hit must hold: more than half, and never all."""
+    return terms // 2 + 1
 
 
 def search_pages(
-    query: str, *, page_ids: Iterable[int] | QuerySet[Page] | None = None, limit: int = 20
+    query: str,
+    *,
+    page_ids: Iterable[int] | QuerySet[Page] | SetScope | None = None,
+    limit: int = 20,
 ) -> list[SearchHit]:
-    """Live, non-archived pages matching `query`, best first, in one SQL query.
+    """Live, non-archived pages matching `query`, best first (see RANKING).
 
-    `page_ids` restricts the search to those Page primary keys (e.g. an agent's page set):
-    either the keys themselves, or a QuerySet of Page rows, which goes into the same SQL
-    query as a subquery, so that no list of thousands of keys is fetched and sent back.
+    Pages holding every term come first; when they are fewer than `PARTIAL_BELOW` (and the
+    query has three terms or more), pages holding most of the terms follow. One SQL query,
+    two when partial hits are looked for.
+
+    `page_ids` restricts the search: Page primary keys, a `SetScope`, or a QuerySet of Page
+    rows (which goes into the same SQL query as a subquery).
 
     Each hit's `excerpt` is about 200 characters of plain text around the best match in the
     body (the start of the body when only the title or tags match), with every matched word
@@ -325,82 +381,164 @@ def search_pages(
     the text is not HTML-escaped. The web UI escapes it, then turns the markers into
     <mark>; the MCP tool strips them (`strip_marks`), so agents get plain text. `score` is
     higher for better hits, rounded to 4 decimals, and comparable only within one database
-    engine.
+    engine. Excerpts are made for the hits returned only, after ranking.
     """
     parsed = parse_query(query)
     if not parsed.groups or limit <= 0:
         return []
     scope: Scope = None
-    if isinstance(page_ids, QuerySet):
+    if isinstance(page_ids, SetScope):
+        if not page_ids.page_ids and not page_ids.paths:
+            return []
+        scope = page_ids
+    elif isinstance(page_ids, QuerySet):
         if page_ids.model is not Page:
             raise TypeError("page_ids must be a QuerySet of Page rows")
         if page_ids.query.is_empty():
             return []
         scope = page_ids.order_by()
     elif page_ids is not None:
-        scope = sorted({int(pk) for pk in page_ids})
-        if not scope:
+        ids = tuple(sorted({int(pk) for pk in page_ids}))
+        if not ids:
             return []
-    if connection.vendor == "postgresql":
-        return _search_postgres(parsed, scope, limit)
-    return _search_sqlite(parsed, scope, limit)
+        scope = SetScope(page_ids=ids)
+    search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
+    title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
+    hits = search(parsed, scope, limit, title=title, partial=False)
+    terms = len(parsed.groups)
+    if len(hits) < min(limit, PARTIAL_BELOW) and terms >= 3:
+        hits += search(parsed, scope, limit - len(hits), title=title, partial=True)
+    return hits
 
 
-def _search_postgres(parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
-    query, excluded = pg_search_queries(parsed)
-    documents = SearchDocument.objects.filter(vector=query, page__archived=False)
-    if excluded is not None:
-        documents = documents.exclude(vector=excluded)
+_PLACEHOLDER = re.compile(r"%%|%s")
+
+
+class _Params(dict[str, Any]):
+    """Named query parameters: `add` stores a value and returns its placeholder."""
+
+    def add(self, value: Any) -> str:
+        name = f"p{len(self)}"
+        self[name] = value
+        return f"%({name})s"
+
+
+def _covered_sql(scope: Scope, params: _Params, vendor: str) -> str:
+    """A query for the ids of the live, non-archived pages in `scope`."""
     if isinstance(scope, QuerySet):
-        # Inside CASE the EXISTS stays a subplan filtering the full-text matches (hashed
-        # once per query) instead of being pulled up into a join that PostgreSQL, misjudging
-        # the scope as a few rows, would run before the full-text match.
-        in_scope = Exists(scope.filter(pk=OuterRef("page_id")))
-        documents = documents.filter(
-            Case(
-                When(in_scope, then=Value(True)), default=Value(False), output_field=BooleanField()
-            )
+        ids = scope.filter(archived=False).values("pk")
+        sql, scope_params = ids.query.get_compiler(using=ids.db).as_sql()
+        values = iter(scope_params)
+        return _PLACEHOLDER.sub(lambda m: m[0] if m[0] == "%%" else params.add(next(values)), sql)
+    assert scope is not None
+    # [path + "/", path + "0"): "0" follows "/", so the range is every path under `path`.
+    ranges = [(path + "/", path + "0") for path in scope.paths]
+    pg = vendor == "postgresql"
+    # On PostgreSQL ~>=~ and ~<~ compare bytes, as the path's text_pattern_ops index does.
+    ge, lt = ("~>=~", "~<~") if pg else (">=", "<")
+    live = " AND p.live_version_id IS NOT NULL AND NOT p.archived"
+    if scope.under is not None:
+        under = scope.under
+        live += (
+            f" AND (p.path = {params.add(under)} OR (p.path {ge} {params.add(under + '/')}"
+            f" AND p.path {lt} {params.add(under + '0')}))"
         )
-    elif scope is not None:
-        documents = documents.filter(page_id__in=scope)
-    rows = (
-        documents.annotate(
-            rank=SearchRank(F("vector"), query, weights=PG_WEIGHTS),
-            headline=SearchHeadline(
-                "body",
-                query,
-                config=CONFIG,
-                start_sel=MARK_START,
-                stop_sel=MARK_END,
-                max_words=40,
-                min_words=30,
-                short_word=2,  # type: ignore[arg-type]  # django-stubs says str; Django takes either
-                max_fragments=1,
-            ),
+    if pg and not ranges:
+        # Single pages only: a list of keys, whose size the planner knows.
+        keys = params.add(list(scope.page_ids))
+        return f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({keys}){live}"  # noqa: S608
+    if pg:
+        return (
+            f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(list(scope.page_ids))})"  # noqa: S608
+            f"{live} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"
+            f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
+            # One index range scan per entry: OFFSET 0 keeps the planner from flattening
+            # this into a join that compares every page with every entry.
+            "CROSS JOIN LATERAL (SELECT p.id FROM wiki_page p WHERE p.path ~>=~ r.lo "
+            f"AND p.path ~<~ r.hi{live} OFFSET 0) p"
         )
-        .annotate(head=Left("body", 60), tail=Right("body", 60))
-        .order_by("-rank", "page_id")
-        .values_list(
-            "page_id",
-            "page__public_id",
-            "page__title",
-            "page__path",
-            "headline",
-            "head",
-            "tail",
-            "rank",
-        )[:limit]
+    return (
+        "SELECT p.id FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
+        f"{params.add(json.dumps(list(scope.page_ids)))})){live} UNION SELECT p.id FROM "
+        f"json_each({params.add(json.dumps(ranges))}) AS r JOIN wiki_page p ON "
+        "p.path >= json_extract(r.value, '$[0]') AND p.path < json_extract(r.value, '$[1]')"
+        f"{live}"
     )
+
+
+def _pg_tsquery(phrases: list[str], params: _Params) -> str:
+    joined = " || ".join(f"phraseto_tsquery('{CONFIG}', {params.add(p)})" for p in phrases)
+    return f"({joined})"
+
+
+def _search_postgres(
+    parsed: ParsedQuery, scope: Scope, limit: int, *, title: str, partial: bool
+) -> list[SearchHit]:
+    terms = len(parsed.groups)
+    params = _Params()
+    ctes = ""
+    in_scope = ""
+    if scope is not None:
+        ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
+        in_scope = "AND d.page_id IN (SELECT id FROM covered)"
+    every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
+    any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
+    title_equals = f"lower(d.title) = lower({params.add(title)})"
+    if partial:
+        counted = " + ".join(
+            f"(d.vector @@ {_pg_tsquery(group, params)})::int" for group in parsed.groups
+        )
+        matched = f"({counted})"
+        wanted = (
+            f"d.vector @@ ({any_term}) AND {matched} "
+            f"BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+        )
+    else:
+        matched = str(terms)
+        wanted = f"d.vector @@ ({every})"
+    if parsed.excluded:
+        wanted += f" AND NOT d.vector @@ {_pg_tsquery(parsed.excluded, params)}"
+    weights = "{" + ",".join(str(w) for w in PG_WEIGHTS) + "}"
+    # The tsqueries stay constants in the conditions, so that the GIN index can serve them
+    # (a placeholder repeated is one parameter). The ranking reads only the index row, and
+    # excerpts are made for the `limit` best only, in the outer query.
+    sql = f"""
+        WITH {ctes}
+        q AS MATERIALIZED (SELECT {any_term} AS shown),
+        ranked AS MATERIALIZED (
+            SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
+                   ts_rank('{weights}'::float4[], d.vector, {any_term if partial else every})
+                   AS score
+            FROM wiki_searchdocument d
+            WHERE {wanted} {in_scope}
+            {ORDER_BY}
+            LIMIT {params.add(limit)}
+        )
+        SELECT r.page_id, p.public_id, p.title, p.path,
+               ts_headline('{CONFIG}', d.body, q.shown,
+                           'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '
+                           'MinWords=30, ShortWord=2, MaxFragments=1'),
+               left(d.body, 60), right(d.body, 60), r.score
+        FROM ranked r
+        JOIN wiki_searchdocument d ON d.page_id = r.page_id
+        JOIN wiki_page p ON p.id = r.page_id
+        CROSS JOIN q
+        WHERE NOT p.archived
+        ORDER BY r.title_equals DESC, r.matched DESC, r.score DESC, r.page_id
+    """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
     return [
         SearchHit(
             page_id=page_id,
             public_id=public_id,
-            title=title,
+            title=page_title,
             path=path,
             excerpt=tidy_excerpt(_with_ellipses(headline or "", head or "", tail or "")),
             score=round(float(rank), 4),
         )
-        for page_id, public_id, title, path, headline, head, tail, rank in rows
+        for page_id, public_id, page_title, path, headline, head, tail, rank in rows
     ]
 
 
@@ -417,45 +555,62 @@ def _with_ellipses(headline: str, head: str, tail: str) -> str:
     return headline
 
 
-def _search_sqlite(parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
-    match = fts5_match(parsed)
+def _search_sqlite(
+    parsed: ParsedQuery, scope: Scope, limit: int, *, title: str, partial: bool
+) -> list[SearchHit]:
+    terms = len(parsed.groups)
     title_w, tags_w, body_w = FTS5_WEIGHTS
-    id_filter = ""
-    params: list[Any] = [match]
-    if isinstance(scope, QuerySet):
-        # Correlated on the match's rowid: SQLite looks each match up by primary key. An
-        # uncorrelated `rowid IN (...)` would be handed to FTS5 as rowid lookups instead,
-        # one full-text evaluation per page of the scope.
-        rowid = RawSQL(f"{FTS_TABLE}.rowid", ())  # noqa: S611 - a constant, no user text
-        allowed = scope.filter(pk=rowid).values("pk")
-        sql, scope_params = allowed.query.get_compiler(using=allowed.db).as_sql()
-        id_filter = f"AND EXISTS ({sql})"
-        params += list(scope_params)
-    elif scope is not None:
-        id_filter = "AND wiki_searchdocument_fts.rowid IN (SELECT value FROM json_each(%s))"
-        params.append(json.dumps(scope))
-    params += [limit, match]
+    fts = FTS_TABLE
+    params = _Params()
+    ctes = ""
+    in_scope = ""
+    if scope is not None:
+        ctes = f"covered(id) AS MATERIALIZED ({_covered_sql(scope, params, 'sqlite')}),"
+        # The unary + keeps the rowid condition away from FTS5, which would otherwise run
+        # the full-text query once per page of the set instead of once.
+        in_scope = f"AND +{fts}.rowid IN (SELECT id FROM covered)"  # noqa: S608
+    shown = ParsedQuery(groups=[[p for g in parsed.groups for p in g]], excluded=parsed.excluded)
+    match = params.add(fts5_match(shown if partial else parsed))
+    title_equals = f"lower({fts}.title) = lower({params.add(title)})"
+    if partial:
+        counted = " + ".join(
+            f"({fts}.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "  # noqa: S608
+            f"{params.add(fts5_match(ParsedQuery(groups=[group])))}))"
+            for group in parsed.groups
+        )
+        matched = f"({counted})"
+        wanted = f"AND matched BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+    else:
+        matched, wanted = str(terms), ""
+    limit_sql = params.add(limit)
+    outer_match = params.add(fts5_match(shown))
     # The inner query ranks every match (cheap: bm25 and the short title and tags columns);
     # the outer one makes snippets for the `limit` best only.
     sql = f"""
-        WITH ranked AS (
-            SELECT {FTS_TABLE}.rowid AS page_id,
-                   2 * (instr(highlight({FTS_TABLE}, 0, char(1), char(2)), char(1)) > 0)
-                   + (instr(highlight({FTS_TABLE}, 1, char(1), char(2)), char(1)) > 0)
-                   + -bm25({FTS_TABLE}, {title_w}, {tags_w}, {body_w})
-                     / (1.0 - bm25({FTS_TABLE}, {title_w}, {tags_w}, {body_w})) AS score
-            FROM {FTS_TABLE}
-            WHERE {FTS_TABLE} MATCH %s {id_filter}
-            ORDER BY score DESC, page_id
-            LIMIT %s
+        WITH {ctes}
+        ranked AS (
+            SELECT * FROM (
+                SELECT {fts}.rowid AS page_id,
+                       {title_equals} AS title_equals,
+                       {matched} AS matched,
+                       2 * (instr(highlight({fts}, 0, char(1), char(2)), char(1)) > 0)
+                       + (instr(highlight({fts}, 1, char(1), char(2)), char(1)) > 0)
+                       + -bm25({fts}, {title_w}, {tags_w}, {body_w})
+                         / (1.0 - bm25({fts}, {title_w}, {tags_w}, {body_w})) AS score
+                FROM {fts}
+                WHERE {fts} MATCH {match} {in_scope}
+            )
+            WHERE 1 {wanted}
+            {ORDER_BY}
+            LIMIT {limit_sql}
         )
         SELECT page.id, page.public_id, page.title, page.path,
-               snippet({FTS_TABLE}, 2, '{MARK_START}', '{MARK_END}', '…', 36), ranked.score
+               snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36), ranked.score
         FROM ranked
-        CROSS JOIN {FTS_TABLE} ON {FTS_TABLE}.rowid = ranked.page_id
+        CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
-        WHERE {FTS_TABLE} MATCH %s AND NOT page.archived
-        ORDER BY ranked.score DESC, page.id
+        WHERE {fts} MATCH {outer_match} AND NOT page.archived
+        ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -464,12 +619,12 @@ def _search_sqlite(parsed: ParsedQuery, scope: Scope, limit: int) -> list[Search
         SearchHit(
             page_id=page_id,
             public_id=public_id,
-            title=title,
+            title=page_title,
             path=path,
             excerpt=tidy_excerpt(snippet or ""),
             score=round(float(score), 4),
         )
-        for page_id, public_id, title, path, snippet, score in rows
+        for page_id, public_id, page_title, path, snippet, score in rows
     ]
 
 
@@ -480,7 +635,7 @@ def strip_marks(excerpt: str) -> str:
 
 def tidy_excerpt(raw: str, max_chars: int = EXCERPT_CHARS) -> str:
     """One line of about `max_chars` characters around the first mark, with balanced marks."""
-    text = _unspace_cjk(" ".join(raw.split()))
+    text = _unspace_cjk(" ".join(_WHITESPACE.split(raw)).strip())
     lead = trail = ""
     if text.startswith("…"):
         lead, text = "… ", text[1:].lstrip()
@@ -523,3 +678,5 @@ def _balance_marks(text: str) -> str:
 
 
 _MARKS = re.compile(r"(\[\[\[|\]\]\])")
+# Whitespace other than the CJK gap, which excerpts remove by itself.
+_WHITESPACE = re.compile(r"[^\S\u2008]+")

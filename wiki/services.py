@@ -24,6 +24,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki import search
 from wiki.models import Attachment, Page, Version
 from wiki.roles import can_publish
+from wiki.validators import check_one_line
 
 # --- tree helpers -------------------------------------------------------------------------
 
@@ -148,7 +149,17 @@ def page_make_live(page: Page, version: Version) -> None:
     if old_parent_id != page.parent_id or old_title != page.title or not page.slug:
         page.slug = _unique_slug(parent=parent, title=version.title, exclude_pk=page.pk)
         page.path = _path_for(parent, page.slug)
-        page.save()
+        try:
+            with transaction.atomic():
+                page.save()
+        except IntegrityError:
+            # A sibling took the same slug in a transaction that committed after ours read
+            # the siblings: the whole decision is undone, and a second try picks a free slug.
+            raise Conflict(
+                f"another page under the same parent was given the title {version.title!r} "
+                "at the same moment, so nothing was changed. Decide again: the page will get "
+                "a distinct address."
+            ) from None
         _refresh_descendant_paths(page)
     else:
         page.save()
@@ -228,7 +239,9 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
         raise Forbidden("log in to attach files.")
     if not can_publish(actor):
         raise Forbidden("only editors can attach files to a page.")
-    name = (upload.name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    name = (upload.name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    # A file name is read like a title: an override could make "gpj.exe" look like ".jpg".
+    name = check_one_line(name, field="file", name="the file name")
     if not name or len(name) > 255:
         raise InvalidArgument("the file needs a name of 1 to 255 characters.", field="file")
     limit = settings.QUIRE_ATTACHMENT_MAX_BYTES

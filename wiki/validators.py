@@ -7,18 +7,89 @@ and its message are the same for a person in a form and an agent in a tool error
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from core.errors import InvalidArgument
+from wiki.credentials import refuse_credentials
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX
 
 QUERY_MAX = 200
+
+# Neither database stores these: PostgreSQL refuses NUL in text, and a lone surrogate (half of
+# a UTF-16 pair) cannot be encoded as UTF-8 at all.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+# What a single line of visible text may not hold: control characters, bidi controls (they
+# reorder what a reviewer reads) and zero-width characters (they hide differences).
+_NOT_ONE_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\u200b-\u200d\u2060\ufeff\u180e\ud800-\udfff]"
+)
+_CONTROL_NAMES = {
+    0x00: "NULL",
+    0x09: "CHARACTER TABULATION",
+    0x0A: "LINE FEED",
+    0x0B: "LINE TABULATION",
+    0x0C: "FORM FEED",
+    0x0D: "CARRIAGE RETURN",
+    0x1B: "ESCAPE",
+    0x7F: "DELETE",
+}
+
+
+def character_name(char: str) -> str:
+    """`U+202E RIGHT-TO-LEFT OVERRIDE`: the code point and its Unicode name."""
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        name = "LONE SURROGATE"
+    else:
+        name = _CONTROL_NAMES.get(code, "") or unicodedata.name(char, "CONTROL CHARACTER")
+    return f"U+{code:04X} {name}"
+
+
+def _refuse(match: re.Match[str], *, field: str, name: str, rule: str) -> InvalidArgument:
+    position = match.start() + 1
+    return InvalidArgument(
+        f"{name} has {character_name(match.group())} at position {position}; {rule} "
+        "Remove it and try again.",
+        field=field,
+        detail={"field": name, "position": position, "character": f"U+{ord(match.group()):04X}"},
+    )
+
+
+def check_text(value: str, *, field: str, name: str = "") -> str:
+    """Any text Quire stores or looks up: no NUL and no lone surrogates.
+
+    `field` is the field the error belongs to; `name` what the message calls it (`tags[2]`).
+    """
+    match = _NOT_TEXT.search(value)
+    if match is not None:
+        rule = "text cannot hold NUL characters or lone surrogates."
+        raise _refuse(match, field=field, name=name or field, rule=rule)
+    return value
+
+
+def check_one_line(value: str, *, field: str, name: str = "") -> str:
+    """Titles, tags and agent names: one line of visible text, read the same way by everyone.
+
+    The value comes back stripped; a position in an error counts from its first visible
+    character.
+    """
+    value = value.strip()
+    match = _NOT_ONE_LINE.search(value)
+    if match is not None:
+        rule = (
+            "titles, tags and names must be one line of visible text, without control, "
+            "bidirectional or zero-width characters."
+        )
+        raise _refuse(match, field=field, name=name or field, rule=rule)
+    return value
 
 
 def validate_title(title: Any) -> str:
     if not isinstance(title, str):
         raise InvalidArgument("title must be a string of 1 to 200 characters.", field="title")
-    title = title.strip()
+    title = check_one_line(title, field="title")
     if not 1 <= len(title) <= TITLE_MAX:
         raise InvalidArgument(
             f"title must be 1 to {TITLE_MAX} characters; it has {len(title)}. "
@@ -36,8 +107,8 @@ def validate_tags(tags: Any) -> list[str]:
     if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
         raise InvalidArgument("tags must be a list of strings.", field="tags")
     cleaned: list[str] = []
-    for tag in tags:
-        tag = tag.strip()
+    for index, tag in enumerate(tags):
+        tag = check_one_line(tag, field="tags", name=f"tags[{index}]")
         if not tag:
             continue
         if len(tag) > TAG_MAX:
@@ -61,7 +132,7 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
         text = ""
     if not isinstance(text, str):
         raise InvalidArgument(f"{field} must be a string of markdown.", field=field)
-    text = text.replace("\r\n", "\n").replace("\x00", "")
+    text = check_text(text, field=field).replace("\r\n", "\n")
     if len(text) > MARKDOWN_MAX:
         raise InvalidArgument(
             f"{field} can be at most {MARKDOWN_MAX:,} characters; it has {len(text):,}. "
@@ -70,6 +141,9 @@ def validate_markdown(text: Any, *, field: str = "markdown", required: bool = Fa
         )
     if required and not text.strip():
         raise InvalidArgument(f"{field} must not be empty.", field=field)
+    # Every door's markdown passes here (proposals, direct publishes, imports, a reviewer's
+    # edit): a credential is refused before anything is stored.
+    refuse_credentials(text, field=field)
     return text
 
 
@@ -93,7 +167,7 @@ def validate_change_summary(summary: Any, *, required: bool = False) -> str:
         summary = ""
     if not isinstance(summary, str):
         raise InvalidArgument("changeSummary must be a string.", field="change_summary")
-    summary = " ".join(summary.split())
+    summary = " ".join(check_text(summary, field="change_summary", name="changeSummary").split())
     if len(summary) > CHANGE_SUMMARY_MAX:
         raise InvalidArgument(
             f"the change summary can be at most {CHANGE_SUMMARY_MAX} characters; "
@@ -114,7 +188,7 @@ def validate_query(query: Any, *, required: bool = True) -> str:
         query = ""
     if not isinstance(query, str):
         raise InvalidArgument("query must be a string of words.", field="query")
-    query = " ".join(query.split())
+    query = " ".join(check_text(query, field="query").split())
     if len(query) > QUERY_MAX or (required and not query):
         raise InvalidArgument(
             f"query must be 1 to {QUERY_MAX} characters; it has {len(query)}. "

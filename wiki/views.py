@@ -21,7 +21,14 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import escape, format_html
@@ -49,25 +56,59 @@ class QuireLoginView(LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))
-        if login_throttle.is_locked_out(username, login_throttle.client_address(request)):
+        attempt = self._attempt()
+        if login_throttle.is_locked_out(attempt):
             # Refused before the password is checked, so a locked account gives nothing away.
             context = self.get_context_data(form=self.form_class(request))
             context["lockout"] = login_throttle.lockout_message()
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+    def _attempt(self) -> login_throttle.LoginAttempt:
         username = str(self.request.POST.get("username", ""))
-        if username:
-            login_throttle.record_failure(username, login_throttle.client_address(self.request))
+        return login_throttle.LoginAttempt.from_request(self.request, username)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        if self.request.POST.get("username"):
+            login_throttle.record_failure(self._attempt())
         return super().form_invalid(form)
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        username = form.get_user().get_username()
         login_throttle.clear_failures(
-            form.get_user().get_username(), login_throttle.client_address(self.request)
+            login_throttle.LoginAttempt.from_request(self.request, username)
         )
-        return super().form_valid(form)
+        response = super().form_valid(form)
+        login_throttle.remember_device(response, self.request, username)
+        return response
+
+
+class AdminLoginView(QuireLoginView):
+    """The admin's login: the same throttled form, and no redirect loop for non-staff.
+
+    A logged-in person without admin access is told so and may log in as someone else,
+    instead of being sent back to /admin/, which sends them here again.
+    """
+
+    redirect_authenticated_user = False
+
+    def get_default_redirect_url(self) -> str:
+        return reverse("admin:index")
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated and request.user.is_staff:
+            return HttpResponseRedirect(self.get_success_url())
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        user = self.request.user
+        if user.is_authenticated and not user.is_staff:
+            context["not_staff"] = (
+                f"You are logged in as {user.get_username()}, which has no access to the admin. "
+                "Log in with an admin account, or go back to the wiki."
+            )
+        return context
 
 
 # --- helpers ----------------------------------------------------------------------------------

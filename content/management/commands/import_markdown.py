@@ -57,6 +57,12 @@ class Command(BaseCommand):
             help="make the imported content live at once (the author must be an editor)",
         )
         parser.add_argument(
+            "--source-name",
+            metavar="NAME",
+            help="the name that keys this folder's pages (default: the folder's own name); "
+            "importing again under the same name updates those pages",
+        )
+        parser.add_argument(
             "--author",
             metavar="USERNAME",
             help="who authors the versions (default: the first superuser)",
@@ -73,7 +79,13 @@ class Command(BaseCommand):
         def progress(sources: list[importer.SourcePage]) -> Iterable[importer.SourcePage]:
             return tqdm(sources, desc="importing", unit="page", file=sys.stderr, disable=None)
 
-        report = importer.import_markdown(root, actor=actor, publish=publish, progress=progress)
+        try:
+            source_name = importer.source_name_for(root, options["source_name"])
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        report = importer.import_markdown(
+            root, actor=actor, publish=publish, source_name=source_name, progress=progress
+        )
         for path, reason in report.skipped:
             self.stderr.write(f"skipped {path}: {reason}")
         self.stdout.write(report.summary())

@@ -1,7 +1,9 @@
 """`manage.py load_demo`: the demo handbook, an admin login and a demo agent, for `make run`.
 
 Idempotent: a second run changes nothing but the demo agent's token, which is rotated on
-every run because only its hash is stored and the banner must print one that works.
+every run because only its hash is stored and the banner must print one that works. It never
+overwrites what people did since: a demo page whose live version load_demo did not make is
+left as it is, and an existing admin's password is never reset.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from wiki.models import Page, Version, VersionKind
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "quire-handbook"
 # Namespaced so that a user's own import of a folder with the same file names never
-# touches the demo pages (import_markdown keys pages by their path relative to its root).
+# touches the demo pages (import_markdown's keys are a folder name, a slash and a path).
 SOURCE_PREFIX = "quire-demo:"
+# The change summaries of the versions load_demo publishes: a live version with another one
+# was written or approved by someone since, and is theirs to keep.
+LOADED_SUMMARY = "Loaded the demo handbook."
+UPDATED_SUMMARY = "Updated the demo handbook."
 ADMIN_USERNAME = "admin"
 AGENT_NAME = "demo-agent"
 AGENT_DESCRIPTION = "The demo agent that `make run` creates: it reads the Quire handbook."
@@ -49,6 +55,7 @@ class LoadReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    kept: int = 0
     pages: dict[str, Page] = field(default_factory=dict)
 
 
@@ -75,7 +82,13 @@ class Command(BaseCommand):
         base = settings.QUIRE_BASE_URL
         self.stdout.write(
             f"Demo handbook: {report.created} created, {report.updated} updated, "
-            f"{report.unchanged} unchanged; {proposed} new proposal(s) waiting in review.\n"
+            f"{report.unchanged} unchanged, {report.kept} kept as edited; "
+            f"{proposed} new proposal(s) waiting in review.\n"
+        )
+        login = (
+            f"{ADMIN_USERNAME} / {password}   (kept in {options['login_file']})"
+            if password is not None
+            else f"{ADMIN_USERNAME} / the password you set   (load_demo never resets it)"
         )
         self.stdout.write(
             "\n".join(
@@ -83,8 +96,7 @@ class Command(BaseCommand):
                     "",
                     "Quire is ready.",
                     f"  Open:      {base}/",
-                    f"  Log in:    {ADMIN_USERNAME} / {password}"
-                    f"   (kept in {options['login_file']})",
+                    f"  Log in:    {login}",
                     f"  MCP URL:   {base}/mcp",
                     f"  Agent:     {agent.name}, token {token}",
                     "             (a new token on every run; the previous one stops working)",
@@ -94,22 +106,24 @@ class Command(BaseCommand):
         )
 
 
-def ensure_admin(login_file: Path) -> tuple[User, str]:
-    """The superuser 'admin' with the password kept in `login_file` (created once)."""
+def ensure_admin(login_file: Path) -> tuple[User, str | None]:
+    """The superuser 'admin' and the demo password, or None when it no longer logs in.
+
+    The admin is created once, with a password kept in `login_file`; after that its account
+    is the operator's: a password they changed is never reset.
+    """
     password = _read_password(login_file)
+    admin = User.objects.filter(username=ADMIN_USERNAME).first()
+    if admin is not None:
+        return admin, password if password and admin.check_password(password) else None
     if password is None:
         password = secrets.token_urlsafe(12)
         login_file.parent.mkdir(parents=True, exist_ok=True)
         login_file.write_text(f"username: {ADMIN_USERNAME}\npassword: {password}\n")
         login_file.chmod(0o600)
-    admin, _ = User.objects.get_or_create(
-        username=ADMIN_USERNAME, defaults={"email": f"{ADMIN_USERNAME}@example.com"}
+    admin = User.objects.create_superuser(
+        username=ADMIN_USERNAME, email=f"{ADMIN_USERNAME}@example.com", password=password
     )
-    admin.is_superuser = admin.is_staff = admin.is_active = True
-    # Reset every run, so the printed login works even if the password was changed.
-    if not admin.check_password(password):
-        admin.set_password(password)
-    admin.save()
     return admin, password
 
 
@@ -163,7 +177,7 @@ def load_pages(admin: User) -> LoadReport:
                 body=body,
                 parent=parent,
                 tags=tags,
-                change_summary="Loaded the demo handbook.",
+                change_summary=LOADED_SUMMARY,
                 publish=True,
                 source_path=SOURCE_PREFIX + relative,
             )
@@ -171,6 +185,8 @@ def load_pages(admin: User) -> LoadReport:
             report.created += 1
         elif page.archived or _same(page.live_version, title=title, body=body, tags=tags):
             report.unchanged += 1  # an archived demo page stays archived: someone chose that
+        elif not _loaded_by_demo(page.live_version, admin):
+            report.kept += 1
         else:
             services.version_propose(
                 actor=admin,
@@ -178,12 +194,23 @@ def load_pages(admin: User) -> LoadReport:
                 title=title,
                 body=body,
                 tags=tags,
-                change_summary="Updated the demo handbook.",
+                change_summary=UPDATED_SUMMARY,
                 publish=True,
             )
             report.updated += 1
         report.pages[relative] = page
     return report
+
+
+def _loaded_by_demo(live: Version | None, admin: User) -> bool:
+    """Whether the live version is one load_demo published, not someone's edit since."""
+    return (
+        live is not None
+        and live.author_user_id == admin.pk
+        and live.decided_by_id == admin.pk
+        and live.change_summary in (LOADED_SUMMARY, UPDATED_SUMMARY)
+        and not live.edited_by_reviewer
+    )
 
 
 def _same(live: Version | None, *, title: str, body: str, tags: list[str]) -> bool:

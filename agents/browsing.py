@@ -1,0 +1,345 @@
+"""One page of an agent's `browse`: whole sets up to 200 pages, larger ones 200 at a time.
+
+The set's order is the curated one of `selectors.page_set_rows`; paging keeps always-include
+entries first, then cuts it into pages of at most `PAGE_SIZE` entries and `CHARS_MAX`
+characters of answer. A cursor names the last page returned (and its position, should that
+page have left the set meanwhile), so a continued browse neither repeats nor skips pages.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from django.db import connection
+
+from agents.models import Agent, PageSetEntry
+from agents.selectors import SetRow, page_set_rows
+from core.errors import InvalidArgument, NotFound
+from wiki.models import Page
+
+PAGE_SIZE = 200
+# Every answer stays under 100,000 characters of pretty JSON; the rest is the envelope.
+CHARS_MAX = 98_000
+PAGE_ID_PREFIX = "pg_"
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """The entries to return, and where the agent's set stands around them."""
+
+    entries: list[dict[str, Any]]
+    total: int
+    next_cursor: str | None
+    paged: bool  # False: the whole set, in today's unpaged shape
+
+
+def entry_json(row: SetRow) -> dict[str, Any]:
+    return {
+        "pageId": row.public_id,
+        "title": row.title,
+        "path": row.path,
+        "alwaysInclude": row.entry.always_include,
+        "useWhen": row.entry.use_when,
+    }
+
+
+def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> BrowsePage:
+    """The part of the agent's set that `browse(cursor, under)` answers with."""
+    position = _decode_cursor(cursor) if cursor else None
+    if position is not None:
+        if under and under != position["under"]:
+            raise InvalidArgument(
+                "this cursor continues a browse of a different subtree; call browse again "
+                "with the same under, or without a cursor to start over."
+            )
+        under = position["under"]
+    entries = list(
+        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
+    )
+    under_path = _under_path(entries, under) if under else None
+    ranked = sorted(entries, key=lambda entry: not entry.always_include)
+    window = SetWindow(ranked, under_path)
+    if window.nested or (under_path is not None and window.total == 0):
+        return _browse_in_python(agent, position=position, under=under)
+    if window.total <= PAGE_SIZE and not under and position is None:
+        # A small set comes whole, in the entries' own order (always-include not first).
+        whole = [entry_json(row) for row in window.in_order(entries).rows(0, PAGE_SIZE)]
+        if _size(whole) <= CHARS_MAX:
+            return BrowsePage(whole, window.total, None, paged=False)
+    start = 0
+    if position is not None:
+        start = window.position_after(position["after"], int(position["offset"]))
+    rows = window.rows(start, PAGE_SIZE)
+    return _paged(rows, start=start, total=window.total, under=under or "")
+
+
+def _paged(rows: list[SetRow], *, start: int, total: int, under: str) -> BrowsePage:
+    """At most PAGE_SIZE rows from `start`, cut to fit CHARS_MAX, and the cursor after them."""
+    entries: list[dict[str, Any]] = []
+    size = 0
+    for row in rows[:PAGE_SIZE]:
+        entry = entry_json(row)
+        size += _size([entry])
+        if entries and size > CHARS_MAX:
+            break
+        entries.append(entry)
+    end = start + len(entries)
+    next_cursor = (
+        _encode_cursor(after=entries[-1]["pageId"], offset=end, under=under)
+        if end < total
+        else None
+    )
+    return BrowsePage(entries, total, next_cursor, paged=True)
+
+
+def _browse_in_python(
+    agent: Agent, *, position: dict[str, Any] | None, under: str | None
+) -> BrowsePage:
+    """The general case (entries nested in other entries' subtrees): the whole set is
+    ordered here, as `page_set_rows` does for the screens."""
+    rows = page_set_rows(agent)
+    whole_set = len(rows)
+    if under:
+        rows = _under(rows, under)
+    if whole_set <= PAGE_SIZE and not under and position is None:
+        entries = [entry_json(row) for row in rows]
+        if _size(entries) <= CHARS_MAX:
+            return BrowsePage(entries, len(rows), None, paged=False)
+    # Always-include entries first; sorted() is stable, so the curated order stays within.
+    rows = sorted(rows, key=lambda row: not row.entry.always_include)
+    start = _start(rows, position) if position is not None else 0
+    return _paged(rows[start:], start=start, total=len(rows), under=under or "")
+
+
+def _under_path(entries: list[PageSetEntry], under: str) -> str:
+    under = under.strip()
+    if not under.startswith(PAGE_ID_PREFIX):
+        return under.strip("/")
+    path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
+    if path is None or not any(
+        path == e.page.path or path.startswith(e.page.path + "/") for e in entries
+    ):
+        raise NotFound(
+            f"page {under} is not among the pages you can browse. Call browse without "
+            "under to list them, or pass a path such as 'tools/slack'."
+        )
+    return path
+
+
+class SetWindow:
+    """The agent's set in browse order, read a window at a time by index, not whole.
+
+    For entries none of which lies inside another's subtree (the usual set), every page
+    belongs to exactly one entry, so the order is: entries by rank, each one's pages in
+    tree order. Two queries whatever the set's size: the pages per entry (counted by index
+    ranges), then the window's rows, entry by entry.
+    """
+
+    def __init__(
+        self, ranked: list[PageSetEntry], under: str | None, counts: list[int] | None = None
+    ) -> None:
+        self.entries = ranked
+        self.under = under
+        paths = sorted({entry.page.path for entry in ranked})
+        self.nested = any(b.startswith(a + "/") for a, b in pairwise(paths))
+        if counts is None:
+            counts = [] if self.nested or not ranked else self._counts()
+        self.counts = counts
+        self.total = sum(self.counts)
+
+    def in_order(self, entries: list[PageSetEntry]) -> SetWindow:
+        """The same set with its entries in another order (no query)."""
+        count_of = {entry.pk: count for entry, count in zip(self.entries, self.counts, strict=True)}
+        return SetWindow(entries, self.under, [count_of[entry.pk] for entry in entries])
+
+    def _arrays(self, entries: list[PageSetEntry]) -> list[list[Any]]:
+        return [
+            [entry.page_id for entry in entries],
+            [entry.page.path + "/" for entry in entries],
+            [entry.page.path + "0" for entry in entries],
+        ]
+
+    def _conditions(self) -> tuple[str, list[Any]]:
+        live = "p.live_version_id IS NOT NULL AND NOT p.archived"
+        if self.under is None:
+            return live, []
+        ge, lt = _range_operators()
+        return (
+            f"{live} AND (p.path = %s OR (p.path {ge} %s AND p.path {lt} %s))",
+            [self.under, self.under + "/", self.under + "0"],
+        )
+
+    def _counts(self) -> list[int]:
+        ge, lt = _range_operators()
+        live, live_params = self._conditions()
+        ids, lows, highs = self._arrays(self.entries)
+        covers = f"(p.id = e.page_id OR (p.path {ge} e.lo AND p.path {lt} e.hi))"
+        if connection.vendor == "postgresql":
+            sql = (
+                f"SELECT (SELECT count(*) FROM wiki_page p WHERE {covers} AND {live}) "  # noqa: S608
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) WITH ORDINALITY "
+                "AS e(page_id, lo, hi, n) ORDER BY e.n"
+            )
+            params = [*live_params, ids, lows, highs]
+        else:
+            sql = (
+                f"SELECT (SELECT count(*) FROM wiki_page p WHERE {covers} AND {live}) "  # noqa: S608
+                "FROM (SELECT key AS n, json_extract(value, '$[0]') AS page_id, "
+                "json_extract(value, '$[1]') AS lo, json_extract(value, '$[2]') AS hi "
+                "FROM json_each(%s)) AS e ORDER BY e.n"
+            )
+            params = [*live_params, json.dumps(list(zip(ids, lows, highs, strict=True)))]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [int(count) for (count,) in cursor.fetchall()]
+
+    def rows(self, start: int, limit: int) -> list[SetRow]:
+        """The rows at positions [start, start + limit) of the browse order."""
+        spanned: list[tuple[PageSetEntry, int]] = []  # entry, rows of it to skip
+        seen = 0
+        for entry, count in zip(self.entries, self.counts, strict=True):
+            if seen + count > start and seen < start + limit:
+                spanned.append((entry, max(0, start - seen)))
+            seen += count
+        if not spanned:
+            return []
+        if connection.vendor != "postgresql":
+            return self._rows_sqlite(spanned, limit)
+        ge, lt = _range_operators()
+        live, live_params = self._conditions()
+        tree_key = "replace(p.path, '/', chr(1)) COLLATE \"C\""
+        ids, lows, highs = self._arrays([entry for entry, _ in spanned])
+        skips = [skip for _, skip in spanned]
+        # One index range per spanned entry; OFFSET 0 keeps each lateral as written.
+        inner = (
+            f"SELECT p.id, p.public_id, p.title, p.path, {tree_key} AS tree_key "  # noqa: S608
+            f"FROM wiki_page p WHERE (p.id = e.page_id OR (p.path {ge} e.lo AND p.path {lt} "
+            f"e.hi)) AND {live} ORDER BY tree_key LIMIT %s OFFSET e.skip"
+        )
+        sql = (
+            "SELECT e.n, x.id, x.public_id, x.title, x.path FROM unnest(%s::bigint[], "  # noqa: S608
+            "%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS e(page_id, lo, hi, skip, n) "
+            f"CROSS JOIN LATERAL ({inner}) x ORDER BY e.n, x.tree_key LIMIT %s"
+        )
+        params = [ids, lows, highs, skips, *live_params, limit, limit]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
+        return [
+            SetRow(pk, public_id, title, path, spanned[n - 1][0])
+            for n, pk, public_id, title, path in found
+        ]
+
+    def _rows_sqlite(self, spanned: list[tuple[PageSetEntry, int]], limit: int) -> list[SetRow]:
+        # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
+        live, live_params = self._conditions()
+        arms: list[str] = []
+        params: list[Any] = []
+        for n, (entry, skip) in enumerate(spanned):
+            arms.append(
+                f"SELECT * FROM (SELECT {n} AS n, p.id, p.public_id, p.title, p.path, "  # noqa: S608
+                "replace(p.path, '/', char(1)) AS tree_key FROM wiki_page p "
+                f"WHERE (p.id = %s OR (p.path >= %s AND p.path < %s)) AND {live} "
+                "ORDER BY tree_key LIMIT %s OFFSET %s)"
+            )
+            params += [entry.page_id, entry.page.path + "/", entry.page.path + "0"]
+            params += [*live_params, limit, skip]
+        sql = " UNION ALL ".join(arms) + " ORDER BY n, tree_key LIMIT %s"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, limit])
+            found = cursor.fetchall()
+        return [
+            SetRow(pk, public_id, title, path, spanned[n][0])
+            for n, pk, public_id, title, path, _ in found
+        ]
+
+    def position_after(self, page_id: str, offset: int) -> int:
+        """Where the browse continues after `page_id`; `offset` if it left the set."""
+        if offset > 0:
+            before = self.rows(offset - 1, 1)
+            if before and before[0].public_id == page_id:
+                return offset
+        row = Page.objects.filter(public_id=page_id).values_list("pk", "path").first()
+        if row is None:
+            return min(offset, self.total)
+        pk, path = row
+        seen = 0
+        for entry, count in zip(self.entries, self.counts, strict=True):
+            if pk == entry.page_id or path.startswith(entry.page.path + "/"):
+                key = path.replace("/", "\x01")
+                earlier = sum(
+                    1 for other in self.rows(seen, count) if other.path.replace("/", "\x01") <= key
+                )
+                return seen + earlier
+            seen += count
+        return min(offset, self.total)
+
+
+def _range_operators() -> tuple[str, str]:
+    # On PostgreSQL ~>=~ and ~<~ compare bytes, as the path's text_pattern_ops index does.
+    return ("~>=~", "~<~") if connection.vendor == "postgresql" else (">=", "<")
+
+
+def _under(rows: list[SetRow], under: str) -> list[SetRow]:
+    """The rows of the subtree that `under` names: a page id, or a path (prefix of segments)."""
+    under = under.strip()
+    if under.startswith(PAGE_ID_PREFIX):
+        root = next((row for row in rows if row.public_id == under), None)
+        if root is None:
+            raise NotFound(
+                f"page {under} is not among the pages you can browse. Call browse without "
+                "under to list them, or pass a path such as 'tools/slack'."
+            )
+        prefix = root.path
+    else:
+        prefix = under.strip("/")
+    inside = [row for row in rows if row.path == prefix or row.path.startswith(prefix + "/")]
+    if not inside:
+        raise NotFound(
+            f"no page you can browse has the path {prefix!r} or lies under it. Paths look "
+            "like 'tools/slack'; call browse without under to see them, or search_pages."
+        )
+    return inside
+
+
+def _size(entries: list[dict[str, Any]]) -> int:
+    # The entries as they appear indented in the pretty-printed answer, with their commas.
+    text = json.dumps(entries, indent=2, ensure_ascii=False)
+    return len(text) + 2 * text.count("\n") + 4
+
+
+def _start(rows: list[SetRow], position: dict[str, Any]) -> int:
+    for index, row in enumerate(rows):
+        if row.public_id == position["after"]:
+            return index + 1
+    return min(int(position["offset"]), len(rows))
+
+
+def _encode_cursor(*, after: str, offset: int, under: str) -> str:
+    raw = json.dumps({"after": after, "offset": offset, "under": under}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        position = json.loads(raw)
+        if (
+            isinstance(position, dict)
+            and isinstance(position.get("after"), str)
+            and isinstance(position.get("offset"), int)
+            and position["offset"] >= 0
+            and isinstance(position.get("under"), str)
+        ):
+            return position
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        pass
+    raise InvalidArgument(
+        "cursor is not one that browse gave. Pass the nextCursor of the previous browse "
+        "answer unchanged, or call browse without a cursor to start from the beginning."
+    )

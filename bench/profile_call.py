@@ -1,0 +1,86 @@
+"""Profile the fixed cost of one MCP tool call through the whole Django stack (pyinstrument).
+
+    DATABASE_URL=... python bench/profile_call.py [--tool get_page] [--calls 300] [--library]
+
+Uses the database's first agent that has pages ("bench-agent" when present). `--library`
+sends tool calls through django-mcp-server's own path (the async bridge) instead of Quire's
+direct one, to compare the two. Prints pyinstrument's text report and the mean per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", default="get_page")
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--library", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SECRET_KEY", "profile-only")
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+    os.environ.setdefault("QUIRE_AGENT_RATE_LIMIT", "100000000")
+    import django
+
+    django.setup()
+    from django.test import Client
+    from pyinstrument import Profiler
+
+    from agents import mcp_views, services
+    from agents.models import Agent, PageSetEntry
+    from agents.selectors import page_set_rows
+    from core.actors import SystemActor
+
+    if args.library:
+        mcp_views.direct_tool_call = lambda request, agent: None  # type: ignore[assignment]
+    agent = (
+        Agent.objects.filter(name="bench-agent").first()
+        or Agent.objects.filter(pk__in=PageSetEntry.objects.values("agent")).first()
+    )
+    assert agent is not None, "no agent with pages in this database"
+    token = services.agent_token_rotate(actor=SystemActor("profile"), agent=agent)
+    page_ids = [row.public_id for row in page_set_rows(agent)[:50]]
+    arguments = {
+        "get_page": lambda n: {"pageId": page_ids[n % len(page_ids)]},
+        "browse": lambda n: {},
+        "search_pages": lambda n: {"query": "list files"},
+    }[args.tool]
+    client = Client(
+        HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ACCEPT="application/json, text/event-stream"
+    )
+
+    def call(n: int) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": args.tool, "arguments": arguments(n)},
+        }
+        response = client.post("/mcp", json.dumps(body), content_type="application/json")
+        assert response.status_code == 200 and b'"isError":true' not in response.content
+
+    for n in range(20):
+        call(n)
+    profiler = Profiler(interval=0.0005)
+    started = time.perf_counter()
+    with profiler:
+        for n in range(args.calls):
+            call(n)
+    elapsed = time.perf_counter() - started
+    print(profiler.output_text(unicode=False, color=False, show_all=False))
+    path = "library (async bridge)" if args.library else "direct"
+    print(f"{args.tool} via the {path} path: {1000 * elapsed / args.calls:.2f} ms per call")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Quire under gunicorn in its own processes, as production runs it, on free ports."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fixtures_mail import _database_url_for_worker, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "a-test-secret-shared-by-every-server-of-one-test"
+
+
+class QuireServer:
+    def __init__(self, process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+        self.process = process
+        self.port = port
+        self.log = log
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def start_server(
+    directory: Path, *, workers: int = 1, env: dict[str, str] | None = None
+) -> QuireServer:
+    """gunicorn on a free port, serving the test database; waits until it answers."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": SECRET,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_URL": _database_url_for_worker(),
+        "QUIRE_BASE_URL": f"http://127.0.0.1:{port}",
+        **(env or {}),
+    }
+    log = directory / f"gunicorn-{port}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--timeout",
+                "60",
+                "--graceful-timeout",
+                "5",
+            ],
+            cwd=ROOT,
+            env=full_env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    server = QuireServer(process, port, log)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(server.url + "/healthz", timeout=2).status_code in (200, 503):
+                return server
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            raise AssertionError(f"gunicorn did not start:\n{server.output()}")
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def quire_servers(tmp_path: Path) -> Iterator[Callable[..., QuireServer]]:
+    started: list[QuireServer] = []
+
+    def start(*, workers: int = 1, env: dict[str, str] | None = None) -> QuireServer:
+        server = start_server(tmp_path, workers=workers, env=env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

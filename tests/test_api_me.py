@@ -1,0 +1,25 @@
+"""GET /api/v1/me/: who the request is authenticated as (the benchmark's bare view)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+
+def test_it_names_the_tokens_user_in_one_query(reader: User) -> None:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reader).key}")
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/api/v1/me/")
+    assert response.status_code == 200
+    assert response.json() == {"username": "reed"}
+    assert len(queries) == 1
+
+
+def test_it_answers_401_without_credentials(db: None) -> None:
+    response = APIClient().get("/api/v1/me/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Token")

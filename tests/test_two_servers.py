@@ -1,0 +1,113 @@
+"""Two web processes behave as one: rate limits, the login throttle and sessions are shared.
+
+Two gunicorn servers on different ports serve one PostgreSQL database and one Redis (and
+again with no Redis, where the database is the shared store); an
+agent's 121st call in a minute is refused whichever server it reaches, a login lockout made
+on one holds on the other, and a session made on one is valid on the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+
+from tests.conftest import is_postgres
+from tests.fixtures_mcp import AgentKey, mcp_session
+from tests.fixtures_servers import QuireServer
+from wiki.models import Page
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+LIMIT = 120
+PASSWORD = "correct-horse-battery"
+
+
+@pytest.fixture(params=["redis", "database"])
+def two_servers(
+    request: pytest.FixtureRequest, quire_servers: Callable[..., QuireServer]
+) -> tuple[QuireServer, QuireServer]:
+    """Two servers sharing Redis, or (without REDIS_URL) sharing only the database."""
+    if not is_postgres():
+        pytest.skip("two servers share one PostgreSQL database (SQLite is the one-process default)")
+    env = {"QUIRE_LOGIN_MAX_FAILURES": "3", "REDIS_URL": ""}
+    if request.param == "redis":
+        env["REDIS_URL"] = request.getfixturevalue("own_redis").url
+    return quire_servers(env=env), quire_servers(env=env)
+
+
+def _wait_for_a_fresh_minute(needed_seconds: int) -> None:
+    # The limit counts calls per calendar minute: start far enough from its end.
+    left = 60 - time.time() % 60
+    if left < needed_seconds:
+        time.sleep(left + 0.5)
+
+
+def test_it_refuses_the_121st_call_in_a_minute_on_either_server(
+    two_servers: tuple[QuireServer, QuireServer],
+    make_page: Callable[..., Page],
+    make_agent: Callable[..., AgentKey],
+) -> None:
+    first, second = two_servers
+    key = make_agent("support-bot", pages=(make_page("Refunds"),))
+
+    async def calls() -> tuple[list[bool], str, str]:
+        async with (
+            mcp_session(first.url + "/mcp", key.token) as on_first,
+            mcp_session(second.url + "/mcp", key.token) as on_second,
+        ):
+            errors = []
+            for n in range(LIMIT):
+                session = on_first if n % 2 else on_second
+                errors.append((await session.call_tool("browse", {})).isError)
+            refused_first = await on_first.call_tool("browse", {})
+            refused_second = await on_second.call_tool("browse", {})
+        return (
+            errors,
+            refused_first.content[0].text,  # type: ignore[union-attr]
+            refused_second.content[0].text,  # type: ignore[union-attr]
+        )
+
+    _wait_for_a_fresh_minute(40)
+    errors, refused_first, refused_second = asyncio.run(calls())
+
+    assert errors == [False] * LIMIT
+    assert refused_first.startswith(f"rate_limited: you made more than {LIMIT} calls")
+    assert refused_second.startswith(f"rate_limited: you made more than {LIMIT} calls")
+
+
+def _login(client: httpx.Client, base: str, username: str, password: str) -> httpx.Response:
+    form = client.get(base + "/login/")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+    assert token is not None
+    return client.post(
+        base + "/login/",
+        data={"username": username, "password": password, "csrfmiddlewaretoken": token[1]},
+    )
+
+
+def test_it_holds_a_login_lockout_on_both_servers_and_shares_sessions(
+    two_servers: tuple[QuireServer, QuireServer], reader: User, make_page: Callable[..., Page]
+) -> None:
+    first, second = two_servers
+    page = make_page("Refunds")
+    with httpx.Client() as stranger:
+        for _ in range(3):
+            assert _login(stranger, first.url, "reed", "wrong").status_code == 200
+    with httpx.Client() as on_second:
+        locked = _login(on_second, second.url, "reed", PASSWORD)
+    assert locked.status_code == 429
+    assert "Too many failed attempts" in locked.text
+
+    # A session made on one server is valid on the other (another user: reed is locked).
+    User.objects.create_user("sam", password=PASSWORD)
+    with httpx.Client() as browser:
+        assert _login(browser, first.url, "sam", PASSWORD).status_code == 302
+        shared = browser.get(f"{second.url}/p/{page.public_id}/")
+    assert shared.status_code == 200
+    assert "Refunds" in shared.text
