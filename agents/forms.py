@@ -28,12 +28,6 @@ class OwnerChoiceField(forms.ModelChoiceField):
         return f"{user.get_username()} ({full_name})" if full_name else user.get_username()
 
 
-class PageChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: Any) -> str:
-        page: Page = obj
-        return f"{page.path} — {page.title}"
-
-
 def _owners(current_owner_id: int | None = None) -> QuerySet[User]:
     # The current owner stays on offer even when deactivated, so saving keeps it.
     return User.objects.filter(Q(is_active=True) | Q(pk=current_owner_id)).order_by("username")
@@ -99,24 +93,49 @@ class PageSetEntryForm(UseWhenMixin):
 
 
 class PageSetAddForm(UseWhenMixin):
-    page = PageChoiceField(
-        queryset=Page.objects.none(),
-        to_field_name="public_id",
-        empty_label="Choose a page…",
-        help_text="The page and every live page under it.",
-        error_messages={
-            "invalid_choice": "That page cannot be given to an agent: it is not live or it is "
-            "archived. Choose another page.",
-            "required": "Choose a page to add.",
-        },
-    )
-    field_order = ["page", "use_when", "always_include"]
+    """Adds one page with everything under it (chosen in the picker), or every page with a tag."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["page"].queryset = (  # type: ignore[attr-defined]
-            Page.objects.readable().only("public_id", "title", "path").order_by("path")
-        )
+    page = forms.CharField(
+        required=False,
+        max_length=11,
+        widget=forms.HiddenInput(attrs={"class": "picker-value"}),
+        help_text="The page and every live page under it.",
+    )
+    tag = forms.CharField(
+        required=False,
+        max_length=50,
+        label="Or every page with the tag",
+        help_text="Each live page with this tag becomes its own entry.",
+    )
+    field_order = ["page", "tag", "use_when", "always_include"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        public_id, tag = data.get("page", ""), data.get("tag", "").strip()
+        if public_id and tag:
+            raise forms.ValidationError("Choose a page or a tag, not both.")
+        if not public_id and not tag:
+            raise forms.ValidationError(
+                "Choose a page: type part of its title or path and pick it from the list. "
+                "Or give a tag to add every page with it."
+            )
+        if public_id:
+            page = (
+                Page.objects.readable()
+                .filter(public_id=public_id)
+                .only("public_id", "title", "path")
+                .first()
+            )
+            if page is None:
+                raise forms.ValidationError(
+                    "That page cannot be given to an agent: it is not live or it is archived. "
+                    "Choose another page."
+                )
+            data["page"] = page
+        else:
+            data["page"] = None
+        data["tag"] = tag
+        return data
 
 
 class MoveForm(forms.Form):

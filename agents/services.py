@@ -298,6 +298,59 @@ def page_set_add(
 
 
 @transaction.atomic
+def page_set_add_tagged(
+    *,
+    actor: Operator,
+    agent: Agent,
+    tag: str,
+    use_when: Iterable[str] | str | None = None,
+    always_include: bool = False,
+) -> list[PageSetEntry]:
+    """Give `agent` every live page tagged `tag` that is not in its set yet, in one action.
+
+    Each page becomes its own entry (in path order, at the end of the set) with the same
+    use-when lines; pages already in the set keep their entries.
+    """
+    _check_can_manage(actor)
+    lines = validate_use_when(use_when)
+    tag = (tag or "").strip()
+    if not tag:
+        raise InvalidArgument("give the tag whose pages to add.", field="tag")
+    agent = _lock_agent(agent)
+    present = set(PageSetEntry.objects.filter(agent=agent).values_list("page_id", flat=True))
+    # Tags are a JSON list; matching them in Python keeps one query on SQLite and PostgreSQL.
+    tagged = [
+        pk
+        for pk, tags in Page.objects.readable().order_by("path").values_list("pk", "tags")
+        if tag in (tags or []) and pk not in present
+    ]
+    if not tagged:
+        raise InvalidArgument(
+            f"no live page tagged {tag!r} is missing from {agent.name}'s page set; check the "
+            "tag's spelling.",
+            field="tag",
+        )
+    top = PageSetEntry.objects.filter(agent=agent).aggregate(top=Max("position"))["top"]
+    start = 0 if top is None else top + 1
+    entries = PageSetEntry.objects.bulk_create(
+        PageSetEntry(
+            agent=agent,
+            page_id=pk,
+            use_when=lines,
+            always_include=always_include,
+            position=start + offset,
+        )
+        for offset, pk in enumerate(tagged)
+    )
+    audit_record(
+        action="page_set.add_tagged",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, "tag": tag, "added": len(entries)},
+    )
+    return entries
+
+
+@transaction.atomic
 def page_set_update(
     *,
     actor: Operator,

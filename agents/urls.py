@@ -9,6 +9,7 @@ urlpatterns: list[URLPattern] = [
     path("", views.agent_list, name="list"),
     path("new/", views.agent_new, name="new"),
     path("<int:agent_id>/", views.agent_detail, name="detail"),
+    path("<int:agent_id>/token/", views.agent_token, name="token"),
     path("<int:agent_id>/edit/", views.agent_edit, name="edit"),
     path("<int:agent_id>/rotate/", views.agent_rotate, name="rotate"),
     path("<int:agent_id>/revoke/", views.agent_revoke, name="revoke"),

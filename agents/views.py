@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -19,6 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -35,6 +35,8 @@ from core.models import AuditEvent
 from wiki.forms import sentence
 
 AUDIT_LIMIT = 50
+# The set editor shows this many entries at a time; a set can hold thousands.
+ENTRIES_PER_SCREEN = 100
 ADMIN_CHANGES_LIMIT = 20
 PAGE_IDS_SHOWN = 12
 
@@ -117,10 +119,31 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         .annotate(entry_count=Count("page_set"))
         .order_by("name")
     )
-    return render(request, "agents/list.html", {"agents": agents})
+    return render(request, "agents/list.html", {"agents": agents, "crumbs": [("Agents", "")]})
 
 
-def _token_page(request: HttpRequest, agent: Agent, token: str, *, rotated: bool) -> HttpResponse:
+TOKEN_SESSION_KEY = "quire-agent-token"  # noqa: S105 (a session key, not a secret)
+
+
+def _show_token_once(
+    request: HttpRequest, agent: Agent, token: str, *, rotated: bool
+) -> HttpResponse:
+    """Keep the new token for exactly one showing, then redirect to the page that shows it,
+    so reloading that page never posts the form again (and never makes another token)."""
+    request.session[TOKEN_SESSION_KEY] = {"agent": agent.pk, "token": token, "rotated": rotated}
+    return redirect("agents:token", agent_id=agent.pk)
+
+
+@login_required
+@require_GET
+def agent_token(request: HttpRequest, agent_id: int) -> HttpResponse:
+    _admin(request)
+    agent = _agent_or_404(agent_id)
+    kept = request.session.get(TOKEN_SESSION_KEY)
+    token, rotated = "", False
+    if isinstance(kept, dict) and kept.get("agent") == agent.pk:
+        del request.session[TOKEN_SESSION_KEY]
+        token, rotated = str(kept["token"]), bool(kept.get("rotated"))
     response = render(
         request,
         "agents/token.html",
@@ -129,7 +152,8 @@ def _token_page(request: HttpRequest, agent: Agent, token: str, *, rotated: bool
             "token": token,
             "rotated": rotated,
             "mcp_url": _mcp_url(),
-            "client_config": _client_config(token),
+            "client_config": _client_config(token) if token else "",
+            "crumbs": _agent_crumbs(agent, ("Token", "")),
         },
     )
     # The token exists only in this response: no cache may keep it.
@@ -137,11 +161,20 @@ def _token_page(request: HttpRequest, agent: Agent, token: str, *, rotated: bool
     return response
 
 
+def _agent_crumbs(agent: Agent | None, *more: tuple[str, str]) -> list[tuple[str, str]]:
+    crumbs = [("Agents", reverse("agents:list"))]
+    if agent is not None:
+        crumbs.append((agent.name, reverse("agents:detail", args=[agent.pk])))
+    crumbs.extend(more)
+    return crumbs
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def agent_new(request: HttpRequest) -> HttpResponse:
     user = _admin(request)
-    form = AgentForm(request.POST or None)
+    # The admin creating the agent is its owner unless they choose someone else.
+    form = AgentForm(request.POST or None, initial={"owner": user.pk})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -155,9 +188,14 @@ def agent_new(request: HttpRequest) -> HttpResponse:
         except QuireError as error:
             form.add_service_error(error)
         else:
-            return _token_page(request, agent, token, rotated=False)
+            return _show_token_once(request, agent, token, rotated=False)
     status = 400 if form.is_bound else 200
-    return render(request, "agents/new.html", {"form": form}, status=status)
+    return render(
+        request,
+        "agents/new.html",
+        {"form": form, "crumbs": _agent_crumbs(None, ("New agent", ""))},
+        status=status,
+    )
 
 
 # --- one agent -------------------------------------------------------------------------------
@@ -218,10 +256,24 @@ def _agent_page(
     failed_entry: tuple[str, PageSetEntryForm] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    entries = _entries(agent)
-    covers = Counter(item.entry.pk for item in selectors.agent_page_set(agent))
+    # Every entry as (id, path): enough to count what each covers and to page through them;
+    # full rows only for the entries on this screen.
+    order = list(
+        PageSetEntry.objects.filter(agent=agent)
+        .order_by("position", "id")
+        .values_list("pk", "page__path")
+    )
+    covers = selectors.page_set_coverage(order)
+    paginator = Paginator(order, ENTRIES_PER_SCREEN)
+    screen = paginator.get_page(request.GET.get("entries"))
+    offset = screen.start_index() - 1 if order else 0
+    shown = {pk: i for i, (pk, _) in enumerate(screen.object_list)}
+    entries = sorted(
+        PageSetEntry.objects.filter(pk__in=list(shown)).select_related("page"),
+        key=lambda entry: shown[entry.pk],
+    )
     rows = []
-    for index, entry in enumerate(entries):
+    for index, entry in enumerate(entries, start=offset):
         if failed_entry is not None and failed_entry[0] == entry.page.public_id:
             form = failed_entry[1]
         else:
@@ -238,7 +290,7 @@ def _agent_page(
                 form=form,
                 covers=covers[entry.pk],
                 first=index == 0,
-                last=index == len(entries) - 1,
+                last=index == len(order) - 1,
             )
         )
     if edit_form is None:
@@ -270,7 +322,10 @@ def _agent_page(
             "edit_form": edit_form,
             "add_form": add_form or PageSetAddForm(),
             "rows": rows,
+            "entry_count": len(order),
+            "entries_screen": screen,
             "visible_count": sum(covers.values()),
+            "crumbs": [*_agent_crumbs(agent)[:-1], (agent.name, "")],
             "tools": _tools(agent),
             "mcp_url": _mcp_url(),
             "events": events,
@@ -329,7 +384,7 @@ def agent_rotate(request: HttpRequest, agent_id: int) -> HttpResponse:
         messages.error(request, sentence(error.message))
         return _back(agent)
     agent.refresh_from_db()
-    return _token_page(request, agent, token, rotated=True)
+    return _show_token_once(request, agent, token, rotated=True)
 
 
 @login_required
@@ -360,21 +415,33 @@ def page_set_add(request: HttpRequest, agent_id: int) -> HttpResponse:
     agent = _agent_or_404(agent_id)
     form = PageSetAddForm(request.POST)
     if form.is_valid():
-        page = form.cleaned_data["page"]
+        data = form.cleaned_data
         try:
-            services.page_set_add(
-                actor=user,
-                agent=agent,
-                page=page,
-                use_when=form.cleaned_data["use_when"],
-                always_include=form.cleaned_data["always_include"],
-            )
+            if data["page"] is not None:
+                services.page_set_add(
+                    actor=user,
+                    agent=agent,
+                    page=data["page"],
+                    use_when=data["use_when"],
+                    always_include=data["always_include"],
+                )
+                done = f"Added “{data['page'].title}” and the pages under it"
+            else:
+                added = services.page_set_add_tagged(
+                    actor=user,
+                    agent=agent,
+                    tag=data["tag"],
+                    use_when=data["use_when"],
+                    always_include=data["always_include"],
+                )
+                plural = "s" if len(added) != 1 else ""
+                done = f"Added {len(added)} page{plural} tagged “{data['tag']}”"
         except QuireError as error:
             form.add_service_error(error)
         else:
-            messages.success(request, f"Added “{page.title}” to {agent.name}'s page set.")
+            messages.success(request, f"{done} to {agent.name}'s page set.")
             return _back(agent, "page-set")
-    messages.error(request, "The page was not added. Correct the errors in the form below.")
+    messages.error(request, "Nothing was added. Correct the errors in the form below.")
     return _agent_page(request, agent, add_form=form, status=400)
 
 
@@ -475,6 +542,7 @@ def agent_preview(request: HttpRequest, agent_id: int) -> HttpResponse:
         request,
         "agents/preview.html",
         {
+            "crumbs": _agent_crumbs(agent, ("What it sees", "")),
             "agent": agent,
             "tools": _tools(agent),
             "browse": browse,

@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "core.middleware.RefuseBrokenText",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "wiki.middleware.FriendlyErrorPages",
 ]
 
 ROOT_URLCONF = "config.urls"

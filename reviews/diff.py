@@ -246,6 +246,8 @@ class Row:
     new_number: int | None = None
     new_html: SafeString = EMPTY
     skipped: int = 0
+    # A skip row keeps the unchanged rows it stands for, so the reviewer can unfold them.
+    hidden: tuple[Row, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,7 @@ class InlineLine:
     kind: str
     html: SafeString = EMPTY
     skipped: int = 0
+    hidden: tuple[InlineLine, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -364,17 +367,27 @@ def _collapse(rows: list[tuple[Row, InlineLine]], context: int) -> list[tuple[Ro
     for i in changed:
         keep.update(range(max(0, i - context), min(len(rows), i + context + 1)))
     out: list[tuple[Row, InlineLine]] = []
-    skipped = 0
+    folded: list[tuple[Row, InlineLine]] = []
+
+    def fold() -> None:
+        count = len(folded)
+        out.append(
+            (
+                Row("skip", skipped=count, hidden=tuple(row for row, _ in folded)),
+                InlineLine("skip", skipped=count, hidden=tuple(line for _, line in folded)),
+            )
+        )
+        folded.clear()
+
     for i, pair in enumerate(rows):
         if i in keep:
-            if skipped:
-                out.append((Row("skip", skipped=skipped), InlineLine("skip", skipped=skipped)))
-                skipped = 0
+            if folded:
+                fold()
             out.append(pair)
         else:
-            skipped += 1
-    if skipped:
-        out.append((Row("skip", skipped=skipped), InlineLine("skip", skipped=skipped)))
+            folded.append(pair)
+    if folded:
+        fold()
     return out
 
 

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from core.errors import Conflict, QuireError
+from core.errors import Conflict, NotFound, QuireError
 from reviews import services
 from reviews.merge import appended_body
 from wiki import selectors
@@ -40,6 +40,12 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
             return redirect(page_url(parent))
     publish = can_publish(request.user)
     form = PageForm(request.POST) if request.method == "POST" else PageForm()
+    picked_parent = _picked_parent(request) if parent is None else None
+    if isinstance(picked_parent, str):
+        form.is_valid()
+        form.add_error(None, picked_parent)
+    elif picked_parent is not None:
+        parent = picked_parent
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -67,8 +73,32 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
                 )
             return redirect(page_url(version.page))
     context = tree_context(parent)
-    context.update(form=form, parent=parent, publish=publish)
+    context.update(
+        form=form,
+        parent=parent,
+        publish=publish,
+        choose_parent=public_id is None,
+        picked_parent=parent if public_id is None else None,
+    )
     return render(request, "wiki/page_form.html", context)
+
+
+def _picked_parent(request: HttpRequest) -> Page | str | None:
+    """The parent chosen in the new-page form's picker: a page, a sentence saying what is
+    wrong with the choice, or None for a top-level page."""
+    chosen = str(request.POST.get("parent") or request.GET.get("parent") or "").strip()
+    if not chosen:
+        return None
+    try:
+        page: Page | None = selectors.page_for_person(request.user, chosen, live_only=True)
+    except NotFound:
+        page = None
+    if page is None or page.archived:
+        return (
+            f"{chosen} is not a live page; choose the parent again, or leave it empty for a "
+            "top-level page."
+        )
+    return page
 
 
 @login_required
@@ -166,6 +196,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         live=live,
         publish=publish,
         conflict=conflict,
+        others_pending=[v for v in selectors.pending_versions(page) if v.author_user_id != user.pk],
     )
     return render(request, "wiki/page_form.html", context)
 

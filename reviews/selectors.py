@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from agents.models import Agent
@@ -18,6 +18,7 @@ from wiki.roles import can_review
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
+KINDS = (VersionKind.REPLACE.value, VersionKind.APPEND.value)
 
 
 @dataclass(frozen=True)
@@ -25,20 +26,35 @@ class QueueFilters:
     agent: str = ""  # agent name
     page: str = ""  # public page id
     author_kind: str = ""  # "agent", "human" or ""
+    title: str = ""  # part of the page title
+    path: str = ""  # path prefix, e.g. "tools" for tools/slack and everything under it
+    author: str = ""  # an agent's name or a person's username
+    kind: str = ""  # "replace", "append" or ""
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
         """The filters a query string asks for; InvalidArgument for text no name or id holds."""
-        kind = (params.get("author_kind") or "").strip()
+
+        def text(name: str) -> str:
+            return check_text(str(params.get(name) or ""), field=name).strip()[:200]
+
+        kind = text("kind")
+        author_kind = text("author_kind")
         return cls(
-            agent=check_text(params.get("agent") or "", field="agent").strip(),
-            page=check_text(params.get("page") or "", field="page").strip(),
-            author_kind=kind if kind in AUTHOR_KINDS else "",
+            agent=text("agent"),
+            page=text("page"),
+            author_kind=author_kind if author_kind in AUTHOR_KINDS else "",
+            title=text("title"),
+            path=text("path").strip("/"),
+            author=text("author"),
+            kind=kind if kind in KINDS else "",
         )
 
     @property
     def active(self) -> bool:
-        return bool(self.agent or self.page or self.author_kind)
+        return any(
+            (self.agent, self.page, self.author_kind, self.title, self.path, self.author, self.kind)
+        )
 
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
@@ -68,6 +84,19 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
         versions = versions.filter(author_agent__isnull=False)
     elif filters.author_kind == "human":
         versions = versions.filter(author_agent__isnull=True)
+    if filters.title:
+        # Titles only: short, one per row. Bodies are never searched this way.
+        versions = versions.filter(page__title__icontains=filters.title)
+    if filters.path:
+        versions = versions.filter(
+            Q(page__path=filters.path) | Q(page__path__startswith=filters.path + "/")
+        )
+    if filters.author:
+        versions = versions.filter(
+            Q(author_agent__name=filters.author) | Q(author_user__username=filters.author)
+        )
+    if filters.kind:
+        versions = versions.filter(kind=filters.kind)
     return versions.order_by("created_at", "id")
 
 

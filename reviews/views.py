@@ -12,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
@@ -26,13 +27,15 @@ from reviews.diff import (
     tag_changes,
 )
 from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
-from reviews.merge import is_stale, merge_proposal, staleness
+from reviews.merge import is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
+from reviews.queue_rows import queue_rows
+from reviews.rendered_diff import rendered_diff
 from wiki.forms import sentence
-from wiki.markdown import render_markdown
+from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_publish, can_review
-from wiki.selectors import page_for_person
+from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
 
@@ -72,22 +75,16 @@ def queue(request: HttpRequest) -> HttpResponse:
         filters, status = selectors.QueueFilters(), 400
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
     page_of_versions = paginator.get_page(request.GET.get("p"))
-    rows = [
-        {
-            "version": version,
-            "stale": is_stale(version),
-            "staleness": staleness(version),
-            "refusal": services.decision_refusal(user, version),
-        }
-        for version in page_of_versions.object_list
-    ]
+    rows = queue_rows(list(page_of_versions.object_list), user)
     query = request.GET.copy()
     query.pop("p", None)
     return render(
         request,
         "reviews/queue.html",
         {
+            "crumbs": [("Reviews", "")],
             "rows": rows,
+            "return_to": request.get_full_path(),
             "paginator": paginator,
             "page_obj": page_of_versions,
             "filters": filters,
@@ -120,6 +117,11 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, "Your review email preference is saved.")
     return redirect("reviews:queue")
+
+
+def _rendered(body: str, title: str) -> str:
+    """Rendered exactly as the page view renders it."""
+    return render_page_body(body, title)
 
 
 def _proposal_context(version: Version) -> dict[str, Any]:
@@ -169,18 +171,18 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         },
         "change_summary_html": mark_safe(show(version.change_summary)),
     }
-    if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(render_markdown(live.body if live else ""))
-        context["rendered_appended"] = mark_safe(render_markdown(version.proposed_body))
-    else:
-        context["rendered"] = mark_safe(render_markdown(proposed["body"]))
+    applied_body, applied_title = proposed["body"], proposed["title"]
     if context["stale"] and live is not None:
         merge = merge_proposal(version)
         context["merge"] = merge
         context["merge_clean"] = not merge["conflicts"]
-        context["merge_diff"] = diff_text(live.body, merge["fields"]["body"])
-        if context["merge_clean"] and "rendered" in context:
-            context["rendered"] = mark_safe(render_markdown(merge["fields"]["body"]))
+        if context["merge_clean"]:
+            # What approving applies is the merge: that is the diff to read. The proposal
+            # as its author wrote it is kept, labelled, for reference.
+            applied_body = merge["fields"]["body"]
+            applied_title = merge["fields"]["title"]
+            context["raw_diff"] = context["diff"]
+            context["diff"] = diff_text(live.body, applied_body)
         context["conflicts"] = [
             {
                 "field": conflict["field"],
@@ -190,6 +192,15 @@ def _proposal_context(version: Version) -> dict[str, Any]:
             }
             for conflict in merge["conflicts"]
         ]
+    if version.kind == VersionKind.APPEND and in_review:
+        context["rendered_live"] = mark_safe(_rendered(live.body if live else "", applied_title))
+        context["rendered_appended"] = mark_safe(
+            without_ids(render_page_body(version.proposed_body, ""))
+        )
+    context["rendered"] = mark_safe(_rendered(applied_body, applied_title))
+    context["rendered_diff"] = rendered_diff(
+        _rendered(before_body, before_title or applied_title), context["rendered"]
+    )
     return context
 
 
@@ -229,7 +240,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
     approve_form = ApproveForm(initial=expected)
-    edit_form = EditApproveForm(initial=_edit_initial(version, context))
+    edit_form = EditApproveForm(initial=_edit_initial(version, context), auto_id="edit_%s")
     reject_form = RejectForm()
     status = 200
     refusal = services.decision_refusal(user, version)
@@ -250,7 +261,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     )
                     return _decided(request, version, "approved")
             elif action == "edit":
-                edit_form = EditApproveForm(request.POST)
+                edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
                     data = edit_form.cleaned_data
                     services.version_approve(
@@ -287,10 +298,13 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "can_decide": context["in_review"] and refusal is None,
             "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
-                selectors.next_waiting(user, besides=version)
-                if not context["in_review"] and can_review(user)
-                else None
+                selectors.next_waiting(user, besides=version) if can_review(user) else None
             ),
+            "crumbs": [
+                *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
+                (f"v{version.number}", ""),
+            ],
+            "tree": page_tree(page),
             "approve_form": approve_form,
             "edit_form": edit_form,
             "reject_form": reject_form,
@@ -301,9 +315,31 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     return render(request, "reviews/review.html", context, status=status)
 
 
+def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
+    """The same trail as the page view's: the page (when it can be opened) and its history."""
+    crumbs = [("Pages", reverse("wiki:home")), *first]
+    if page.live_version_id is not None and not page.archived:
+        crumbs.append((page.title, reverse("wiki:page", kwargs={"public_id": page.public_id})))
+    else:
+        crumbs.append((page.title, ""))
+    crumbs.append(("History", reverse("reviews:history", kwargs={"page_id": page.public_id})))
+    return crumbs
+
+
 def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
+    """After a decision the reviewer goes on: back to the queue they decided from, else to the
+    next proposal waiting, else to the queue."""
     messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.")
-    return redirect("reviews:review", page_id=version.page.public_id, number=version.number)
+    return_to = str(request.POST.get("return_to", ""))
+    if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
+        return_to, allowed_hosts={request.get_host()}
+    ):
+        return redirect(return_to)
+    following = selectors.next_waiting(_user(request), besides=version)
+    if following is None:
+        messages.info(request, "Nothing else is waiting for you.")
+        return redirect("reviews:queue")
+    return redirect("reviews:review", page_id=following.page.public_id, number=following.number)
 
 
 @login_required
@@ -344,6 +380,8 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/history.html",
         {
+            "crumbs": [*_page_crumbs(page)[:-1], ("History", "")],
+            "tree": page_tree(page),
             "page": page,
             "versions": versions,
             "can_revert": can_publish(user) or can_review(user),
@@ -370,6 +408,8 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/compare.html",
         {
+            "crumbs": [*_page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
+            "tree": page_tree(page),
             "page": page,
             "a": version_a,
             "b": version_b,

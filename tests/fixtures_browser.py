@@ -65,6 +65,7 @@ def _add_proposals(pages: list[Page], count: int) -> None:
                 page=page,
                 number=page.last_version_number,
                 title=page.title,
+                parent_id=page.parent_id,  # a proposal keeps its page's parent
                 body=f"proposal {i}\n",
                 proposed_body=f"proposal {i}\n",
                 change_summary=f"Change {i}",

@@ -49,6 +49,9 @@ def preview_url(agent: Agent, **params: str) -> str:
 
 
 def shown_token(response: Any) -> str:
+    """The token on the page a create or rotate redirects to (shown there once)."""
+    if response.status_code == 302:
+        response = response.client.get(response["Location"])
     assert response.status_code == 200, response.content
     tokens = set(TOKEN.findall(response.content.decode()))
     assert len(tokens) == 1, tokens
@@ -56,7 +59,11 @@ def shown_token(response: Any) -> str:
 
 
 def text(response: Any) -> str:
-    return html.unescape(response.content.decode())
+    """The screen's own content, without the shared chrome (the sidebar lists every page)."""
+    body = response.content.decode()
+    if "<main" in body:
+        body = body[body.index("<main") : body.index("</main>")]
+    return html.unescape(body)
 
 
 def table_row(body: str, name: str) -> str:
@@ -173,8 +180,15 @@ def test_it_creates_an_agent_and_shows_its_token_only_once(
     response = admin.post(
         reverse("agents:new"),
         {"name": "support-bot", "description": "Answers customers.", "owner": editor.pk},
+        follow=True,
     )
     token = shown_token(response)
+    # The token page came after a redirect: reloading it shows no token and makes none.
+    assert response.redirect_chain[-1][0].endswith("/token/")
+    again = admin.get(response.redirect_chain[-1][0])
+    assert again.status_code == 200 and not TOKEN.findall(again.content.decode())
+    assert "cannot be shown again" in again.content.decode()
+    assert Agent.objects.filter(name="support-bot").count() == 1
     agent = Agent.objects.get(name="support-bot")
     assert agent.token_hash == token_hash(token)
     assert agent.owner == editor and agent.description == "Answers customers."
@@ -283,7 +297,7 @@ def test_it_rotates_the_token_and_the_old_one_stops_working(
 ) -> None:
     key = make_agent("support-bot")
     old_hash = key.agent.token_hash
-    response = admin.post(reverse("agents:rotate", args=[key.agent.pk]))
+    response = admin.post(reverse("agents:rotate", args=[key.agent.pk]), follow=True)
     new_token = shown_token(response)
     assert "previous token stopped working" in text(response)
     key.agent.refresh_from_db()
@@ -380,7 +394,7 @@ def test_it_refuses_a_page_twice_an_archived_page_and_no_page(
     gone = admin.post(url, {"page": archived.public_id})
     assert gone.status_code == 400 and "it is not live or it is archived" in text(gone)
     nothing = admin.post(url, {"page": ""})
-    assert nothing.status_code == 400 and "Choose a page to add." in text(nothing)
+    assert nothing.status_code == 400 and "Choose a page: type part of its title" in text(nothing)
     assert entry_order(key.agent) == [page.public_id]
 
 
@@ -388,13 +402,20 @@ def test_it_offers_only_live_pages_that_are_not_archived(
     admin: Client, make_agent: Callable[..., AgentKey], make_page: MakePage, editor: User
 ) -> None:
     key = make_agent("docs-bot", can_edit=True)
-    live_page, archived = make_page("Refunds"), make_page("Old policy")
+    live_page, archived = make_page("Refunds policy"), make_page("Refunds of old")
     wiki_services.page_archive(actor=editor, page=archived)
-    waiting = services.page_create(actor=key.agent, title="Draft by the agent", body="x").page
+    waiting = services.page_create(actor=key.agent, title="Refunds draft", body="x").page
+    # The picker asks the same endpoint as the new-page form's parent picker.
+    found = admin.get(reverse("wiki:pick"), {"q": "refunds"}).json()["pages"]
+    assert [page["pageId"] for page in found] == [live_page.public_id]
+    assert archived.public_id not in str(found) and waiting.public_id not in str(found)
     body = admin.get(detail_url(key.agent)).content.decode()
-    select = body[body.index('name="page"') : body.index("</select>", body.index('name="page"'))]
-    assert live_page.public_id in select
-    assert archived.public_id not in select and waiting.public_id not in select
+    assert (
+        "<select"
+        not in body[
+            body.index('id="add-page"') : body.index("</form>", body.index('id="add-page"'))
+        ]
+    )
 
 
 def test_it_updates_an_entry(
@@ -513,7 +534,7 @@ def test_it_previews_exactly_the_pages_in_the_set(
         assert page.title not in body and page.public_id not in body
     assert "Use when someone asks what Quire costs." in body
     # The raw JSON is, character for character, the text the MCP tool sends the agent.
-    raw = body[body.index('<pre class="ag-pre" id="browse-json">') :].split(">", 1)[1]
+    raw = body[body.index('<pre class="ag-pre" id="browse-json" tabindex="0">') :].split(">", 1)[1]
     raw = raw.split("</pre>", 1)[0]
     result = rpc_tool(Client(), key.token, "browse")
     assert raw == result["content"][0]["text"]
@@ -528,7 +549,8 @@ def test_it_searches_and_reads_pages_as_the_agent(
     assert "Refund policy" in body and "Pricing" in body
     assert "Salaries" not in body and "Walrus leave" not in body
     packed = text(admin.get(preview_url(key.agent, page=inside[2].public_id)))
-    raw = packed[packed.index('id="page-json">') + len('id="page-json">') :].split("</pre>")[0]
+    opening = 'id="page-json" tabindex="0">'
+    raw = packed[packed.index(opening) + len(opening) :].split("</pre>")[0]
     assert json.loads(raw)["content"] == "Refunds take five days. Walrus.\n"
     called = rpc_tool(Client(), key.token, "get_page", pageId=inside[2].public_id)
     assert raw == called["content"][0]["text"]
@@ -673,10 +695,12 @@ def test_it_walks_the_admins_path_in_a_browser(
     # Curate: add two pages, move the second up, mark one always included.
     page.click("text=Now give support-bot its pages")
     expect(page.locator("body")).not_to_contain_text(token)
-    page.select_option("#id_page", label="support-desk — Support desk")
+    page.fill("#id_page_search", "support")
+    page.locator("#page-options [role=option]", has_text="Support desk").click()
     page.fill("#id_use_when", "Use for any support question.\nUse for refunds.")
     page.click("#add-page button[type=submit]")
-    page.select_option("#id_page", label="pricing — Pricing")
+    page.fill("#id_page_search", "pric")
+    page.locator("#page-options [role=option]", has_text="Pricing").click()
     page.fill("#id_use_when", "Use when someone asks what it costs.")
     page.check("#id_always_include")
     page.click("#add-page button[type=submit]")

@@ -118,10 +118,14 @@ def test_it_walks_the_reviewers_whole_path(
     expect(page.locator("#text table.rv-sbs")).to_be_hidden()
 
     # Rejecting needs a reason; with one, the proposal is rejected.
-    page.click("button.rv-reject-button")
+    page.click("#reject-form button.rv-reject-button")
     expect(page.locator(".rv-field-error")).to_contain_text("Give a reason")
     page.fill("#id_reject_comment", "The refund window hides a right-to-left override.")
-    page.click("button.rv-reject-button")
+    page.click("#reject-form button.rv-reject-button")
+    # The next proposal opens at once, with the decision confirmed at the top.
+    expect(page.locator(".messages")).to_contain_text("rejected")
+    expect(page.locator("h1")).to_contain_text("Shipping")
+    page.goto(f"{base}/reviews/pages/{refunds.public_id}/v{sneaky['versionNumber']}/")
     expect(page.locator(".rv-decision")).to_contain_text("Rejected by rita")
     expect(page.locator(".rv-decision")).to_contain_text("right-to-left override")
 
@@ -136,6 +140,10 @@ def test_it_walks_the_reviewers_whole_path(
     page.fill("details.rv-editor textarea[name=body]", edited)
     page.fill("#id_edit_comment", "Kept the December exception.")
     page.click("button.rv-edit-approve-button")
+    # Nothing else waits: back to the queue, which is empty.
+    expect(page.locator(".messages")).to_contain_text("edited and approved")
+    expect(page.locator(".rv-empty")).to_contain_text("Nothing is waiting for review.")
+    page.goto(f"{base}/reviews/pages/{shipping.public_id}/v{helpful['versionNumber']}/")
     expect(page.locator(".rv-decision")).to_contain_text("Approved by rita")
     expect(page.locator(".rv-decision")).to_contain_text("edited by the reviewer")
 

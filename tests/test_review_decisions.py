@@ -332,6 +332,7 @@ def test_it_approves_a_new_page_an_agent_proposed_and_offers_the_next_proposal(
     assert response.status_code == 302
     page = Page.objects.get(pk=created.page_id)
     assert live(page).pk == created.pk
+    # The next proposal opens at once, with the decision confirmed at the top.
+    assert response["Location"] == f"/reviews/pages/{waiting.page.public_id}/v{waiting.number}/"
     html = client.get(response["Location"]).content.decode()
-    assert f"/reviews/pages/{waiting.page.public_id}/v{waiting.number}/" in html
-    assert "Next proposal" in html
+    assert "approved." in html and "Other" in html

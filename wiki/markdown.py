@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as etree
+from collections.abc import Iterable
 from html import escape
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
@@ -124,12 +125,16 @@ def _page_titles(public_ids: list[str]) -> dict[str, str]:
     )
 
 
-def _filter_attribute(tag: str, attr: str, value: str) -> str | None:
+def _filter_attribute(
+    tag: str, attr: str, value: str, extra_classes: frozenset[str] = frozenset()
+) -> str | None:
     if attr == "class":
         kept = [
             c
             for c in value.split()
-            if c in _ALLOWED_CLASSES or (tag == "code" and re.fullmatch(r"language-[\w+#.-]+", c))
+            if c in _ALLOWED_CLASSES
+            or c in extra_classes
+            or (tag == "code" and re.fullmatch(r"language-[\w+#.-]+", c))
         ]
         return " ".join(kept) or None
     if attr in ("href", "src"):
@@ -204,19 +209,22 @@ def _unfetched_remote_images(html: str) -> str:
     return "".join([*parts, html[position:]])
 
 
-def sanitise_html(html: str) -> str:
+def sanitise_html(html: str, *, extra_classes: Iterable[str] = ()) -> str:
     """Keep only the allow-listed tags, attributes, classes and URL schemes of `html`; images
-    from other hosts become links that name the host."""
-    return _unfetched_remote_images(_clean(html))
+    from other hosts become links that name the host.
+
+    `extra_classes` lets Quire's own markup (the review's rendered diff) keep its classes.
+    """
+    return _unfetched_remote_images(_clean(html, frozenset(extra_classes)))
 
 
-def _clean(html: str) -> str:
+def _clean(html: str, allowed: frozenset[str] = frozenset()) -> str:
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,
         clean_content_tags={"script", "style"},
         attributes=_ALLOWED_ATTRIBUTES,
-        attribute_filter=_filter_attribute,
+        attribute_filter=lambda tag, attr, value: _filter_attribute(tag, attr, value, allowed),
         strip_comments=True,
         link_rel="noopener noreferrer nofollow",
         url_schemes=_URL_SCHEMES,
@@ -260,3 +268,23 @@ def without_leading_title(text: str, title: str) -> str:
     ):
         return rest
     return text
+
+
+_HEADING_TAG_RE = re.compile(r"<(/?)h([1-5])\b")
+_ID_ATTRIBUTE_RE = re.compile(r'\sid="[^"]*"')
+
+
+def render_page_body(text: str, title: str) -> str:
+    """A page body as the page view shows it: under the page's own `<h1>` title.
+
+    A first heading repeating the title goes, and every heading moves one level down, so a
+    page has one `<h1>`. The review page renders through here too, so what a reviewer sees
+    is what readers will see.
+    """
+    html = render_markdown(without_leading_title(text, title))
+    return _HEADING_TAG_RE.sub(lambda m: f"<{m.group(1)}h{int(m.group(2)) + 1}", html)
+
+
+def without_ids(html: str) -> str:
+    """Sanitised HTML without its id attributes, for a second rendering on the same screen."""
+    return _ID_ATTRIBUTE_RE.sub("", html)

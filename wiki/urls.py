@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from wiki import views
+from wiki import editor_aids, views
 
 app_name = "wiki"
 urlpatterns = [
     path("", views.home, name="home"),
     path("search/", views.search, name="search"),
+    path("preview/", editor_aids.preview, name="preview"),
+    path("pages/pick/", editor_aids.pick, name="pick"),
     path("p/<str:public_id>/", views.page_view, name="page"),
     path("p/<str:public_id>/archive/", views.page_archive, name="archive"),
     path("p/<str:public_id>/restore/", views.page_restore, name="restore"),

@@ -38,7 +38,7 @@ from django.views.decorators.http import require_POST
 from core.errors import Forbidden, NotFound, QuireError
 from wiki import login_throttle, selectors, services
 from wiki.forms import AttachmentForm, SearchForm, add_service_error, sentence
-from wiki.markdown import render_markdown, without_leading_title
+from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.roles import can_publish, can_review
 from wiki.search import search_pages
@@ -192,9 +192,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         return render(request, "wiki/page_waiting.html", context)
     context.update(
         live=page.live_version,
-        body_html=mark_safe(
-            render_markdown(without_leading_title(page.live_version.body, page.title))
-        ),
+        body_html=mark_safe(render_page_body(page.live_version.body, page.title)),
         instructions_html=mark_safe(render_markdown(page.instructions)),
         **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),
@@ -252,7 +250,12 @@ def search(request: HttpRequest) -> HttpResponse:
             else:
                 hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
     context = tree_context()
-    context.update(form=form, query=query, hits=hits)
+    context.update(
+        form=form,
+        query=query,
+        hits=hits,
+        crumbs=[("Pages", reverse("wiki:home")), ("Search", "")],
+    )
     return render(request, "wiki/search.html", context)
 
 

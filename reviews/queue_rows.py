@@ -1,0 +1,92 @@
+"""What each row of the review queue shows: flags, a short diff preview, one-click approval.
+
+Everything here is worked out from the rows the queue selector already loaded (the version,
+its page and the page's live version), so a screen of rows costs no query per row.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+
+from reviews.diff import Diff, diff_text, invisible_characters
+from reviews.merge import appended_body, is_stale, staleness
+from reviews.services import decision_refusal
+from wiki.models import Version, VersionKind
+
+# A diff fits the row when it changes at most this many lines, shown with one line around.
+PREVIEW_LINES = 6
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    version: Version
+    stale: bool
+    staleness: str | None  # "written against v2, live is v3" for a stale proposal
+    invisible: bool
+    preview: Diff | None  # None when the change is too long to judge from the row
+    one_click: bool  # approve straight from the row
+    own: bool  # the reviewer may not decide it (their own, or their agent's)
+    refusal: str | None  # why not, as services.decision_refusal says it
+
+    @property
+    def one_click_reason(self) -> str:
+        if self.version.kind == VersionKind.APPEND:
+            return "An addition to a page that has not changed since it was proposed."
+        return "A small change written against the live version."
+
+
+def _changed_lines(old: str, new: str) -> int:
+    """An upper bound of the lines a diff would mark, without the word-level work."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return sum(
+        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+
+
+def queue_row(version: Version, reviewer: User) -> QueueRow:
+    page = version.page
+    live = page.live_version
+    stale = is_stale(version)
+    invisible = bool(
+        invisible_characters(
+            version.proposed_body,
+            version.body,
+            version.title,
+            version.change_summary,
+            version.instructions,
+            *version.tags,
+        )
+    )
+    refusal = decision_refusal(reviewer, version)
+    own = refusal is not None
+    preview = None
+    if live is not None:
+        if version.kind == VersionKind.APPEND:
+            # An append changes only the body; nothing else to compare.
+            body, same_fields = appended_body(live.body, version.proposed_body), True
+        else:
+            # Ids, not related rows: no query per row.
+            body = version.body
+            same_fields = (
+                version.title == live.title
+                and version.tags == live.tags
+                and version.parent_id == live.parent_id
+                and version.instructions == live.instructions
+            )
+        if same_fields and _changed_lines(live.body, body) <= PREVIEW_LINES:
+            preview = diff_text(live.body, body, context=1)
+    if version.kind == VersionKind.APPEND:
+        # An append is applied on whatever is live; unchanged since proposed, what the
+        # reviewer reads in the row is exactly what goes live.
+        fits = live is not None and version.base_version_id == live.pk and preview is not None
+    else:
+        fits = live is not None and not stale and preview is not None
+    one_click = fits and not invisible and not own and not page.archived
+    return QueueRow(version, stale, staleness(version), invisible, preview, one_click, own, refusal)
+
+
+def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
+    return [queue_row(version, reviewer) for version in versions]
