@@ -75,6 +75,8 @@ class RequestGuardMiddleware:
         if (
             request.method in ("POST", "PUT", "PATCH")
             and _speaks_json(request)
+            # /mcp checks depth itself, after the token, so that the agent's audit keeps it.
+            and not request.path.startswith("/mcp")
             and "json" in (request.content_type or "")
             and int(request.META.get("CONTENT_LENGTH") or 0) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         ):

@@ -27,6 +27,7 @@ from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
 from tests.fixtures_mail import free_port
 from tests.fixtures_mcp import MCP, AgentKey
+from tests.fixtures_servers import QuireServer
 from wiki.models import Page, Version
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -118,17 +119,19 @@ def test_it_answers_a_nul_in_a_search_query_as_invalid_argument(
 
     error = MCP(live_server.url).error(key, "search_pages", query="refunds\x00policy")
 
-    assert error.startswith("invalid_argument: query holds a NUL character")
+    assert error.startswith("invalid_argument: query has U+0000 NULL at position 8")
 
 
 # A restart drops PostgreSQL connections; SQLite has none.
 @pytest.mark.postgres
 def test_it_survives_a_database_restart_without_an_error(
-    live_server: Any, make_page: MakePage, reader: User
+    quire_servers: Callable[..., QuireServer], make_page: MakePage, reader: User
 ) -> None:
     page = make_page("Refunds")
     token = _api_token(reader)
-    url = f"{live_server.url}/api/v1/pages/{page.public_id}/"
+    # gunicorn keeps its database connection between requests, as in production.
+    server = quire_servers(env={"REDIS_URL": ""})
+    url = f"{server.url}/api/v1/pages/{page.public_id}/"
     headers = {"Authorization": f"Token {token}"}
     assert httpx.get(url, headers=headers).status_code == 200
 
