@@ -6,14 +6,16 @@ against which the MCP tools' fixed cost is measured.
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from reviews.api_tokens import HashedTokenAuthentication
+
 
 class WhoAmIView(APIView):
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [HashedTokenAuthentication, SessionAuthentication]
 
     @extend_schema(
         responses=inline_serializer("WhoAmI", {"username": serializers.CharField()}),

@@ -5,13 +5,17 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from core.actors import SystemActor
+from reviews.api_tokens import api_token_create
 
 
 def test_it_names_the_tokens_user_in_one_query(reader: User) -> None:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reader).key}")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=reader)}"
+    )
     with CaptureQueriesContext(connection) as queries:
         response = client.get("/api/v1/me/")
     assert response.status_code == 200

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from agents.models import Agent
+from core.actors import SystemActor
 from core.errors import Forbidden
 from core.models import AuditEvent
 from reviews import services
+from reviews.api_tokens import api_token_create
 from reviews.models import Notification
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
@@ -39,8 +40,8 @@ def _client(user: User) -> Client:
 
 def _api(user: User) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    token = api_token_create(actor=SystemActor("tests"), user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
 
