@@ -29,11 +29,13 @@ from agents.mcp import (
     _loggable,
     _rate_limited,
     _record,
+    _text_problem,
     pretty_json,
     quire_mcp,
     tool_names_for,
 )
 from agents.models import Agent
+from core.audit import storable
 from core.errors import QuireError
 
 logger = logging.getLogger(__name__)
@@ -86,11 +88,14 @@ def _error(text: str) -> dict[str, Any]:
 
 
 def _run(request: Request, call: ToolCall, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    if name not in tool_names_for(call.agent):
-        call.outcome = "unknown_tool"
-        return _error(f"Unknown tool: {name}")
-    call.extra["arguments"] = _loggable(arguments)
+    # The same checks, in the same order, as QuireMCP._call.
     error: QuireError | None = _rate_limited(call.agent)
+    if error is None and name not in tool_names_for(call.agent):
+        call.outcome = "unknown_tool"
+        return _error(f"Unknown tool: {storable(name)}")
+    call.extra["arguments"] = _loggable(arguments)
+    if error is None:
+        error = _text_problem(arguments)
     if error is None:
         tool = quire_mcp._tool_manager.get_tool(name)
         assert tool is not None, f"{name} is listed but not registered"

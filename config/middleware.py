@@ -1,49 +1,95 @@
-"""A database that is down or restarting is 503 with Retry-After, never an HTML 500.
+"""Answers for requests Quire cannot serve, given before they reach a view or instead of a 500.
 
-The REST API answers in its JSON error shape, /mcp in JSON-RPC, the web UI in plain text.
-(NUL characters and over-deep JSON are refused by the doors themselves.)
+A NUL in the query string or JSON nested past QUIRE_JSON_MAX_DEPTH is refused with 400; a
+database that is down or restarting is 503 with Retry-After. The REST API and /mcp answer
+in JSON (the API's error shape, JSON-RPC for MCP), the web UI in plain text.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-UNAVAILABLE = (
-    "The database is unavailable for a moment (restarting or busy). Try again in "
-    f"{RETRY_AFTER_SECONDS} seconds."
-)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
-def _unavailable(request: HttpRequest) -> HttpResponse:
-    response: HttpResponse
+def json_depth(body: bytes) -> int:
+    """How deeply arrays and objects nest in `body` (brackets inside strings do not count)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        if byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _speaks_json(request: HttpRequest) -> bool:
+    return request.path.startswith(("/api/", "/mcp"))
+
+
+def _refusal(request: HttpRequest, code: str, message: str, status: int) -> HttpResponse:
     if request.path.startswith("/mcp"):
-        response = JsonResponse(
-            {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": UNAVAILABLE}},
-            status=503,
+        # JSON-RPC: invalid request (-32600), or a server error (-32000) for 503.
+        rpc_code = -32600 if status < 500 else -32000
+        return JsonResponse(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": rpc_code, "message": message}},
+            status=status,
         )
-    elif request.path.startswith("/api/"):
-        response = JsonResponse(
-            {"error": {"code": "unavailable", "message": UNAVAILABLE}}, status=503
-        )
-    else:
-        response = HttpResponse(UNAVAILABLE, status=503, content_type="text/plain; charset=utf-8")
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    if _speaks_json(request):
+        return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
-class DatabaseUnavailableMiddleware:
+class RequestGuardMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        refusal = self._refuse(request)
+        return refusal if refusal is not None else self.get_response(request)
+
+    def _refuse(self, request: HttpRequest) -> HttpResponse | None:
+        if "\x00" in request.META.get("QUERY_STRING", "") or any(
+            "\x00" in key or any("\x00" in value for value in values)
+            for key, values in request.GET.lists()
+        ):
+            return _refusal(
+                request,
+                "invalid_argument",
+                "The query string holds a NUL character (%00). Remove it and send the request "
+                "again.",
+                400,
+            )
+        if (
+            request.method in ("POST", "PUT", "PATCH")
+            and _speaks_json(request)
+            # /mcp checks depth itself, after the token, so that the agent's audit keeps it.
+            and not request.path.startswith("/mcp")
+            and "json" in (request.content_type or "")
+            and int(request.META.get("CONTENT_LENGTH") or 0) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        ):
+            limit = settings.QUIRE_JSON_MAX_DEPTH
+            if json_depth(request.body) > limit:
+                return _refusal(
+                    request,
+                    "invalid_argument",
+                    f"The JSON body nests arrays and objects more than {limit} levels deep. "
+                    "Send a flatter document.",
+                    400,
+                )
+        return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, OperationalError | InterfaceError):
@@ -52,4 +98,12 @@ class DatabaseUnavailableMiddleware:
         logger.warning(
             "Database unavailable for %s %s: %s", request.method, request.path, exception
         )
-        return _unavailable(request)
+        response = _refusal(
+            request,
+            "unavailable",
+            "The database is unavailable for a moment (restarting or busy). Try again in "
+            f"{RETRY_AFTER_SECONDS} seconds.",
+            503,
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response

@@ -53,8 +53,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # A database that is down or restarting: 503 with Retry-After, not a 500.
-    "config.middleware.DatabaseUnavailableMiddleware",
+    # NUL in a query, over-deep JSON (400) and a database that is down (503 + Retry-After).
+    "config.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +146,8 @@ QUIRE_ATTACHMENT_MAX_BYTES = env_int(
     "QUIRE_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3
 )
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# JSON bodies (REST API, MCP) nested deeper than this are refused with 400.
+QUIRE_JSON_MAX_DEPTH = env_int("QUIRE_JSON_MAX_DEPTH", 64, minimum=8, maximum=1000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 # Login throttling: failed attempts per username+address (or known browser) in the window.

@@ -17,8 +17,8 @@ MAX_DEPTH = 64
 
 class TooDeep(ParseError):
     default_detail = (
-        f"the JSON is nested deeper than {MAX_DEPTH} levels; send flatter arguments "
-        "(lists of strings, objects of plain values)."
+        f"the JSON body nests arrays and objects more than {MAX_DEPTH} levels deep; send a "
+        "flatter document (lists of strings, objects of plain values)."
     )
     default_code = "too_deep"
 

@@ -101,7 +101,7 @@ def outsider(make_user: Callable[..., User]) -> Iterator[User]:
 
 
 # The user's own API token says who they are, not what they have to do with a page.
-CREDENTIALS = {"reviews.ApiToken"}
+CREDENTIALS = {"authtoken.Token"}
 
 
 def rows_pointing_at(user: User) -> list[str]:

@@ -1,6 +1,9 @@
-"""A database that goes away never gives an HTML 500: a restart is survived (connections are
-health-checked) and a database that is down is 503 with Retry-After. (NUL and deep JSON:
-tests/test_bad_input.py.)"""
+"""Odd input and a database that goes away never give an HTML 500.
+
+A NUL in a query parameter and JSON nested past the limit are 400 with a JSON error on the
+REST API and /mcp; a database restart is survived (connections are health-checked) and a
+database that is down is 503 with Retry-After.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,12 +22,13 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
+from config.middleware import json_depth
 from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
-from tests.conftest import is_postgres
 from tests.fixtures_mail import free_port
+from tests.fixtures_mcp import MCP, AgentKey
 from tests.fixtures_servers import QuireServer
-from wiki.models import Page
+from wiki.models import Page, Version
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,12 +45,88 @@ def api(reader: User) -> Client:
     return client
 
 
+def test_it_measures_json_depth_outside_strings() -> None:
+    assert json_depth(b'{"a": [1, {"b": "[[[{{{"}]}') == 3
+    assert json_depth(b'"\\"[[["') == 0
+    assert json_depth(DEEP) == 50_000
+
+
+def test_it_refuses_a_nul_in_an_api_query_parameter_with_a_json_400(api: Client) -> None:
+    response = api.get("/api/v1/pages/", {"q": "refunds\x00"})
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {
+            "code": "invalid_argument",
+            "message": "The query string holds a NUL character (%00). Remove it and send the "
+            "request again.",
+        }
+    }
+
+
+def test_it_refuses_a_nul_in_a_web_query_parameter_with_a_400(api: Client) -> None:
+    response = api.get("/search/", {"q": "a\x00b"})
+
+    assert response.status_code == 400
+    assert "NUL" in response.content.decode()
+
+
+def test_it_refuses_json_nested_too_deep_on_the_api(
+    api: Client, make_page: MakePage, reader: User, reviewer: User
+) -> None:
+    page = make_page("Refunds")
+    reviewer_client = Client()
+    reviewer_client.force_login(reviewer)
+
+    response = reviewer_client.post(
+        f"/api/v1/pages/{page.public_id}/versions/1/approve",
+        data=DEEP,
+        content_type="application/json",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_argument"
+    assert "more than 64 levels deep" in response.json()["error"]["message"]
+
+
+def test_it_refuses_json_nested_too_deep_and_a_nul_on_mcp(
+    live_server: Any, make_agent: Callable[..., AgentKey], make_page: MakePage
+) -> None:
+    key = make_agent("docs-bot", can_edit=True, pages=(make_page("Refunds"),))
+    url = live_server.url + "/mcp"
+    headers = {
+        "Authorization": f"Bearer {key.token}",
+        "Accept": ACCEPT,
+        "Content-Type": "application/json",
+    }
+    before = (Page.objects.count(), Version.objects.count())
+
+    deep = httpx.post(url, content=DEEP, headers=headers, timeout=30)
+    nul = httpx.post(url + "?session=%00", content=b"{}", headers=headers, timeout=30)
+
+    assert deep.status_code == 400
+    assert deep.json()["error"]["code"] == -32600
+    assert "more than 64 levels deep" in deep.json()["error"]["message"]
+    assert nul.status_code == 400
+    assert "NUL" in nul.json()["error"]["message"]
+    assert (Page.objects.count(), Version.objects.count()) == before
+
+
+def test_it_answers_a_nul_in_a_search_query_as_invalid_argument(
+    live_server: Any, make_agent: Callable[..., AgentKey], make_page: MakePage
+) -> None:
+    key = make_agent("support-bot", pages=(make_page("Refunds"),))
+
+    error = MCP(live_server.url).error(key, "search_pages", query="refunds\x00policy")
+
+    assert error.startswith("invalid_argument: query has U+0000 NULL at position 8")
+
+
+# A restart drops PostgreSQL connections; SQLite has none.
 @pytest.mark.postgres
 def test_it_survives_a_database_restart_without_an_error(
     quire_servers: Callable[..., QuireServer], make_page: MakePage, reader: User
 ) -> None:
-    if not is_postgres():
-        pytest.skip("a restart drops PostgreSQL connections; SQLite has none")
     page = make_page("Refunds")
     token = _api_token(reader)
     # gunicorn keeps its database connection between requests, as in production.

@@ -23,13 +23,8 @@ from core.actors import SystemActor
 from wiki.models import Page, SearchDocument, Version, VersionStatus
 from wiki.search import search_pages
 
-from .conftest import is_postgres
-
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(not is_postgres(), reason="the plan is PostgreSQL's"),
-    pytest.mark.django_db,
-]
+# The plan is PostgreSQL's.
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 PAGES = 20_000
 SET_SIZES = (1, 100, 101, 2_000)

@@ -17,11 +17,11 @@ import httpx
 import pytest
 from django.contrib.auth.models import User
 
-from tests.conftest import is_postgres
 from tests.fixtures_mcp import AgentKey, mcp_session
 from tests.fixtures_servers import QuireServer
 from wiki.models import Page
 
+# Two servers share one PostgreSQL database (SQLite is the one-process default).
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 LIMIT = 120
@@ -33,8 +33,6 @@ def two_servers(
     request: pytest.FixtureRequest, quire_servers: Callable[..., QuireServer]
 ) -> tuple[QuireServer, QuireServer]:
     """Two servers sharing Redis, or (without REDIS_URL) sharing only the database."""
-    if not is_postgres():
-        pytest.skip("two servers share one PostgreSQL database (SQLite is the one-process default)")
     env = {"QUIRE_LOGIN_MAX_FAILURES": "3", "REDIS_URL": ""}
     if request.param == "redis":
         env["REDIS_URL"] = request.getfixturevalue("own_redis").url
