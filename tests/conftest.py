@@ -100,8 +100,8 @@ def outsider(make_user: Callable[..., User]) -> Iterator[User]:
     assert rows_pointing_at(user) == [], "the outsider must stay unrelated; use reader instead"
 
 
-# The user's own API token says who they are, not what they have to do with a page.
-CREDENTIALS = {"authtoken.Token"}
+# The user's own API keys say who they are, not what they have to do with a page.
+CREDENTIALS = {"authtoken.Token", "reviews.ApiToken"}
 
 
 def rows_pointing_at(user: User) -> list[str]:
