@@ -145,7 +145,7 @@ def test_it_marks_the_owners_agent_in_the_queue_and_never_offers_it_next(
     html = _client(reviewer).get("/reviews/").content.decode()
     row_of_mine = html[html.index(_review_url(mine)) :].split("</tr>")[0]
     row_of_other = html[html.index(_review_url(other)) :].split("</tr>")[0]
-    assert "your agent: another reviewer decides" in row_of_mine
+    assert "Your agent: another reviewer decides" in row_of_mine
     assert "another reviewer decides" not in row_of_other
     # After deciding something else, "Next proposal" skips the one the reviewer cannot decide.
     person = services.version_propose(actor=reader, page=make_page("Third"), body="p\n")
@@ -184,7 +184,7 @@ def test_the_owner_sees_why_in_the_browser(
     browser.fill("input[name=password]", "correct-horse-battery")
     browser.click("button[type=submit]")
     row = browser.locator("table.rv-queue tbody tr").first
-    expect(row).to_contain_text("your agent: another reviewer decides")
+    expect(row).to_contain_text("Your agent: another reviewer decides")
     row.locator("a.rv-queue-link").click()
     expect(browser.locator(".rv-cannot-decide")).to_contain_text("ritas-bot is your agent")
     expect(browser.locator(".rv-approve-button")).to_have_count(0)
