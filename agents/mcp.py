@@ -457,17 +457,22 @@ class QuireMCP(DjangoMCP):
                         "internal_error: the server could not complete this call; the error "
                         "was logged. Try again later."
                     )
-        call.outcome = error.code
-        call.extra["error"] = error.message
-        if "credentials" in error.detail:
-            # The audit keeps the call, never the credential it was refused for.
-            call.extra["arguments"] = {
-                key: "(withheld: refused for holding a credential)"
-                if isinstance(value, str) and key != "pageId"
-                else value
-                for key, value in arguments.items()
-            }
+        refused(call, error, arguments)
         return _error_result(f"{error.code}: {error.message}")
+
+
+def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:
+    """Record a refused call for its audit row (both tool-call paths use this)."""
+    call.outcome = error.code
+    call.extra["error"] = error.message
+    if "credentials" in error.detail:
+        # The audit keeps the call, never the credential it was refused for.
+        call.extra["arguments"] = {
+            key: "(withheld: refused for holding a credential)"
+            if isinstance(value, str) and key != "pageId"
+            else value
+            for key, value in arguments.items()
+        }
 
 
 def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:

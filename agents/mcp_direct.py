@@ -32,6 +32,7 @@ from agents.mcp import (
     _text_problem,
     pretty_json,
     quire_mcp,
+    refused,
     tool_names_for,
 )
 from agents.models import Agent
@@ -119,6 +120,5 @@ def _run(request: Request, call: ToolCall, name: str, arguments: dict[str, Any])
             logger.exception("MCP tool %s failed", name)
             call.outcome = "error"
             return _error(INTERNAL_ERROR)
-    call.outcome = error.code
-    call.extra["error"] = error.message
+    refused(call, error, arguments)
     return _error(f"{error.code}: {error.message}")
