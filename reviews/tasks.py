@@ -1,5 +1,6 @@
 """Notification tasks: each fetches ids and calls reviews.outbox, nothing more."""
 
+from collections.abc import Callable
 from smtplib import SMTPException
 
 from celery import Task, shared_task
@@ -7,44 +8,38 @@ from celery import Task, shared_task
 from reviews import outbox
 from reviews.models import NotificationStatus
 
+# Sending tasks retry with backoff on an SMTP or network failure.
+SENDING = {
+    "bind": True,
+    "autoretry_for": (SMTPException, OSError),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 10,
+    "acks_late": True,
+}
 
-@shared_task(
-    bind=True,
-    autoretry_for=(SMTPException, OSError),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=10,
-    acks_late=True,
-)
-def deliver_notification(self: Task, notification_id: int) -> str:
+
+def _send(task: Task, send: Callable[[int], str], row_id: int) -> str:
     try:
-        return outbox.deliver(notification_id)
+        return send(row_id)
     except (SMTPException, OSError):
         # In process (no broker) a retry would run at once and keep the request waiting:
         # the row stays pending and retry_pending_notifications sends it later.
-        if self.request.is_eager:
+        if task.request.is_eager:
             return NotificationStatus.PENDING
         raise
 
 
-@shared_task(
-    bind=True,
-    autoretry_for=(SMTPException, OSError),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=10,
-    acks_late=True,
-)
+@shared_task(**SENDING)
+def deliver_notification(self: Task, notification_id: int) -> str:
+    return _send(self, outbox.deliver, notification_id)
+
+
+@shared_task(**SENDING)
 def send_review_requests(self: Task, recipient_id: int) -> str:
     """The follow-up email gathering a reviewer's review requests (reviews.outbox)."""
-    try:
-        return outbox.send_review_requests(recipient_id)
-    except (SMTPException, OSError):
-        if self.request.is_eager:
-            return NotificationStatus.PENDING
-        raise
+    return _send(self, outbox.send_review_requests, recipient_id)
 
 
 @shared_task
