@@ -686,6 +686,8 @@ def test_it_walks_the_admins_path_in_a_browser(
     page.click("button[type=submit].button-primary")
     token = page.input_value("#agent-token")
     assert Agent.objects.get(name="support-bot").token_hash == token_hash(token)
+    # The copy button works once the page's script has run: wait for it under load.
+    page.wait_for_load_state("load")
     page.click("[data-copy-target=agent-token]")
     expect(page.locator("[data-copy-target=agent-token]")).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == token
