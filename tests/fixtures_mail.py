@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from email.message import EmailMessage as ParsedMessage
 from email.policy import default as default_policy
 from pathlib import Path
@@ -27,7 +28,6 @@ from tests.prerequisites import CELERY, reachable, require
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WORKER_OPTIONS = (
-    "--pool=solo",
     "--loglevel=info",
     "--purge",
     "--without-gossip",
@@ -114,13 +114,28 @@ def smtp_server(smtp_down: SMTPServer) -> SMTPServer:
     return smtp_down
 
 
+@contextmanager
+def celery_settings(**values: Any) -> Iterator[None]:
+    """Change settings of this process's Celery app inside the block, then put them back.
+
+    The app reads Django's CELERY_* settings before its own (celery 5.6), so each value is
+    set under that name: `celery_settings(task_always_eager=True)`.
+    """
+    conf = celery_app.conf
+    names = {f"CELERY_{key.upper()}": value for key, value in values.items()}
+    before = {name: conf.get(name) for name in names}
+    conf.update(names)
+    try:
+        yield
+    finally:
+        conf.update(before)
+
+
 @pytest.fixture
 def eager_tasks() -> Iterator[None]:
     """Run Celery tasks in process, as the embedded default does, even when REDIS_URL is set."""
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = before
+    with celery_settings(task_always_eager=True):
+        yield
 
 
 def _database_url_for_worker() -> str:
@@ -162,19 +177,25 @@ def celery_worker(tmp_path: Path) -> Iterator[Callable[..., CeleryWorker]]:
     QUIRE_REQUIRE_CELERY=1. Use it from tests marked `django_db(transaction=True)`, so the
     worker, another process, sees the rows the test commits.
     """
-    redis_url = django_settings.REDIS_URL
-    require(CELERY, bool(redis_url), "needs REDIS_URL: a Redis broker for a real Celery worker")
-    require(CELERY, reachable(redis_url), f"Redis at {redis_url} is not reachable")
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False
+    shared_redis = django_settings.REDIS_URL
+    require(CELERY, bool(shared_redis), "needs REDIS_URL: a Redis broker for a real Celery worker")
+    require(CELERY, reachable(shared_redis), f"Redis at {shared_redis} is not reachable")
     workers: list[CeleryWorker] = []
 
-    def start(*, smtp_port: int, extra_env: dict[str, str] | None = None) -> CeleryWorker:
+    def start(
+        *,
+        smtp_port: int,
+        extra_env: dict[str, str] | None = None,
+        redis_url: str | None = None,
+        pool: str = "solo",
+    ) -> CeleryWorker:
+        """`redis_url`: the worker's broker and stores, the shared Redis by default; `pool`:
+        solo (one process) or prefork, production's pool (docker-compose.yml)."""
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_URL": _database_url_for_worker(),
-            "REDIS_URL": redis_url,
+            "REDIS_URL": redis_url or shared_redis,
             "EMAIL_HOST": "127.0.0.1",
             "EMAIL_PORT": str(smtp_port),
             "SECRET_KEY": django_settings.SECRET_KEY,
@@ -184,7 +205,10 @@ def celery_worker(tmp_path: Path) -> Iterator[Callable[..., CeleryWorker]]:
         log = tmp_path / f"worker-{len(workers)}.log"
         with log.open("wb") as sink:
             process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "config", "worker", *WORKER_OPTIONS],
+                [
+                    *(sys.executable, "-m", "celery", "-A", "config", "worker"),
+                    *(f"--pool={pool}", "--concurrency=2", *WORKER_OPTIONS),
+                ],
                 cwd=PROJECT_ROOT,
                 env=env,
                 stdout=sink,
@@ -200,7 +224,20 @@ def celery_worker(tmp_path: Path) -> Iterator[Callable[..., CeleryWorker]]:
             time.sleep(0.2)
         return worker
 
-    yield start
+    with celery_settings(task_always_eager=False):
+        yield start
     for worker in workers:
         worker.stop()
-    celery_app.conf.task_always_eager = before
+
+
+@contextmanager
+def celery_publishing_to(broker_url: str) -> Iterator[None]:
+    """This process's Celery app publishes to `broker_url` inside the block, then as before."""
+    app = celery_app
+    pools = (app._pool, app.amqp._producer_pool)
+    app._pool = app.amqp._producer_pool = None  # connect afresh, to the new broker
+    try:
+        with celery_settings(broker_url=broker_url, broker_write_url=broker_url):
+            yield
+    finally:
+        app._pool, app.amqp._producer_pool = pools

@@ -15,7 +15,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent
-from config.celery import app as celery_app
 from reviews import mail, outbox, services, tasks
 from reviews.models import (
     Notification,
@@ -25,7 +24,7 @@ from reviews.models import (
     ReviewerSettings,
 )
 from tests.conftest import live
-from tests.fixtures_mail import SMTPServer, free_port
+from tests.fixtures_mail import SMTPServer, celery_publishing_to, celery_settings, free_port
 from wiki.models import Page, Version, VersionKind
 from wiki.roles import REVIEWERS
 
@@ -67,13 +66,11 @@ def wait_until(
 @pytest.fixture
 def broker_down() -> Iterator[None]:
     """Celery publishes to a Redis port where nothing listens."""
-    app = celery_app
-    before = (app.conf.task_always_eager, app.conf.broker_url, app._pool, app.amqp._producer_pool)
-    app.conf.task_always_eager = False
-    app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
-    app._pool = app.amqp._producer_pool = None  # connect afresh, to the dead port
-    yield
-    app.conf.task_always_eager, app.conf.broker_url, app._pool, app.amqp._producer_pool = before
+    with (
+        celery_settings(task_always_eager=False),
+        celery_publishing_to(f"redis://127.0.0.1:{free_port()}/0"),
+    ):
+        yield
 
 
 # --- review requested ------------------------------------------------------------------
@@ -291,9 +288,9 @@ def test_it_keeps_the_notification_when_the_broker_is_down(
     assert (row.status, row.attempts) == (NotificationStatus.PENDING, 0)
     assert smtp_server.messages == []
 
-    celery_app.conf.task_always_eager = True  # the broker is back
     Notification.objects.update(created_at=timezone.now() - timedelta(minutes=2))
-    assert outbox.retry_pending() == 1
+    with celery_settings(task_always_eager=True):  # the broker is back
+        assert outbox.retry_pending() == 1
     assert recipients(smtp_server.wait_for(1)) == ["rita@example.com"]
 
 

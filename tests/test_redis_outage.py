@@ -7,14 +7,21 @@ the cache reads as empty, and /healthz says "degraded".
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import F
 from django.test import Client, override_settings
 
+from agents.models import Agent
 from config.cache import counter_hit, counter_value
+from reviews import services
+from reviews.models import Notification, NotificationStatus
+from tests.fixtures_mail import CeleryWorker, SMTPServer, celery_publishing_to
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.fixtures_redis import RedisServer, redis_settings
 from wiki.models import Page
@@ -100,3 +107,62 @@ def test_it_counts_in_redis_again_once_redis_is_back(redis_configured: RedisServ
     assert counter_hit("quire:test-counter", timeout=60) == 1  # a fresh count in Redis
     assert counter_hit("quire:test-counter", timeout=60) == 2
     assert counter_value("quire:test-counter") == 2
+
+
+@pytest.mark.celery
+def test_a_celery_worker_outlives_a_redis_restart_and_sends_what_waited(
+    celery_worker: Callable[..., CeleryWorker],
+    own_redis: RedisServer,
+    smtp_server: SMTPServer,
+    reviewer: User,
+    make_user: Callable[..., User],
+    make_page: MakePage,
+) -> None:
+    """Celery 5.7 / kombu 5.7 killed the worker ("Unrecoverable error") when Redis went away
+    while it held a delayed task; nothing was emailed again until someone restarted it."""
+    agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
+    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(3)]
+
+    def propose(page: Page) -> None:
+        services.version_propose(actor=agent, page=page, body="New.\n", change_summary="New.")
+
+    with celery_publishing_to(own_redis.url):
+        worker = celery_worker(
+            smtp_port=smtp_server.port,
+            redis_url=own_redis.url,
+            pool="prefork",
+            extra_env={"QUIRE_REVIEW_EMAIL_GATHER_SECONDS": "60"},
+        )
+        propose(pages[0])
+        smtp_server.wait_for(1, timeout=60)
+        propose(pages[1])  # gathered: the worker holds the follow-up, unacknowledged
+        wait_for(lambda: "reviews.tasks.send_review_requests" in worker.output(), worker.output)
+
+        for _ in range(3):
+            time.sleep(1)
+            own_redis.stop()
+            time.sleep(1)
+            own_redis.start()
+            time.sleep(2)
+            assert worker.process.poll() is None, worker.output()
+        # The gathering window closes: the next review request sends everything owed.
+        gone = timedelta(minutes=2)
+        Notification.objects.update(last_attempt_at=F("last_attempt_at") - gone)
+        propose(pages[2])
+
+        wait_for(lambda: len(smtp_server.messages) >= 2, worker.output)
+        [_, follow_up] = smtp_server.messages
+    assert follow_up["Subject"] == "[Quire] 2 proposals waiting for review"
+    wait_for(
+        lambda: (
+            set(Notification.objects.values_list("status", flat=True)) == {NotificationStatus.SENT}
+        ),
+        lambda: str(list(Notification.objects.values_list("pk", "status", "last_error"))),
+    )
+
+
+def wait_for(condition: Callable[[], bool], explain: Callable[[], str]) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, explain()
+        time.sleep(0.2)
