@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils.text import slugify
 
 from core.audit import audit_record
@@ -231,16 +231,19 @@ def _mirror(page: Page, version: Version) -> None:
 def new_pages_make_live(versions: Sequence[Version]) -> None:
     """Make the first versions of pages just made by `page_rows_create` live, in one UPDATE.
 
-    Such a version has its page's title and parent, so the page keeps the address it was
-    given and, having no attachments yet, is indexed from the version alone.
+    Such a version is number 1 and has its page's title and parent, so the page keeps the
+    address it was given and, having no attachments yet, is indexed from the version alone.
     """
     pages = []
     for version in versions:
         page = version.page
-        assert (page.title, page.parent_id) == (version.title, version.parent_id)
+        assert (version.number, version.title, version.parent_id) == (1, page.title, page.parent_id)
         _mirror(page, version)
         pages.append(page)
-    Page.objects.bulk_update(pages, ["live_version"])
+    first_version = Version.objects.filter(page=OuterRef("pk"), number=1).values("pk")
+    Page.objects.filter(pk__in=[page.pk for page in pages]).update(
+        live_version=Subquery(first_version)
+    )
     search.index_new_pages(pages)
 
 
