@@ -513,10 +513,11 @@ def import_pages(
     report: ImportReport,
     source_name: str,
     progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
 ) -> None:
     """Create or update a page for each source, in order (parents come first).
 
-    Consecutive new pages are created together, up to CHUNK_SIZE in one transaction; when
+    Consecutive new pages are created together, up to `chunk_size` in one transaction; when
     one of them is refused, that chunk is made page by page so the error names its file.
     A file whose `quire_id` names a page that another source made is reported, not applied.
     """
@@ -574,7 +575,7 @@ def import_pages(
             done(source, "created", version.page)
 
     for source in progress(sources) if progress is not None else sources:
-        if len(new_pages.items) >= CHUNK_SIZE or new_pages.holds_what(source):
+        if len(new_pages.items) >= chunk_size or new_pages.holds_what(source):
             create_new_pages()
         if source.parent_folder is not None and source.parent_folder in missing_folders:
             create_new_pages()  # the report keeps the order of the files
@@ -615,6 +616,7 @@ def import_markdown(
     publish: bool,
     source_name: str | None = None,
     progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
 ) -> ImportReport:
     """Import every markdown file under `root`; bad files are reported and skipped.
 
@@ -633,6 +635,7 @@ def import_markdown(
             report=report,
             source_name=name,
             progress=progress,
+            chunk_size=chunk_size,
         )
     return report
 
