@@ -53,7 +53,9 @@ def tree(tmp_path: Path) -> Path:
 
 def snapshot(report: importer.ImportReport) -> dict[str, Any]:
     """Everything an import writes, keyed by source path instead of database ids."""
-    key = {page.pk: page.source_path or f"made in Quire: {page.path}" for page in Page.objects.all()}
+    key: dict[int | None, str | None] = {
+        page.pk: page.source_path or f"made in Quire: {page.path}" for page in Page.objects.all()
+    }
     return {
         "report": (report.summary(), report.skipped),
         "pages": sorted(
@@ -197,9 +199,7 @@ def test_it_reports_the_one_refused_page_of_a_chunk_and_creates_the_rest(
     assert Page.objects.filter(source_path__startswith="docs/team/").count() == 8
 
 
-def test_it_changes_nothing_when_imported_again_after_chunks(
-    tree: Path, admin_user: User
-) -> None:
+def test_it_changes_nothing_when_imported_again_after_chunks(tree: Path, admin_user: User) -> None:
     importer.import_markdown(tree, actor=admin_user, publish=True, chunk_size=4)
     versions = Version.objects.count()
     events = AuditEvent.objects.count()
@@ -208,4 +208,3 @@ def test_it_changes_nothing_when_imported_again_after_chunks(
 
     assert again.summary() == "imported 15 pages (created 0, updated 0, unchanged 15)"
     assert (Version.objects.count(), AuditEvent.objects.count()) == (versions, events)
-
