@@ -494,7 +494,7 @@ class _NewPages:
         if source.quire_id is not None:
             self.quire_ids.add(source.quire_id)
 
-    def holds_what(self, source: SourcePage) -> bool:
+    def needed_by(self, source: SourcePage) -> bool:
         """Whether deciding on `source` needs these pages made first: its folder's page, or
         the page that takes the id it asks for."""
         return source.parent_folder in self.folders or source.quire_id in self.quire_ids
@@ -575,7 +575,7 @@ def import_pages(
             done(source, "created", version.page)
 
     for source in progress(sources) if progress is not None else sources:
-        if len(new_pages.items) >= chunk_size or new_pages.holds_what(source):
+        if len(new_pages.items) >= chunk_size or new_pages.needed_by(source):
             create_new_pages()
         if source.parent_folder is not None and source.parent_folder in missing_folders:
             create_new_pages()  # the report keeps the order of the files
@@ -642,11 +642,12 @@ def import_markdown(
 
 @contextmanager
 def _commits_without_waiting() -> Iterator[None]:
-    """On PostgreSQL, let each page's commit return before its WAL reaches the disk.
+    """On PostgreSQL, let each commit return before its WAL reaches the disk.
 
-    An import commits once per page, and waiting for the disk is most of its time. A crash
-    can lose only the last fraction of a second of pages, never corrupt anything, and an
-    import is idempotent: running it again brings those pages in.
+    An import commits once per chunk of new pages and once per changed page, and waiting
+    for the disk is much of its time. A crash can lose only the last fraction of a second
+    of pages, never corrupt anything, and an import is idempotent: running it again brings
+    those pages in.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield
