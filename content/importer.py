@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 
 from core.errors import QuireError
@@ -46,6 +46,8 @@ _FENCE_RE = re.compile(r"(```|~~~)")
 LEGACY_KEY_PREFIX = "./"
 SOURCE_NAME_MAX = 200
 SOURCE_KEY_MAX = 1000  # Page.source_path
+# New pages are created this many at a time, each chunk in one transaction.
+CHUNK_SIZE = 200
 
 
 class _FrontmatterLoader(yaml.SafeLoader):
@@ -394,6 +396,26 @@ def _other_source(page: Page, source_name: str) -> str | None:
     return key
 
 
+def _summary(source: SourcePage) -> str:
+    return f"Imported from {source.source_path}."
+
+
+def _new_page(
+    source: SourcePage, *, parent: Page | None, public_id: str | None
+) -> review_services.NewPage:
+    return review_services.NewPage(
+        title=source.title,
+        body=source.body,
+        parent=parent,
+        tags=source.tags,
+        instructions=source.instructions,
+        change_summary=_summary(source),
+        source_path=source.source_path,
+        extra_frontmatter=source.extra_frontmatter,
+        public_id=public_id,
+    )
+
+
 @transaction.atomic
 def _import_one(
     source: SourcePage,
@@ -410,19 +432,8 @@ def _import_one(
     Atomic, so that a refused change leaves the page's import metadata as it was too.
     """
     if page is None:
-        version = review_services.page_create(
-            actor=actor,
-            title=source.title,
-            body=source.body,
-            parent=parent,
-            tags=source.tags,
-            instructions=source.instructions,
-            change_summary=f"Imported from {source.source_path}.",
-            publish=publish,
-            source_path=source.source_path,
-            extra_frontmatter=source.extra_frontmatter,
-            public_id=public_id,
-        )
+        new = _new_page(source, parent=parent, public_id=public_id)
+        (version,) = review_services.pages_create(actor=actor, pages=[new], publish=publish)
         return "created", version.page
     if page.archived:
         raise BadFile(
@@ -461,11 +472,37 @@ def _import_one(
             tags=source.tags,
             parent=parent,
             instructions=source.instructions,
-            change_summary=f"Imported from {source.source_path}.",
+            change_summary=_summary(source),
             publish=publish,
         )
         outcome = "updated"
     return outcome, page
+
+
+@dataclass
+class _NewPages:
+    """New pages waiting to be created together, in one transaction (`pages_create`)."""
+
+    items: list[tuple[SourcePage, Page | None, str | None]] = field(default_factory=list)
+    folders: set[str] = field(default_factory=set)
+    quire_ids: set[str] = field(default_factory=set)
+
+    def add(self, source: SourcePage, *, parent: Page | None, public_id: str | None) -> None:
+        self.items.append((source, parent, public_id))
+        if source.folder is not None:
+            self.folders.add(source.folder)
+        if source.quire_id is not None:
+            self.quire_ids.add(source.quire_id)
+
+    def needed_by(self, source: SourcePage) -> bool:
+        """Whether deciding on `source` needs these pages made first: its folder's page, or
+        the page that takes the id it asks for."""
+        return source.parent_folder in self.folders or source.quire_id in self.quire_ids
+
+    def take(self) -> list[tuple[SourcePage, Page | None, str | None]]:
+        items = self.items
+        self.items, self.folders, self.quire_ids = [], set(), set()
+        return items
 
 
 def import_pages(
@@ -476,9 +513,12 @@ def import_pages(
     report: ImportReport,
     source_name: str,
     progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
 ) -> None:
     """Create or update a page for each source, in order (parents come first).
 
+    Consecutive new pages are created together, up to `chunk_size` in one transaction; when
+    one of them is refused, that chunk is made page by page so the error names its file.
     A file whose `quire_id` names a page that another source made is reported, not applied.
     """
     folder_pages: dict[str, Page] = {}
@@ -486,13 +526,60 @@ def import_pages(
     run_paths = {source.source_path for source in sources}
     claimed: set[int] = set()
     missing_folders: set[str] = set()
-    for source in progress(sources) if progress is not None else sources:
-        if source.parent_folder is not None and source.parent_folder in missing_folders:
-            report.skipped.append(
-                (source.source_path, f"its folder page ({source.parent_folder}/) was not imported")
+    new_pages = _NewPages()
+
+    def done(source: SourcePage, outcome: str, page: Page) -> None:
+        setattr(report, outcome, getattr(report, outcome) + 1)
+        claimed.add(page.pk)
+        by_id[page.public_id] = page
+        if source.folder is not None:
+            folder_pages[source.folder] = page
+
+    def refused(source: SourcePage, reason: str) -> None:
+        report.skipped.append((source.source_path, reason))
+        if source.folder is not None:
+            missing_folders.add(source.folder)
+
+    def import_one(
+        source: SourcePage, *, existing: Page | None, parent: Page | None, public_id: str | None
+    ) -> None:
+        try:
+            outcome, page = _import_one(
+                source,
+                page=existing,
+                public_id=public_id,
+                parent=parent,
+                actor=actor,
+                publish=publish,
             )
-            if source.folder is not None:
-                missing_folders.add(source.folder)
+        except (BadFile, QuireError) as error:
+            refused(source, str(error))
+            return
+        done(source, outcome, page)
+
+    def create_new_pages() -> None:
+        chunk = new_pages.take()
+        if not chunk:
+            return
+        try:
+            versions = review_services.pages_create(
+                actor=actor,
+                pages=[_new_page(s, parent=parent, public_id=id_) for s, parent, id_ in chunk],
+                publish=publish,
+            )
+        except (QuireError, DatabaseError):
+            for source, parent, public_id in chunk:
+                import_one(source, existing=None, parent=parent, public_id=public_id)
+            return
+        for (source, _, _), version in zip(chunk, versions, strict=True):
+            done(source, "created", version.page)
+
+    for source in progress(sources) if progress is not None else sources:
+        if len(new_pages.items) >= chunk_size or new_pages.needed_by(source):
+            create_new_pages()
+        if source.parent_folder is not None and source.parent_folder in missing_folders:
+            create_new_pages()  # the report keeps the order of the files
+            refused(source, f"its folder page ({source.parent_folder}/) was not imported")
             continue
         parent = folder_pages.get(source.parent_folder) if source.parent_folder else None
         existing = by_path.get(source.source_path)
@@ -503,38 +590,23 @@ def import_pages(
             if by_quire_id.source_path not in run_paths:
                 other = _other_source(by_quire_id, source_name)
                 if other is not None:
-                    report.skipped.append(
-                        (
-                            source.source_path,
-                            f"its quire_id {by_quire_id.public_id} is a page imported from "
-                            f"{other}, which this import does not overwrite; import that "
-                            "source again to update it, or remove quire_id from this file "
-                            "to import it as a new page",
-                        )
+                    create_new_pages()
+                    refused(
+                        source,
+                        f"its quire_id {by_quire_id.public_id} is a page imported from "
+                        f"{other}, which this import does not overwrite; import that "
+                        "source again to update it, or remove quire_id from this file "
+                        "to import it as a new page",
                     )
-                    if source.folder is not None:
-                        missing_folders.add(source.folder)
                     continue
                 existing = by_quire_id
-        try:
-            outcome, page = _import_one(
-                source,
-                page=existing,
-                public_id=source.quire_id if by_quire_id is None else None,
-                parent=parent,
-                actor=actor,
-                publish=publish,
-            )
-        except (BadFile, QuireError) as error:
-            report.skipped.append((source.source_path, str(error)))
-            if source.folder is not None:
-                missing_folders.add(source.folder)
+        public_id = source.quire_id if by_quire_id is None else None
+        if existing is None:
+            new_pages.add(source, parent=parent, public_id=public_id)
             continue
-        setattr(report, outcome, getattr(report, outcome) + 1)
-        claimed.add(page.pk)
-        by_id[page.public_id] = page
-        if source.folder is not None:
-            folder_pages[source.folder] = page
+        create_new_pages()
+        import_one(source, existing=existing, parent=parent, public_id=public_id)
+    create_new_pages()
 
 
 def import_markdown(
@@ -544,6 +616,7 @@ def import_markdown(
     publish: bool,
     source_name: str | None = None,
     progress: Progress | None = None,
+    chunk_size: int = CHUNK_SIZE,
 ) -> ImportReport:
     """Import every markdown file under `root`; bad files are reported and skipped.
 
@@ -562,17 +635,19 @@ def import_markdown(
             report=report,
             source_name=name,
             progress=progress,
+            chunk_size=chunk_size,
         )
     return report
 
 
 @contextmanager
 def _commits_without_waiting() -> Iterator[None]:
-    """On PostgreSQL, let each page's commit return before its WAL reaches the disk.
+    """On PostgreSQL, let each commit return before its WAL reaches the disk.
 
-    An import commits once per page, and waiting for the disk is most of its time. A crash
-    can lose only the last fraction of a second of pages, never corrupt anything, and an
-    import is idempotent: running it again brings those pages in.
+    An import commits once per chunk of new pages and once per changed page, and waiting
+    for the disk is much of its time. A crash can lose only the last fraction of a second
+    of pages, never corrupt anything, and an import is idempotent: running it again brings
+    those pages in.
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield

@@ -26,7 +26,7 @@ def storable(value: Any) -> Any:
     return value
 
 
-def audit_record(
+def audit_event(
     *,
     action: str,
     actor: models.Model | SystemActor,
@@ -37,10 +37,11 @@ def audit_record(
     duration_ms: int | None = None,
     data: dict[str, Any] | None = None,
 ) -> AuditEvent:
+    """An unsaved audit event; `audit_record` writes one, `audit_record_many` a batch."""
     if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
         raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
     who: Any = actor
-    return AuditEvent.objects.create(
+    return AuditEvent(
         action=storable(action),
         actor_user=who if is_person(actor) else None,
         actor_agent=who if is_agent(actor) else None,
@@ -52,3 +53,34 @@ def audit_record(
         duration_ms=duration_ms,
         data=storable(data or {}),
     )
+
+
+def audit_record(
+    *,
+    action: str,
+    actor: models.Model | SystemActor,
+    page: Any = None,
+    version_number: int | None = None,
+    outcome: str = "ok",
+    comment: str = "",
+    duration_ms: int | None = None,
+    data: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Write one audit event (see `audit_event` for what it holds)."""
+    event = audit_event(
+        action=action,
+        actor=actor,
+        page=page,
+        version_number=version_number,
+        outcome=outcome,
+        comment=comment,
+        duration_ms=duration_ms,
+        data=data,
+    )
+    event.save(force_insert=True)
+    return event
+
+
+def audit_record_many(events: list[AuditEvent]) -> None:
+    """Write the events made by `audit_event` at once: a batch of changes, one INSERT."""
+    AuditEvent.objects.bulk_create(events)

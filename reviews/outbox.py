@@ -9,7 +9,7 @@ says is reviews/mail.py's business.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
@@ -77,6 +77,18 @@ def batched() -> Iterator[list[int]]:
 
 def queue_review_requested(version: Version) -> list[int]:
     """Owe every reviewer an email about `version`: now, in the digest, or not at all."""
+    return queue_reviews_requested([version])
+
+
+def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
+    """`queue_review_requested` for several versions by one author, in two queries."""
+    if not versions:
+        return []
+    first = versions[0]
+    assert all(
+        (v.author_user_id, v.author_agent_id) == (first.author_user_id, first.author_agent_id)
+        for v in versions
+    ), "one author's versions at a time"
     user_model = get_user_model()
     reviewers = (
         user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=REVIEWERS), is_active=True)
@@ -84,12 +96,12 @@ def queue_review_requested(version: Version) -> list[int]:
         .values_list("pk", "reviewer_settings__notifications")
         .distinct()
     )
-    if version.author_user_id is not None:
-        reviewers = reviewers.exclude(pk=version.author_user_id)
+    if first.author_user_id is not None:
+        reviewers = reviewers.exclude(pk=first.author_user_id)
     else:
         # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
-        reviewers = reviewers.exclude(agents=version.author_agent_id)
-    rows = []
+        reviewers = reviewers.exclude(agents=first.author_agent_id)
+    deliveries = []
     for user_id, preference in reviewers:
         preference = preference or NotificationPreference.IMMEDIATE
         if preference == NotificationPreference.OFF:
@@ -99,14 +111,17 @@ def queue_review_requested(version: Version) -> list[int]:
             if preference == NotificationPreference.DAILY
             else NotificationDelivery.IMMEDIATE
         )
-        rows.append(
-            Notification(
-                kind=NotificationKind.REVIEW_REQUESTED,
-                delivery=delivery,
-                version=version,
-                recipient_id=user_id,
-            )
+        deliveries.append((user_id, delivery))
+    rows = [
+        Notification(
+            kind=NotificationKind.REVIEW_REQUESTED,
+            delivery=delivery,
+            version=version,
+            recipient_id=user_id,
         )
+        for version in versions
+        for user_id, delivery in deliveries
+    ]
     return _save_and_dispatch(rows)
 
 

@@ -9,7 +9,8 @@ version are stated once, on `Version.move_to`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -17,7 +18,7 @@ from django.db import transaction
 
 from agents.models import Agent
 from core.actors import Actor
-from core.audit import audit_record
+from core.audit import audit_event, audit_record, audit_record_many
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.unset import UNSET, Unset
 from reviews import outbox
@@ -33,11 +34,13 @@ from wiki.models import (
 )
 from wiki.roles import can_publish, can_review
 from wiki.services import (
+    PageRow,
     allocate_version_number,
     check_parent,
     lock_page,
+    new_pages_make_live,
     page_make_live,
-    page_row_create,
+    page_rows_create,
 )
 from wiki.validators import (
     check_text,
@@ -54,6 +57,7 @@ REASON_REQUIRED = (
     "next proposal can be approved."
 )
 COMMENT_TOO_LONG = f"the comment can be at most {COMMENT_MAX:,} characters."
+PUBLISHED_DIRECTLY = "Published directly."
 
 
 # --- rules ----------------------------------------------------------------------------------
@@ -193,11 +197,16 @@ def _carry(earlier: Version, fields: dict[str, Any]) -> tuple[str, dict[str, Any
     }
 
 
-def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
-    """Approve `version` as it stands and make it the page's live version."""
+def _approve(version: Version, *, approver: Actor, comment: str) -> None:
+    """Mark `version` approved by `approver` (the caller saves it and makes it live)."""
     version.move_to(
         VersionStatus.APPROVED, by=approver if isinstance(approver, User) else None, comment=comment
     )
+
+
+def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
+    """Approve `version` as it stands and make it the page's live version."""
+    _approve(version, approver=approver, comment=comment)
     version.save()
     page_make_live(page, version)
 
@@ -214,7 +223,32 @@ def _fill_append(page: Page, version: Version) -> None:
 # --- proposing ------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class NewPage:
+    """One page for `pages_create` to make: the arguments of `page_create` but the actor."""
+
+    title: str
+    body: str
+    parent: Page | None = None
+    tags: Sequence[str] | None = None
+    instructions: str = ""
+    change_summary: str = ""
+    source_path: str | None = None
+    extra_frontmatter: dict[str, Any] | None = None
+    public_id: str | None = None
+
+
+def _checked(new: NewPage) -> NewPage:
+    return replace(
+        new,
+        title=validate_title(new.title),
+        body=validate_markdown(new.body),
+        tags=validate_tags(list(new.tags) if new.tags is not None else []),
+        instructions=validate_markdown(new.instructions, field="instructions"),
+        change_summary=validate_change_summary(new.change_summary) or "Created the page.",
+    )
+
+
 def page_create(
     *,
     actor: Actor,
@@ -230,49 +264,85 @@ def page_create(
     public_id: str | None = None,
 ) -> Version:
     """A new page with version 1: live at once when an editor publishes, otherwise in review."""
-    title = validate_title(title)
-    body = validate_markdown(body)
-    tag_list = validate_tags(list(tags) if tags is not None else [])
-    instructions = validate_markdown(instructions, field="instructions")
-    change_summary = validate_change_summary(change_summary) or "Created the page."
-    _check_can_propose(actor)
-    if publish:
-        _check_can_publish(actor)
-    page = page_row_create(
+    new = NewPage(
         title=title,
+        body=body,
         parent=parent,
-        tags=tag_list,
+        tags=list(tags) if tags is not None else None,
         instructions=instructions,
+        change_summary=change_summary,
         source_path=source_path,
         extra_frontmatter=extra_frontmatter,
         public_id=public_id,
     )
-    version = Version.objects.create(
-        page=page,
-        number=allocate_version_number(page),
-        kind=VersionKind.REPLACE,
-        title=title,
-        body=body,
-        proposed_body=body,
-        tags=tag_list,
-        parent=page.parent,
-        instructions=instructions,
-        change_summary=change_summary,
-        **_author_fields(actor),
-    )
+    return pages_create(actor=actor, pages=[new], publish=publish)[0]
+
+
+@transaction.atomic
+def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = False) -> list[Version]:
+    """New pages with version 1 each, made as `page_create` makes one, all or none.
+
+    A bulk import makes a folder's pages this way: however many pages, it costs the same
+    few queries (the rows are inserted together), not a transaction per page.
+    """
+    if not pages:
+        return []
+    checked = [_checked(new) for new in pages]
+    _check_can_propose(actor)
     if publish:
-        _publish(page, version, approver=actor, comment="Published directly.")
-    audit_record(
-        action="page.create",
-        actor=actor,
-        page=page,
-        version_number=version.number,
-        outcome=version.status,
-        data={"title": title},
+        _check_can_publish(actor)
+    rows = page_rows_create(
+        [
+            PageRow(
+                title=new.title,
+                parent=new.parent,
+                tags=list(new.tags or []),
+                instructions=new.instructions,
+                source_path=new.source_path,
+                extra_frontmatter=new.extra_frontmatter,
+                public_id=new.public_id,
+            )
+            for new in checked
+        ]
+    )
+    versions = [
+        Version(
+            page=page,
+            number=page.last_version_number,
+            kind=VersionKind.REPLACE,
+            title=new.title,
+            body=new.body,
+            proposed_body=new.body,
+            tags=list(new.tags or []),
+            parent=page.parent,
+            instructions=new.instructions,
+            change_summary=new.change_summary,
+            **_author_fields(actor),
+        )
+        for page, new in zip(rows, checked, strict=True)
+    ]
+    if publish:
+        for version in versions:
+            _approve(version, approver=actor, comment=PUBLISHED_DIRECTLY)
+    Version.objects.bulk_create(versions)
+    if publish:
+        new_pages_make_live(versions)
+    audit_record_many(
+        [
+            audit_event(
+                action="page.create",
+                actor=actor,
+                page=version.page,
+                version_number=version.number,
+                outcome=version.status,
+                data={"title": version.title},
+            )
+            for version in versions
+        ]
     )
     if not publish:
-        outbox.queue_review_requested(version)
-    return version
+        outbox.queue_reviews_requested(versions)
+    return versions
 
 
 def _base_version(page: Page, *, base_number: int | None) -> Version | None:
@@ -491,7 +561,7 @@ def _submit(
     if publish:
         if version.kind == VersionKind.APPEND:
             _fill_append(page, version)
-        _publish(page, version, approver=actor, comment="Published directly.")
+        _publish(page, version, approver=actor, comment=PUBLISHED_DIRECTLY)
     audit_record(
         action="version.publish" if publish else "version.propose",
         actor=actor,

@@ -26,8 +26,8 @@ EXPECTED = {
     "1:search_pages": 4,
     "2:get_page": 5,
     "3:get_page_source": 5,
-    "4:create_page": 23,
-    "5:create_page": 16,
+    "4:create_page": 22,
+    "5:create_page": 15,
     "6:update_page": 15,  # 14 + the last live version the agent read (audit trail)
     "7:update_page": 15,
     "8:append_to_page": 13,

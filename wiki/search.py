@@ -41,7 +41,7 @@ from django.db.models import (
     QuerySet,
 )
 
-from wiki.models import Attachment, Page, SearchDocument
+from wiki.models import Attachment, Page, SearchDocument, Version
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -80,14 +80,34 @@ def index_page(page: Page) -> None:
         remove_page(page)
         return
     attachments = Attachment.objects.filter(page_id=page.pk).values_list("name", "extracted_text")
+    document = _document(page, version, attachments)
+    updated = SearchDocument.objects.filter(page_id=page.pk).update(
+        title=document.title, tags=document.tags, body=document.body
+    )
+    if not updated:
+        document.save(force_insert=True)
+
+
+def index_new_pages(pages: Iterable[Page]) -> None:
+    """Index pages that went live as they were created, in one INSERT.
+
+    New pages have no index row and no attachments yet, so nothing needs to be read first.
+    """
+    documents = []
+    for page in pages:
+        assert page.live_version is not None and not page.archived
+        documents.append(_document(page, page.live_version))
+    SearchDocument.objects.bulk_create(documents)
+
+
+def _document(
+    page: Page, version: Version, attachments: Iterable[tuple[str, str]] = ()
+) -> SearchDocument:
+    """The index row of `page` showing `version` (unsaved)."""
     title, tags, body = document_fields(
         title=version.title, tags=version.tags, body=version.body, attachments=attachments
     )
-    updated = SearchDocument.objects.filter(page_id=page.pk).update(
-        title=title, tags=tags, body=body
-    )
-    if not updated:
-        SearchDocument.objects.create(page_id=page.pk, title=title, tags=tags, body=body)
+    return SearchDocument(page_id=page.pk, title=title, tags=tags, body=body)
 
 
 def remove_page(page: Page) -> None:

@@ -1,7 +1,7 @@
 """State changes of pages, the tree and attachments: one transactional function each.
 
 The life of a version (propose, approve, reject, withdraw, revert) is in reviews/services.py;
-it builds on the primitives here (`lock_page`, `page_row_create`, `page_make_live`), which
+it builds on the primitives here (`lock_page`, `page_rows_create`, `page_make_live`), which
 keep a page's tree position, path and search index right. Every function here that changes
 something on its own validates first, locks the page row, writes its audit event in the same
 transaction and queues side effects with `transaction.on_commit`.
@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils.text import slugify
 
 from core.audit import audit_record
@@ -33,17 +36,37 @@ def _slug_for(title: str) -> str:
     return (slugify(title, allow_unicode=True) or "page")[:200]
 
 
-def _unique_slug(*, parent: Page | None, title: str, exclude_pk: int | None = None) -> str:
-    base = _slug_for(title)
-    siblings = Page.objects.filter(parent=parent, slug__startswith=base)
-    if exclude_pk is not None:
-        siblings = siblings.exclude(pk=exclude_pk)
-    taken = set(siblings.values_list("slug", flat=True))
+def _free_slug(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`... whichever is first not in `taken`."""
     slug, n = base, 2
     while slug in taken:
         slug = f"{base}-{n}"
         n += 1
     return slug
+
+
+def _unique_slug(*, parent: Page | None, title: str, exclude_pk: int | None = None) -> str:
+    base = _slug_for(title)
+    siblings = Page.objects.filter(parent=parent, slug__startswith=base)
+    if exclude_pk is not None:
+        siblings = siblings.exclude(pk=exclude_pk)
+    return _free_slug(base, set(siblings.values_list("slug", flat=True)))
+
+
+def _taken_slugs(bases: dict[int | None, set[str]]) -> dict[int | None, set[str]]:
+    """The slugs that new children of each parent (pk, None for the root) could collide with:
+    those starting with one of its `bases`. One query for them all."""
+    taken: dict[int | None, set[str]] = {parent_pk: set() for parent_pk in bases}
+    condition = Q()
+    for parent_pk, names in bases.items():
+        starts = Q()
+        for base in names:
+            starts |= Q(slug__startswith=base)
+        where = Q(parent__isnull=True) if parent_pk is None else Q(parent_id=parent_pk)
+        condition |= where & starts
+    for parent_pk, slug in Page.objects.filter(condition).values_list("parent_id", "slug"):
+        taken[parent_pk].add(slug)
+    return taken
 
 
 def _path_for(parent: Page | None, slug: str) -> str:
@@ -96,39 +119,73 @@ def allocate_version_number(page: Page) -> int:
     return page.last_version_number
 
 
-def page_row_create(
-    *,
-    title: str,
-    parent: Page | None,
-    tags: list[str],
-    instructions: str,
-    source_path: str | None = None,
-    extra_frontmatter: dict[str, Any] | None = None,
-    public_id: str | None = None,
-) -> Page:
-    """A new page row in the tree, for the caller's transaction (its first version follows).
+@dataclass(frozen=True)
+class PageRow:
+    """A new page's row before its first version: see `page_rows_create`."""
 
-    `public_id` keeps a page's id across export and import, so `[[pg_...]]` links survive.
+    title: str
+    parent: Page | None
+    tags: list[str]
+    instructions: str
+    source_path: str | None = None
+    extra_frontmatter: dict[str, Any] | None = None
+    # Keeps a page's id across export and import, so `[[pg_...]]` links survive.
+    public_id: str | None = None
+
+
+def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
+    """New page rows in the tree, for the caller's transaction; their first versions follow.
+
+    Each page has version number 1 allocated for that first version. However many rows, it
+    costs one query to lock the parents, one for the ids asked for, one for the siblings'
+    slugs and one INSERT (a bulk import creates a folder's pages at once).
     """
-    if parent is not None:
-        parent = lock_page(parent)
-        check_parent(None, parent)
-    if public_id is not None and Page.objects.filter(public_id=public_id).exists():
-        raise Conflict(f"the page id {public_id} is taken; leave it out to get a new one.")
-    slug = _unique_slug(parent=parent, title=title)
-    try:
-        with transaction.atomic():
-            return Page.objects.create(
-                title=title,
+    parents = {
+        parent.pk: parent
+        for parent in Page.objects.select_for_update()
+        .filter(pk__in={row.parent.pk for row in rows if row.parent is not None})
+        .order_by("pk")
+    }
+    for row in rows:
+        if row.parent is not None and row.parent.pk not in parents:
+            raise NotFound(f"page {row.parent.public_id} does not exist.")
+    for locked in parents.values():
+        check_parent(None, locked)
+    asked = [row.public_id for row in rows if row.public_id is not None]
+    taken_id = (
+        Page.objects.filter(public_id__in=asked).values_list("public_id", flat=True).first()
+        if asked
+        else None
+    )
+    if taken_id is not None:
+        raise Conflict(f"the page id {taken_id} is taken; leave it out to get a new one.")
+    bases: dict[int | None, set[str]] = {}
+    for row in rows:
+        bases.setdefault(row.parent.pk if row.parent else None, set()).add(_slug_for(row.title))
+    taken = _taken_slugs(bases)
+    pages = []
+    for row in rows:
+        parent = parents[row.parent.pk] if row.parent is not None else None
+        siblings = taken[parent.pk if parent is not None else None]
+        slug = _free_slug(_slug_for(row.title), siblings)
+        siblings.add(slug)
+        pages.append(
+            Page(
+                title=row.title,
                 slug=slug,
                 path=_path_for(parent, slug),
                 parent=parent,
-                tags=tags,
-                instructions=instructions,
-                source_path=source_path,
-                extra_frontmatter=extra_frontmatter or {},
-                **({"public_id": public_id} if public_id is not None else {}),
+                tags=row.tags,
+                instructions=row.instructions,
+                source_path=row.source_path,
+                extra_frontmatter=row.extra_frontmatter or {},
+                last_version_number=1,
+                **({"public_id": row.public_id} if row.public_id is not None else {}),
             )
+        )
+    try:
+        with transaction.atomic():
+            return Page.objects.bulk_create(pages)
     except IntegrityError:
         raise Conflict(
             "another page with this title was created under the same parent at the same "
@@ -141,11 +198,7 @@ def page_make_live(page: Page, version: Version) -> None:
     old_parent_id, old_title = page.parent_id, page.title
     parent = version.parent
     check_parent(page, parent)
-    page.live_version = version
-    page.title = version.title
-    page.tags = version.tags
-    page.instructions = version.instructions
-    page.parent = parent
+    _mirror(page, version)
     if old_parent_id != page.parent_id or old_title != page.title or not page.slug:
         page.slug = _unique_slug(parent=parent, title=version.title, exclude_pk=page.pk)
         page.path = _path_for(parent, page.slug)
@@ -164,6 +217,34 @@ def page_make_live(page: Page, version: Version) -> None:
     else:
         page.save()
     search.index_page(page)
+
+
+def _mirror(page: Page, version: Version) -> None:
+    """The page's fields that mirror its live version, set to `version`."""
+    page.live_version = version
+    page.title = version.title
+    page.tags = version.tags
+    page.instructions = version.instructions
+    page.parent = version.parent
+
+
+def new_pages_make_live(versions: Sequence[Version]) -> None:
+    """Make the first versions of pages just made by `page_rows_create` live, in one UPDATE.
+
+    Such a version is number 1 and has its page's title and parent, so the page keeps the
+    address it was given and, having no attachments yet, is indexed from the version alone.
+    """
+    pages = []
+    for version in versions:
+        page = version.page
+        assert (version.number, version.title, version.parent_id) == (1, page.title, page.parent_id)
+        _mirror(page, version)
+        pages.append(page)
+    first_version = Version.objects.filter(page=OuterRef("pk"), number=1).values("pk")
+    Page.objects.filter(pk__in=[page.pk for page in pages]).update(
+        live_version=Subquery(first_version)
+    )
+    search.index_new_pages(pages)
 
 
 # --- pages -------------------------------------------------------------------------------------
