@@ -29,7 +29,7 @@ from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
 from core.errors import NotFound, NotInSet
 from core.models import AuditEvent
-from wiki.models import Page, Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus, tree_key
 from wiki.search import SetScope
 
 
@@ -198,10 +198,7 @@ class SetRow(NamedTuple):
 
 
 def _tree_key(row: tuple[int, str, str, str]) -> str:
-    # Tree order is the order of the paths' segment lists. A NUL (never in a path) sorts
-    # below every other character, so comparing the paths with NUL for "/" gives that order
-    # without building a list per page.
-    return row[3].replace("/", "\x00")
+    return tree_key(row[3])
 
 
 def page_set_rows(agent: Agent) -> list[SetRow]:
