@@ -219,7 +219,7 @@ class SetWindow:
             "%s::text[], %s::int[]) WITH ORDINALITY AS e(lo, hi, skip, n) "
             f"CROSS JOIN LATERAL ({inner}) x ORDER BY e.n, x.tree_key LIMIT %s"
         )
-        params = [
+        params: list[Any] = [
             [lo for lo, _ in ranges],
             [hi for _, hi in ranges],
             [skip for _, skip in spanned],

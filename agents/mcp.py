@@ -653,12 +653,7 @@ class PageTools(MCPToolset):
         page = selectors.page_for_agent(agent, pageId)
         live = page.live_version
         assert live is not None
-        files = [
-            {"name": name, "text": text}
-            for name, text in page.attachments.order_by("name").values_list(
-                "name", "extracted_text"
-            )
-        ]
+        files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
         answer: dict[str, Any] = {
