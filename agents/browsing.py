@@ -20,7 +20,8 @@ from django.db import connection
 from agents.models import Agent, PageSetEntry
 from agents.selectors import SetRow, page_set_rows
 from core.errors import InvalidArgument, NotFound
-from wiki.models import Page
+from core.json_output import pretty_json
+from wiki.models import READABLE_SQL, TREE_KEY_SQL, Page, tree_key, tree_key_range
 
 PAGE_SIZE = 200
 # Every answer stays under 100,000 characters of pretty JSON; the rest is the envelope.
@@ -157,43 +158,38 @@ class SetWindow:
         count_of = {entry.pk: count for entry, count in zip(self.entries, self.counts, strict=True)}
         return SetWindow(entries, self.under, [count_of[entry.pk] for entry in entries])
 
-    def _arrays(self, entries: list[PageSetEntry]) -> list[list[Any]]:
+    def _ranges(self, entries: list[PageSetEntry]) -> list[tuple[str, str]]:
+        """Each entry's tree-key range, narrowed to `under`'s (empty when outside it)."""
+        ranges = [tree_key_range(entry.page.path) for entry in entries]
+        if self.under is None:
+            return ranges
+        # Two subtrees are nested or apart, so their intersection is one of them or empty.
+        low, high = tree_key_range(self.under)
         return [
-            [entry.page_id for entry in entries],
-            [entry.page.path + "/" for entry in entries],
-            [entry.page.path + "0" for entry in entries],
+            (max(lo, low), min(hi, high)) if lo < high and low < hi else ("", "")
+            for lo, hi in ranges
         ]
 
-    def _conditions(self) -> tuple[str, list[Any]]:
-        live = "p.live_version_id IS NOT NULL AND NOT p.archived"
-        if self.under is None:
-            return live, []
-        ge, lt = _range_operators()
-        return (
-            f"{live} AND (p.path = %s OR (p.path {ge} %s AND p.path {lt} %s))",
-            [self.under, self.under + "/", self.under + "0"],
-        )
-
     def _counts(self) -> list[int]:
-        ge, lt = _range_operators()
-        live, live_params = self._conditions()
-        ids, lows, highs = self._arrays(self.entries)
-        covers = f"(p.id = e.page_id OR (p.path {ge} e.lo AND p.path {lt} e.hi))"
+        # Each entry is one range of the readable pages' tree-key index: counted from it.
+        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        ranges = self._ranges(self.entries)
+        count = (
+            f"SELECT count(*) FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable}"  # noqa: S608
+        )
         if connection.vendor == "postgresql":
             sql = (
-                f"SELECT (SELECT count(*) FROM wiki_page p WHERE {covers} AND {live}) "  # noqa: S608
-                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) WITH ORDINALITY "
-                "AS e(page_id, lo, hi, n) ORDER BY e.n"
+                f"SELECT ({count}) FROM unnest(%s::text[], %s::text[]) "  # noqa: S608
+                "WITH ORDINALITY AS e(lo, hi, n) ORDER BY e.n"
             )
-            params = [*live_params, ids, lows, highs]
+            params: list[Any] = [[lo for lo, _ in ranges], [hi for _, hi in ranges]]
         else:
             sql = (
-                f"SELECT (SELECT count(*) FROM wiki_page p WHERE {covers} AND {live}) "  # noqa: S608
-                "FROM (SELECT key AS n, json_extract(value, '$[0]') AS page_id, "
-                "json_extract(value, '$[1]') AS lo, json_extract(value, '$[2]') AS hi "
+                f"SELECT ({count}) FROM (SELECT key AS n, "  # noqa: S608
+                "json_extract(value, '$[0]') AS lo, json_extract(value, '$[1]') AS hi "
                 "FROM json_each(%s)) AS e ORDER BY e.n"
             )
-            params = [*live_params, json.dumps(list(zip(ids, lows, highs, strict=True)))]
+            params = [json.dumps(ranges)]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return [int(count) for (count,) in cursor.fetchall()]
@@ -210,23 +206,26 @@ class SetWindow:
             return []
         if connection.vendor != "postgresql":
             return self._rows_sqlite(spanned, limit)
-        ge, lt = _range_operators()
-        live, live_params = self._conditions()
-        tree_key = "replace(p.path, '/', chr(1)) COLLATE \"C\""
-        ids, lows, highs = self._arrays([entry for entry, _ in spanned])
-        skips = [skip for _, skip in spanned]
-        # One index range per spanned entry; OFFSET 0 keeps each lateral as written.
+        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        ranges = self._ranges([entry for entry, _ in spanned])
+        # One ordered index range per spanned entry; OFFSET 0 keeps each lateral as written.
         inner = (
-            f"SELECT p.id, p.public_id, p.title, p.path, {tree_key} AS tree_key "  # noqa: S608
-            f"FROM wiki_page p WHERE (p.id = e.page_id OR (p.path {ge} e.lo AND p.path {lt} "
-            f"e.hi)) AND {live} ORDER BY tree_key LIMIT %s OFFSET e.skip"
+            f"SELECT p.id, p.public_id, p.title, p.path, {key} AS tree_key "  # noqa: S608
+            f"FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable} "
+            "ORDER BY tree_key LIMIT %s OFFSET e.skip"
         )
         sql = (
-            "SELECT e.n, x.id, x.public_id, x.title, x.path FROM unnest(%s::bigint[], "  # noqa: S608
-            "%s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS e(page_id, lo, hi, skip, n) "
+            "SELECT e.n, x.id, x.public_id, x.title, x.path FROM unnest(%s::text[], "  # noqa: S608
+            "%s::text[], %s::int[]) WITH ORDINALITY AS e(lo, hi, skip, n) "
             f"CROSS JOIN LATERAL ({inner}) x ORDER BY e.n, x.tree_key LIMIT %s"
         )
-        params = [ids, lows, highs, skips, *live_params, limit, limit]
+        params: list[Any] = [
+            [lo for lo, _ in ranges],
+            [hi for _, hi in ranges],
+            [skip for _, skip in spanned],
+            limit,
+            limit,
+        ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             found = cursor.fetchall()
@@ -237,18 +236,17 @@ class SetWindow:
 
     def _rows_sqlite(self, spanned: list[tuple[PageSetEntry, int]], limit: int) -> list[SetRow]:
         # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
-        live, live_params = self._conditions()
+        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        ranges = self._ranges([entry for entry, _ in spanned])
         arms: list[str] = []
         params: list[Any] = []
-        for n, (entry, skip) in enumerate(spanned):
+        for n, ((lo, hi), (_, skip)) in enumerate(zip(ranges, spanned, strict=True)):
             arms.append(
                 f"SELECT * FROM (SELECT {n} AS n, p.id, p.public_id, p.title, p.path, "  # noqa: S608
-                "replace(p.path, '/', char(1)) AS tree_key FROM wiki_page p "
-                f"WHERE (p.id = %s OR (p.path >= %s AND p.path < %s)) AND {live} "
-                "ORDER BY tree_key LIMIT %s OFFSET %s)"
+                f"{key} AS tree_key FROM wiki_page p WHERE {key} >= %s AND {key} < %s "
+                f"AND {readable} ORDER BY tree_key LIMIT %s OFFSET %s)"
             )
-            params += [entry.page_id, entry.page.path + "/", entry.page.path + "0"]
-            params += [*live_params, limit, skip]
+            params += [lo, hi, limit, skip]
         sql = " UNION ALL ".join(arms) + " ORDER BY n, tree_key LIMIT %s"
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, limit])
@@ -271,18 +269,15 @@ class SetWindow:
         seen = 0
         for entry, count in zip(self.entries, self.counts, strict=True):
             if pk == entry.page_id or path.startswith(entry.page.path + "/"):
-                key = path.replace("/", "\x01")
-                earlier = sum(
-                    1 for other in self.rows(seen, count) if other.path.replace("/", "\x01") <= key
-                )
+                key = tree_key(path)
+                earlier = sum(1 for other in self.rows(seen, count) if tree_key(other.path) <= key)
                 return seen + earlier
             seen += count
         return min(offset, self.total)
 
 
-def _range_operators() -> tuple[str, str]:
-    # On PostgreSQL ~>=~ and ~<~ compare bytes, as the path's text_pattern_ops index does.
-    return ("~>=~", "~<~") if connection.vendor == "postgresql" else (">=", "<")
+def _tree_key_sql() -> str:
+    return TREE_KEY_SQL[connection.vendor].format(p="p.")
 
 
 def _under(rows: list[SetRow], under: str) -> list[SetRow]:
@@ -309,7 +304,7 @@ def _under(rows: list[SetRow], under: str) -> list[SetRow]:
 
 def _size(entries: list[dict[str, Any]]) -> int:
     # The entries as they appear indented in the pretty-printed answer, with their commas.
-    text = json.dumps(entries, indent=2, ensure_ascii=False)
+    text = pretty_json(entries)
     return len(text) + 2 * text.count("\n") + 4
 
 

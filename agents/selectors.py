@@ -10,26 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import (
-    Exists,
-    ExpressionWrapper,
-    Max,
-    OuterRef,
-    Q,
-    QuerySet,
-    TextField,
-    Value,
-)
-from django.db.models.functions import Concat
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Exists, F, Func, Max, OuterRef, Q, QuerySet
+from django.db.models.sql.compiler import SQLCompiler
 
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
 from core.errors import NotFound, NotInSet
 from core.models import AuditEvent
-from wiki.models import Page, Version, VersionStatus
+from wiki.models import Attachment, Page, Version, VersionStatus, tree_key
 from wiki.search import SetScope
 
 
@@ -46,7 +38,9 @@ class SetPage:
 def agent_by_token(token: str) -> Agent | None:
     if not token:
         return None
-    return Agent.objects.filter(token_hash=token_hash(token), is_active=True).first()
+    # The hash is unique: no ordering to compile (this runs on every MCP request).
+    found = Agent.objects.filter(token_hash=token_hash(token), is_active=True).order_by()[:1]
+    return next(iter(found), None)
 
 
 def agent_by_name(name: str) -> Agent:
@@ -62,7 +56,38 @@ def agent_by_name(name: str) -> Agent:
 PREFIX_CONDITIONS_MAX = 100
 
 
-def _covered(agent: Agent, entries: list[tuple[int, str]] | None = None) -> Exists | Q:
+class _CoveredBySet(Func):
+    """True for a page (the row) that one of the agent's entries covers: the entry's page
+    itself, or a page whose path starts with the entry page's path and a slash.
+
+    Written as one SQL fragment (the same on PostgreSQL and SQLite) rather than an ORM
+    subquery: it is compiled on every tool call, and Django spent milliseconds building the
+    equivalent `Exists` (with its escaped LIKE pattern) for a check that runs in microseconds.
+    """
+
+    output_field = BooleanField()
+    SQL = (
+        "EXISTS (SELECT 1 FROM agents_pagesetentry set_entry "
+        "INNER JOIN wiki_page set_page ON set_page.id = set_entry.page_id "
+        "WHERE set_entry.agent_id = %s AND (set_entry.page_id = {page_id} "
+        "OR substr({path}, 1, length(set_page.path) + 1) = set_page.path || '/'))"
+    )
+
+    def __init__(self, agent_id: int) -> None:
+        super().__init__(F("pk"), F("path"))
+        self.agent_id = agent_id
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        page_id, path = self.get_source_expressions()
+        page_id_sql, page_id_params = compiler.compile(page_id)
+        path_sql, path_params = compiler.compile(path)
+        sql = self.SQL.format(page_id=page_id_sql, path=path_sql)
+        return sql, [self.agent_id, *page_id_params, *path_params]
+
+
+def _covered(agent: Agent, entries: list[tuple[int, str]] | None = None) -> _CoveredBySet | Q:
     """The one statement of the agent's set: true for a page (the row) that one of its
     entries covers, the entry's page itself or any page under it.
 
@@ -70,15 +95,7 @@ def _covered(agent: Agent, entries: list[tuple[int, str]] | None = None) -> Exis
     comparisons per page instead of a subquery over the entries for each page.
     """
     if entries is None or len(entries) > PREFIX_CONDITIONS_MAX:
-        subquery = (
-            PageSetEntry.objects.filter(agent=agent)
-            .annotate(candidate_path=ExpressionWrapper(OuterRef("path"), output_field=TextField()))
-            .filter(
-                Q(page_id=OuterRef("pk"))
-                | Q(candidate_path__startswith=Concat("page__path", Value("/")))
-            )
-        )
-        return Exists(subquery)
+        return _CoveredBySet(agent.pk)
     covered = Q(pk__in=[page_id for page_id, _ in entries])
     for path in dict.fromkeys(path for _, path in entries):
         covered |= Q(path__startswith=path + "/")
@@ -145,19 +162,33 @@ def _not_in_set(public_id: str) -> NotInSet:
 
 
 def page_for_agent(agent: Agent, public_id: str) -> Page:
-    """The live page `public_id` with its live version, if the agent's set covers it."""
-    page = (
+    """The live page `public_id` with its live version, if the agent's set covers it.
+
+    The page also says whether it has files (`has_files`), so that `page_files` need not ask.
+    """
+    found = (
         Page.objects.readable()
         .select_related("live_version")
-        .annotate(in_set=_covered(agent))
+        .annotate(
+            in_set=_covered(agent), has_files=Exists(Attachment.objects.filter(page=OuterRef("pk")))
+        )
         .filter(public_id=public_id)
-        .first()
+        .order_by()[:1]
     )
+    page = next(iter(found), None)
     if page is None:
         raise no_such_page(public_id)
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
+
+
+def page_files(page: Page) -> list[tuple[str, str]]:
+    """The (name, extracted text) of a page's files by name; no query for a page that
+    `page_for_agent` found without files."""
+    if getattr(page, "has_files", True) is False:
+        return []
+    return list(page.attachments.order_by("name").values_list("name", "extracted_text"))
 
 
 def page_source_for_agent(agent: Agent, public_id: str) -> Page:
@@ -198,10 +229,7 @@ class SetRow(NamedTuple):
 
 
 def _tree_key(row: tuple[int, str, str, str]) -> str:
-    # Tree order is the order of the paths' segment lists. A NUL (never in a path) sorts
-    # below every other character, so comparing the paths with NUL for "/" gives that order
-    # without building a list per page.
-    return row[3].replace("/", "\x00")
+    return tree_key(row[3])
 
 
 def page_set_rows(agent: Agent) -> list[SetRow]:

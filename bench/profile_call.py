@@ -4,7 +4,9 @@
 
 Uses the database's first agent that has pages ("bench-agent" when present). `--library`
 sends tool calls through django-mcp-server's own path (the async bridge) instead of Quire's
-direct one, to compare the two. Prints pyinstrument's text report and the mean per call.
+direct one, to compare the two. Prints pyinstrument's text report, the mean per call, the
+median of `--calls` calls timed one by one without the profiler, and the SQL queries of one
+call.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,6 +28,9 @@ def main() -> None:
     parser.add_argument("--tool", default="get_page")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--library", action="store_true")
+    parser.add_argument(
+        "--bare", action="store_true", help="time GET /api/v1/me/ instead (bench's bare_view)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECRET_KEY", "profile-only")
@@ -33,7 +39,9 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
     from pyinstrument import Profiler
 
     from agents import mcp_views, services
@@ -59,7 +67,7 @@ def main() -> None:
         HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ACCEPT="application/json, text/event-stream"
     )
 
-    def call(n: int) -> None:
+    def call_tool(n: int) -> None:
         body = {
             "jsonrpc": "2.0",
             "id": n,
@@ -68,6 +76,22 @@ def main() -> None:
         }
         response = client.post("/mcp", json.dumps(body), content_type="application/json")
         assert response.status_code == 200 and b'"isError":true' not in response.content
+
+    def call_bare(n: int) -> None:
+        response = bare.get("/api/v1/me/")
+        assert response.status_code == 200
+
+    call = call_tool
+    if args.bare:
+        from django.contrib.auth.models import User
+
+        from reviews.api_tokens import api_token_create
+
+        user = User.objects.filter(is_superuser=True).first()
+        assert user is not None, "no superuser in this database"
+        key = api_token_create(actor=SystemActor("profile"), user=user)
+        bare = Client(HTTP_AUTHORIZATION=f"Token {key}")
+        call = call_bare
 
     for n in range(20):
         call(n)
@@ -78,8 +102,21 @@ def main() -> None:
             call(n)
     elapsed = time.perf_counter() - started
     print(profiler.output_text(unicode=False, color=False, show_all=False))
+    timings: list[float] = []
+    for n in range(args.calls):
+        started = time.perf_counter()
+        call(n)
+        timings.append(1000 * (time.perf_counter() - started))
+    with CaptureQueriesContext(connection) as queries:
+        call(0)
     path = "library (async bridge)" if args.library else "direct"
+    if args.bare:
+        args.tool, path = "GET /api/v1/me/", "bare view"
     print(f"{args.tool} via the {path} path: {1000 * elapsed / args.calls:.2f} ms per call")
+    print(f"median of {args.calls} calls: {statistics.median(timings):.2f} ms")
+    print(f"SQL queries per call: {len(queries)}")
+    for query in queries.captured_queries:
+        print("  ", query["sql"][:160])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -13,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import services as agent_services
 from core.actors import SystemActor
 from reviews import services
+from wiki import services as wiki_services
 from wiki.models import Page
 
 from .fixtures_mcp import rpc_tool
@@ -21,10 +23,12 @@ pytestmark = pytest.mark.django_db
 
 # Per call, the whole request: the token lookup, the tool's reads and writes (with the
 # savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
+# get_page: the token, the page with its live version, set check and whether it has files,
+# the referenced pages, the audit row (a page with files adds one: see below).
 EXPECTED = {
     "0:browse": 5,
     "1:search_pages": 4,
-    "2:get_page": 5,
+    "2:get_page": 4,
     "3:get_page_source": 5,
     "4:create_page": 22,
     "5:create_page": 15,
@@ -126,3 +130,30 @@ def test_it_returns_every_page_of_the_set_from_browse_and_only_those_from_search
     found = {hit["pageId"] for hit in result["structuredContent"]["results"]}
     assert found == {page.public_id for page in pages[0:6:2]}
     assert outside.public_id not in found
+
+
+def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
+    client: Client, editor: User, settings: Any
+) -> None:
+    settings.QUIRE_AGENT_RATE_LIMIT = 1000
+    token, pages = build_set(editor, 10, "files")
+    plain, with_files = pages[2], pages[4]
+    wiki_services.attachment_add(
+        actor=editor,
+        page=with_files,
+        upload=SimpleUploadedFile("notes.txt", b"Zebra notes.", content_type="text/plain"),
+    )
+    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    counts: list[int] = []
+    for page in (plain, with_files):
+        with CaptureQueriesContext(connection) as queries:
+            result = rpc_tool(client, token, "get_page", pageId=page.public_id)
+        assert result["isError"] is False, result
+        counts.append(len(queries))
+        files = result["structuredContent"]["files"]
+        assert files == (
+            [{"name": "notes.txt", "text": "Zebra notes."}] if page is with_files else []
+        )
+    counter = 0 if settings.REDIS_URL else 1
+    # No references on these pages: token, page, (files,) audit row.
+    assert counts == [3 + counter, 4 + counter]

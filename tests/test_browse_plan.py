@@ -1,0 +1,124 @@
+"""On PostgreSQL, browse reads an agent's entries from the tree-order index: the plan is pinned.
+
+6,000 live pages under two top-level areas, both in the agent's set. Counting each entry's
+pages and reading a window of 200 must come from the index page_readable_tree_key alone
+(no sort of an entry's thousands of pages, no heap, no scan of the table), and the window
+must be the tree order that browse promises.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
+
+from agents import services as agent_services
+from agents.browsing import browse_page
+from agents.models import Agent, PageSetEntry
+from core.actors import SystemActor
+from wiki.models import Page, Version, VersionStatus
+
+# VACUUM (for index-only scans) cannot run inside the test's transaction.
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+PAGES = 6_000
+
+
+def bulk_site(editor: User) -> list[Page]:
+    """Two areas of PAGES live pages in all, two levels deep, with fresh statistics."""
+    areas = Page.objects.bulk_create(
+        Page(title=f"Area {n}", slug=f"area-{n}", path=f"area-{n}") for n in range(2)
+    )
+    topics = Page.objects.bulk_create(
+        Page(
+            title=f"Topic {n}",
+            slug=f"t-{n}",
+            path=f"{areas[n % 2].path}/t-{n}",
+            parent=areas[n % 2],
+        )
+        for n in range(100)
+    )
+    leaves = Page.objects.bulk_create(
+        Page(
+            title=f"Leaf {n}",
+            slug=f"l-{n}",
+            path=f"{topics[n % 100].path}/l-{n}",
+            parent=topics[n % 100],
+        )
+        for n in range(PAGES - 102)
+    )
+    everything = areas + topics + leaves
+    versions = Version.objects.bulk_create(
+        Version(
+            page=page,
+            number=1,
+            status=VersionStatus.APPROVED,
+            title=page.title,
+            body="Notes.",
+            author_user=editor,
+        )
+        for page in everything
+    )
+    for page, version in zip(everything, versions, strict=True):
+        page.live_version = version
+    Page.objects.bulk_update(everything, ["live_version"], batch_size=2_000)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE wiki_page")
+    return areas
+
+
+def agent_with(areas: list[Page]) -> Agent:
+    agent, _ = agent_services.agent_create(actor=SystemActor("tests"), name="browser")
+    PageSetEntry.objects.bulk_create(
+        PageSetEntry(agent=agent, page=page, position=n, use_when=[])
+        for n, page in enumerate(areas)
+    )
+    return agent
+
+
+def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [node]
+    for child in node.get("Plans", []):
+        found += nodes(child)
+    return found
+
+
+def page_reads(sql: str) -> list[dict[str, Any]]:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
+        plan: dict[str, Any] = json.loads(json.dumps(cursor.fetchone()[0]))[0]
+    return [n for n in nodes(plan["Plan"]) if n.get("Relation Name") == "wiki_page"]
+
+
+@pytest.mark.parametrize("under", [None, "area-1/t-3"])
+def test_it_counts_and_reads_entries_from_the_tree_order_index(
+    editor: User, under: str | None
+) -> None:
+    agent = agent_with(bulk_site(editor))
+    with CaptureQueriesContext(connection) as captured:
+        shown = browse_page(agent, cursor=None, under=under)
+    paths = [entry["path"] for entry in shown.entries]
+    root = under or "area-0"
+    subtree = Page.objects.filter(Q(path=root) | Q(path__startswith=root + "/"))
+    expected = sorted(subtree.values_list("path", flat=True), key=lambda path: path.split("/"))
+    assert paths == expected[:200]
+    assert shown.total == (len(expected) if under else PAGES)
+    reads = [
+        page_reads(query["sql"])
+        for query in captured
+        if query["sql"].startswith(("SELECT (SELECT count", "SELECT e.n"))
+    ]
+    assert len(reads) == 2  # the counts, then the window
+    for read in reads:
+        assert read, reads
+        for node in read:
+            assert node["Node Type"] == "Index Only Scan", node
+            assert node["Index Name"] == "page_readable_tree_key", node
+            assert node.get("Heap Fetches", 0) == 0, node
+    # The window reads its 200 rows from the index, never the entry's thousands.
+    assert reads[1][0]["Actual Rows"] <= 200
