@@ -41,9 +41,9 @@ def build() -> dict[str, Any]:
     django.setup()
     from django.contrib.auth.models import User
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
     from agents import services as agent_services
+    from reviews.api_tokens import api_token_create
     from wiki.models import Page
 
     call_command("migrate", verbosity=0)
@@ -71,7 +71,7 @@ def build() -> dict[str, Any]:
             use_when=[f"Command-line help in {page.title}."],
             always_include=page.path == "pages",
         )
-    api_token = Token.objects.get_or_create(user=admin)[0].key
+    api_token = api_token_create(actor=admin, user=admin)
     return {
         "files": files,
         "pages": pages,

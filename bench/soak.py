@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import email
 import json
-import logging
 import os
 import random
 import shutil
@@ -33,7 +31,6 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.policy import default as default_policy
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -42,88 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 sys.path.insert(0, str(ROOT))
 
+from tests.servers import RedisServer, SMTPServer, free_port  # noqa: E402
+
 PASSWORD = "soak-password-123"
 LOG_PAGES = 6  # receive appends only, so every approved append must stay in the live page
 DRAFT_PAGES = 6  # receive whole replacements
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-# --- the servers around Quire -----------------------------------------------------------------
-
-
-class Redis:
-    def __init__(self, directory: Path) -> None:
-        self.port = free_port()
-        self.directory = directory
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.directory),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for_port(self.port)
-
-    def kill(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-            self.process = None
-
-
-class Inbox:
-    """The aiosmtpd handler: every message it accepts, parsed."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=default_policy)
-        with self.lock:
-            self.messages.append(message)
-        return "250 Message accepted for delivery"
-
-
-class SMTP:
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.inbox = Inbox()
-        self.controller: Any = None
-
-    def start(self) -> None:
-        from aiosmtpd.controller import Controller
-
-        logging.getLogger("mail.log").setLevel(logging.WARNING)
-        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-
-    def stop(self) -> None:
-        if self.controller is not None:
-            self.controller.stop()
-            self.controller = None
 
 
 def wait_for_port(port: int, timeout: float = 30) -> None:
@@ -313,7 +233,7 @@ def main() -> int:
     )
 
     work = Path(tempfile.mkdtemp(prefix="quire-soak-"))
-    redis, smtp = Redis(work), SMTP()
+    redis, smtp = RedisServer(work), SMTPServer(free_port())
     redis.start()
     smtp.start()
     recreate_database(database_url)
@@ -430,7 +350,7 @@ def main() -> int:
 
     def faults() -> None:
         plan = [
-            (0.30, "kill Redis", redis.kill),
+            (0.30, "kill Redis", redis.stop),
             (0.45, "restart Redis", redis.start),
             (0.55, "stop SMTP", smtp.stop),
             (0.75, "restart SMTP", smtp.start),
@@ -473,7 +393,7 @@ def main() -> int:
 
     checks, figures = verify(tally, pages, smtp)
     smtp.stop()
-    redis.kill()
+    redis.stop()
 
     total_calls = sum(len(values) for values in tally.latencies.values())
     report = {
@@ -515,7 +435,7 @@ def main() -> int:
 
 
 def verify(
-    tally: Tally, pages: dict[str, list[str]], smtp: SMTP
+    tally: Tally, pages: dict[str, list[str]], smtp: SMTPServer
 ) -> tuple[dict[str, bool], dict[str, Any]]:
     from reviews.models import Notification, NotificationStatus
     from wiki.models import Page, Version, VersionKind, VersionStatus

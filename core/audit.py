@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from django.db import models
 
@@ -26,57 +26,42 @@ def storable(value: Any) -> Any:
     return value
 
 
-def audit_event(
-    *,
-    action: str,
-    actor: models.Model | SystemActor,
-    page: Any = None,
-    version_number: int | None = None,
-    outcome: str = "ok",
-    comment: str = "",
-    duration_ms: int | None = None,
-    data: dict[str, Any] | None = None,
-) -> AuditEvent:
+class AuditFields(TypedDict):
+    """What an audit event records: who did what, to which page, with what outcome."""
+
+    action: str
+    actor: models.Model | SystemActor
+    page: NotRequired[Any]
+    version_number: NotRequired[int | None]
+    outcome: NotRequired[str]
+    comment: NotRequired[str]
+    duration_ms: NotRequired[int | None]
+    data: NotRequired[dict[str, Any] | None]
+
+
+def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     """An unsaved audit event; `audit_record` writes one, `audit_record_many` a batch."""
+    actor = fields["actor"]
     if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
         raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
     who: Any = actor
     return AuditEvent(
-        action=storable(action),
+        action=storable(fields["action"]),
         actor_user=who if is_person(actor) else None,
         actor_agent=who if is_agent(actor) else None,
         actor_system=actor.name if isinstance(actor, SystemActor) else "",
-        page=page,
-        version_number=version_number,
-        outcome=storable(outcome),
-        comment=storable(comment),
-        duration_ms=duration_ms,
-        data=storable(data or {}),
+        page=fields.get("page"),
+        version_number=fields.get("version_number"),
+        outcome=storable(fields.get("outcome", "ok")),
+        comment=storable(fields.get("comment", "")),
+        duration_ms=fields.get("duration_ms"),
+        data=storable(fields.get("data") or {}),
     )
 
 
-def audit_record(
-    *,
-    action: str,
-    actor: models.Model | SystemActor,
-    page: Any = None,
-    version_number: int | None = None,
-    outcome: str = "ok",
-    comment: str = "",
-    duration_ms: int | None = None,
-    data: dict[str, Any] | None = None,
-) -> AuditEvent:
+def audit_record(**fields: Unpack[AuditFields]) -> AuditEvent:
     """Write one audit event (see `audit_event` for what it holds)."""
-    event = audit_event(
-        action=action,
-        actor=actor,
-        page=page,
-        version_number=version_number,
-        outcome=outcome,
-        comment=comment,
-        duration_ms=duration_ms,
-        data=data,
-    )
+    event = audit_event(**fields)
     event.save(force_insert=True)
     return event
 

@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-import email
-import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from email.message import EmailMessage as ParsedMessage
-from email.policy import default as default_policy
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.conf import settings as django_settings
 from django.db import connection
 
 from config.celery import app as celery_app
 from tests.prerequisites import CELERY, reachable, require
+from tests.servers import SMTPServer, free_port
+
+__all__ = ["SMTPServer", "free_port"]  # for the tests that import them from here
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WORKER_OPTIONS = (
@@ -34,65 +30,6 @@ WORKER_OPTIONS = (
     "--without-mingle",
     "--without-heartbeat",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Inbox:
-    """The aiosmtpd handler: keeps every message it accepts, parsed."""
-
-    def __init__(self) -> None:
-        self.messages: list[ParsedMessage] = []
-        self._arrived = threading.Condition()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        message = email.message_from_bytes(envelope.content, policy=default_policy)
-        with self._arrived:
-            self.messages.append(message)
-            self._arrived.notify_all()
-        return "250 Message accepted for delivery"
-
-    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
-        deadline = time.monotonic() + timeout
-        with self._arrived:
-            while len(self.messages) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"expected {count} email(s) within {timeout:.0f}s, got {len(self.messages)}"
-                    )
-                self._arrived.wait(left)
-            return list(self.messages)
-
-
-class SMTPServer:
-    """A real SMTP server on 127.0.0.1 that can be started late (to simulate an outage)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.inbox = Inbox()
-        self._controller: Controller | None = None
-
-    @property
-    def messages(self) -> list[ParsedMessage]:
-        return self.inbox.messages
-
-    def start(self) -> None:
-        logging.getLogger("mail.log").setLevel(logging.WARNING)
-        self._controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
-        self._controller.start()
-
-    def stop(self) -> None:
-        if self._controller is not None:
-            self._controller.stop()
-            self._controller = None
-
-    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
-        return self.inbox.wait_for(count, timeout=timeout)
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from agents import services as agent_services
 from agents.browsing import browse_page
 from agents.models import Agent, PageSetEntry
 from core.actors import SystemActor
-from wiki.models import Page, Version, VersionStatus
+from tests.bulk import make_live
+from wiki.models import Page
 
 # VACUUM (for index-only scans) cannot run inside the test's transaction.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -53,20 +54,7 @@ def bulk_site(editor: User) -> list[Page]:
         for n in range(PAGES - 102)
     )
     everything = areas + topics + leaves
-    versions = Version.objects.bulk_create(
-        Version(
-            page=page,
-            number=1,
-            status=VersionStatus.APPROVED,
-            title=page.title,
-            body="Notes.",
-            author_user=editor,
-        )
-        for page in everything
-    )
-    for page, version in zip(everything, versions, strict=True):
-        page.live_version = version
-    Page.objects.bulk_update(everything, ["live_version"], batch_size=2_000)
+    make_live(everything, author=editor)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE wiki_page")
     return areas

@@ -15,8 +15,9 @@ from agents.services import page_set_add
 from core.actors import SystemActor
 from core.models import AuditEvent
 from reviews import services
+from tests.bulk import make_live
 from wiki import services as wiki_services
-from wiki.models import Page, Version, VersionStatus
+from wiki.models import Page
 
 from .fixtures_mcp import AgentKey
 from .fixtures_web import count_queries
@@ -38,20 +39,7 @@ def _bulk_live_pages(count: int, editor: User) -> list[Page]:
         for i in range(count)
     )
     pages = list(Page.objects.filter(slug__startswith="bulk-").order_by("path"))
-    versions = Version.objects.bulk_create(
-        Version(
-            page=page,
-            number=1,
-            title=page.title,
-            body="text\n",
-            status=VersionStatus.APPROVED,
-            author_user=editor,
-        )
-        for page in pages
-    )
-    for page, version in zip(pages, versions, strict=True):
-        page.live_version = version
-    Page.objects.bulk_update(pages, ["live_version"])
+    make_live(pages, author=editor, body=lambda n, page: "text\n")
     return pages
 
 

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from pytest_django import DjangoAssertNumQueries
 
 from reviews import services
+from tests.bulk import make_live
 from wiki import search
 from wiki import services as wiki_services
 from wiki.models import Page, SearchDocument, Version, VersionStatus
@@ -351,21 +352,11 @@ def _bulk_pages(editor: User, count: int) -> list[Page]:
         Page(title=f"Common page {n}", slug=f"common-page-{n}", path=f"common-page-{n}")
         for n in range(count)
     )
-    versions = Version.objects.bulk_create(
-        Version(
-            page=page,
-            number=1,
-            status=VersionStatus.APPROVED,
-            title=page.title,
-            body=f"Body {n} mentions the common word and another.\n",
-            author_user=editor,
-        )
-        for n, page in enumerate(pages)
+    make_live(
+        pages,
+        author=editor,
+        body=lambda n, page: f"Body {n} mentions the common word and another.\n",
     )
-    for page, version in zip(pages, versions, strict=True):
-        page.live_version = version
-        page.last_version_number = 1
-    Page.objects.bulk_update(pages, ["live_version", "last_version_number"])
     return pages
 
 

@@ -20,7 +20,8 @@ from agents import selectors
 from agents import services as agent_services
 from agents.models import Agent, PageSetEntry
 from core.actors import SystemActor
-from wiki.models import Page, SearchDocument, Version, VersionStatus
+from tests.bulk import make_live
+from wiki.models import Page, SearchDocument
 from wiki.search import search_pages
 
 # The plan is PostgreSQL's.
@@ -45,20 +46,11 @@ def bulk_site(editor: User) -> list[Page]:
         for n in range(PAGES - 20)
     )
     everything = areas + pages
-    versions = Version.objects.bulk_create(
-        Version(
-            page=page,
-            number=1,
-            status=VersionStatus.APPROVED,
-            title=page.title,
-            body=f"Notes {n} about the shared kettle and the office.",
-            author_user=editor,
-        )
-        for n, page in enumerate(everything)
+    versions = make_live(
+        everything,
+        author=editor,
+        body=lambda n, page: f"Notes {n} about the shared kettle and the office.",
     )
-    for page, version in zip(everything, versions, strict=True):
-        page.live_version = version
-    Page.objects.bulk_update(everything, ["live_version"], batch_size=2_000)
     SearchDocument.objects.bulk_create(
         SearchDocument(page=page, title=page.title, body=version.body)
         for page, version in zip(everything, versions, strict=True)
