@@ -102,9 +102,19 @@ def database_url() -> str:
     return url
 
 
+def redis_url() -> str:
+    """The Redis database the served site uses, as in production (docker-compose.yml): rate
+    limits and caches there, review emails queued there (no worker runs: they wait). It is
+    emptied before the run. BENCH_REDIS_URL=none serves without Redis (the embedded default:
+    counters in the database, tasks in process)."""
+    return os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
 def site_env(url: str) -> dict[str, str]:
+    redis = redis_url()
     return {
         **os.environ,
+        **({"REDIS_URL": redis} if redis != "none" else {}),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": url,
         "DEBUG": "0",
@@ -457,6 +467,10 @@ def main() -> int:
         return 1
     url = database_url()
     site = build_site(url)
+    if redis_url() != "none":
+        import redis
+
+        redis.Redis.from_url(redis_url()).flushdb()
     server, base = serve(url)
     peer_server, peer_url = peer_start()
     try:
@@ -580,6 +594,7 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
         f"{os.cpu_count()} CPU(s)",
         "pages": site["pages"],
         "import_pages_per_s": site["import_pages_per_s"],
+        "redis": redis_url() != "none",
         **{name: percentiles(values) for name, values in samples.items()},
         "search_pages_by_kind": by_kind,
         "browse_by_variant": browse_variants,
@@ -668,7 +683,13 @@ def render_report(r: dict[str, Any]) -> str:
         "",
         f"Site: {r['pages']:,} live pages (every page of tldr-pages, all languages) on "
         f"PostgreSQL, imported at {r['import_pages_per_s']} pages/s; served by gunicorn "
-        "(gthread) over HTTP. The agent's set holds every top-level folder.",
+        "(gthread) over HTTP, "
+        + (
+            "with Redis for rate limits, caches and the task queue, as docker-compose runs it."
+            if r.get("redis")
+            else "without Redis (the embedded default: counters in the database)."
+        )
+        + " The agent's set holds every top-level folder.",
         "",
         "## One client",
         "",
