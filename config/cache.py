@@ -130,14 +130,17 @@ def _redis_counters() -> BaseCache | None:
 
 
 def _redis_hit(store: BaseCache, key: str, timeout: int) -> int:
-    if store.add(key, 1, timeout=timeout):
-        return 1
-    try:
-        return int(store.incr(key))
-    except ValueError:
-        # It expired between add and incr: this hit starts it again.
-        store.set(key, 1, timeout=timeout)
-        return 1
+    """One round trip (every MCP call makes one): start the counter with its lifetime unless
+    it runs, add one, and give it a lifetime if it somehow has none (never a counter that
+    lives for ever). Django's own add + incr would cost three."""
+    assert isinstance(store, RedisCache)
+    name = store.make_and_validate_key(key)
+    pipe = store._cache.get_client(name, write=True).pipeline(transaction=True)
+    pipe.set(name, 0, ex=timeout, nx=True)
+    pipe.incr(name)
+    pipe.expire(name, timeout, nx=True)
+    _, value, _ = pipe.execute()
+    return int(value)
 
 
 def _database_hit(key: str, timeout: int) -> int:

@@ -1,15 +1,20 @@
-"""The database counters (rate limits and login throttles without Redis) count every hit,
-however many processes or threads hit them at once, and restart once expired."""
+"""The counters of rate limits and login throttles (in Redis when REDIS_URL is set, else in the
+database) count every hit, however many processes or threads hit them at once, and restart
+once expired."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
+import redis
 from django.db import connection
+from django.test import override_settings
 
 from config.cache import counter_hit, counter_reset, counter_value
 from config.models import Counter
+from tests.fixtures_redis import RedisServer, redis_settings
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,3 +50,44 @@ def test_it_starts_again_once_the_window_has_passed(settings: object) -> None:
     assert counter_hit("quire:test", timeout=60) == 1
     counter_reset("quire:test")
     assert counter_value("quire:test") == 0
+
+
+# --- in Redis (REDIS_URL set): one round trip per hit, never a counter without a lifetime ----
+
+
+@pytest.fixture
+def redis_counters(own_redis: RedisServer) -> Iterator[RedisServer]:
+    with override_settings(**redis_settings(own_redis.url)):
+        yield own_redis
+
+
+def test_it_counts_every_hit_in_redis_from_eight_threads(redis_counters: RedisServer) -> None:
+    barrier = threading.Barrier(8)
+
+    def hit_25_times() -> None:
+        barrier.wait()
+        for _ in range(25):
+            counter_hit("quire:test", timeout=60)
+
+    threads = [threading.Thread(target=hit_25_times) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert counter_value("quire:test") == 200
+    assert Counter.objects.count() == 0  # all in Redis
+
+
+def test_a_redis_counter_lives_its_window_and_starts_again(redis_counters: RedisServer) -> None:
+    raw = redis.Redis.from_url(redis_counters.url)
+    assert [counter_hit("quire:test", timeout=60) for _ in range(3)] == [1, 2, 3]
+    [name] = raw.keys("*quire:test*")
+    assert 0 < raw.ttl(name) <= 60
+
+    raw.persist(name)  # a counter that lost its lifetime gets it back on the next hit
+    assert counter_hit("quire:test", timeout=60) == 4
+    assert 0 < raw.ttl(name) <= 60
+
+    raw.delete(name)  # the window passed
+    assert counter_hit("quire:test", timeout=60) == 1
