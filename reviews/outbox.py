@@ -243,7 +243,9 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         if message is not None:
             # Built in full here, so that a message that cannot be built (a header with a
             # newline, a template error) is found now, not half-way through sending.
-            message.extra_headers["X-Quire-Notifications"] = ",".join(map(str, ids))
+            # ", " lets a long list fold over several header lines: SMTP refuses a line
+            # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
+            message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -275,6 +277,11 @@ def gather_window() -> timedelta:
     return timedelta(seconds=settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS)
 
 
+def retry_pause() -> timedelta:
+    """How long a failed send waits before the next try: the sweep's spacing."""
+    return timedelta(seconds=settings.QUIRE_OUTBOX_SWEEP_GRACE_SECONDS)
+
+
 def send_review_requests(recipient_id: int) -> str:
     """Email a reviewer what waits for them: at once after a quiet spell, else gathered.
 
@@ -292,10 +299,22 @@ def send_review_requests(recipient_id: int) -> str:
             kind=NotificationKind.REVIEW_REQUESTED,
             delivery=NotificationDelivery.IMMEDIATE,
         )
-        pending = list(owed.filter(status=NotificationStatus.PENDING).values_list("pk", flat=True))
+        unsent = owed.filter(status=NotificationStatus.PENDING)
+        pending = list(unsent.values_list("pk", flat=True))
         if not pending:
             return "not pending"
         now = timezone.now()
+        # After a failed send, the next try waits for the pause, however many proposals
+        # arrive meanwhile: each one would otherwise spend an attempt of every waiting row.
+        failed_at = (
+            unsent.exclude(last_error="")
+            .order_by("-last_attempt_at")
+            .values_list("last_attempt_at", flat=True)
+            .first()
+        )
+        if failed_at is not None and now - failed_at < retry_pause():
+            _follow_up_later(recipient_id, failed_at + retry_pause() - now)
+            return "waiting to retry"
         last = (
             owed.filter(status__in=[NotificationStatus.SENT, NotificationStatus.SENDING])
             .order_by("-last_attempt_at")
@@ -375,7 +394,7 @@ def _failed_attempt(ids: list[int], exc: BaseException) -> None:
 def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     """Queue again every immediate row still owed; returns how many were queued."""
     now = timezone.now()
-    grace = timedelta(seconds=settings.QUIRE_OUTBOX_SWEEP_GRACE_SECONDS)
+    grace = retry_pause()
     Notification.objects.filter(
         status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
     ).update(status=NotificationStatus.PENDING)
@@ -398,7 +417,7 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
 def requeue(ids: list[int]) -> int:
     """Put failed rows back in the queue and send every selected immediate row now."""
     Notification.objects.filter(pk__in=ids, status=NotificationStatus.FAILED).update(
-        status=NotificationStatus.PENDING, attempts=0
+        status=NotificationStatus.PENDING, attempts=0, last_error=""
     )
     due = list(
         Notification.objects.filter(

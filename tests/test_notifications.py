@@ -273,6 +273,34 @@ def test_it_sends_what_smtp_refused_once_smtp_is_back(
     assert len(smtp_down.messages) == 1
 
 
+@pytest.mark.usefixtures("eager_tasks")
+def test_a_busy_smtp_outage_does_not_use_up_a_waiting_emails_attempts(
+    smtp_down: SMTPServer,
+    reviewer: User,
+    agent: Agent,
+    make_page: Callable[..., Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Each new proposal used to retry every email still owed to the reviewer at once, so a
+    few minutes of SMTP outage on a busy wiki marked them failed (25 attempts) for good."""
+    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(outbox.MAX_ATTEMPTS + 5)]
+    with django_capture_on_commit_callbacks(execute=True):
+        for page in pages:
+            propose(agent, page, "New.\n")
+
+    rows = Notification.objects.filter(recipient=reviewer)
+    assert set(rows.values_list("status", flat=True)) == {NotificationStatus.PENDING}
+    assert max(rows.values_list("attempts", flat=True)) == 1
+
+    smtp_down.start()
+    Notification.objects.update(last_attempt_at=timezone.now() - timedelta(minutes=2))
+    outbox.retry_pending()
+
+    [message] = smtp_down.wait_for(1)
+    assert message["Subject"] == f"[Quire] {len(pages)} proposals waiting for review"
+    assert set(rows.values_list("status", flat=True)) == {NotificationStatus.SENT}
+
+
 @pytest.mark.usefixtures("broker_down")
 def test_it_keeps_the_notification_when_the_broker_is_down(
     smtp_server: SMTPServer,
@@ -337,7 +365,10 @@ def test_it_retries_in_the_worker_until_smtp_is_back(
     agent: Agent,
     page: Page,
 ) -> None:
-    worker = celery_worker(smtp_port=smtp_down.port)
+    # After a failed send the reviewer's next try waits for the sweep's pause: 2 s here.
+    worker = celery_worker(
+        smtp_port=smtp_down.port, extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "2"}
+    )
 
     version = propose(agent, page, "Sent after an outage.\n")
     [row] = version.notifications.all()

@@ -151,3 +151,27 @@ def test_it_sends_the_follow_up_from_the_worker_when_the_window_closes(
     assert first["Subject"].startswith("[Quire] Review requested: Policy 0")
     assert follow_up["Subject"] == "[Quire] 2 proposals waiting for review"
     assert len(smtp_server.messages) == 2
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_sends_a_follow_up_that_gathers_hundreds_of_proposals(
+    smtp_server: SMTPServer,
+    reviewer: User,
+    agent: Agent,
+    make_page: Callable[..., Page],
+) -> None:
+    """The header naming the gathered notifications was one line of comma-joined ids; past
+    about 200 ids the SMTP server refused it (RFC 5321 line limit) on every try."""
+    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(401)]
+    propose(agent, pages[0], "New.\n")
+    smtp_server.wait_for(1)
+    for page in pages[1:]:
+        propose(agent, page, "New.\n")
+    close_the_window()
+
+    outbox.retry_pending()
+
+    [_, follow_up] = smtp_server.wait_for(2)
+    assert follow_up["Subject"] == "[Quire] 400 proposals waiting for review"
+    assert len(ids_in(follow_up)) == 400
+    assert set(Notification.objects.values_list("status", flat=True)) == {NotificationStatus.SENT}
