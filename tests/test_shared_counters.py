@@ -19,23 +19,28 @@ from tests.fixtures_redis import RedisServer, redis_settings
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_it_loses_no_hit_when_eight_threads_count_at_once(settings: object) -> None:
-    settings.REDIS_URL = ""  # type: ignore[attr-defined]
+def hit_from_eight_threads(times: int) -> None:
+    """Eight threads, started together, each counting `times` hits on quire:test."""
     barrier = threading.Barrier(8)
 
-    def hit_25_times() -> None:
+    def hit() -> None:
         try:
             barrier.wait()
-            for _ in range(25):
+            for _ in range(times):
                 counter_hit("quire:test", timeout=60)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=hit_25_times) for _ in range(8)]
+    threads = [threading.Thread(target=hit) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
+
+
+def test_it_loses_no_hit_when_eight_threads_count_at_once(settings: object) -> None:
+    settings.REDIS_URL = ""  # type: ignore[attr-defined]
+    hit_from_eight_threads(25)
 
     assert counter_value("quire:test") == 200
 
@@ -62,18 +67,7 @@ def redis_counters(own_redis: RedisServer) -> Iterator[RedisServer]:
 
 
 def test_it_counts_every_hit_in_redis_from_eight_threads(redis_counters: RedisServer) -> None:
-    barrier = threading.Barrier(8)
-
-    def hit_25_times() -> None:
-        barrier.wait()
-        for _ in range(25):
-            counter_hit("quire:test", timeout=60)
-
-    threads = [threading.Thread(target=hit_25_times) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    hit_from_eight_threads(25)
 
     assert counter_value("quire:test") == 200
     assert Counter.objects.count() == 0  # all in Redis
