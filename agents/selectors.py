@@ -19,6 +19,7 @@ from django.db.models.sql.compiler import SQLCompiler
 
 from agents.models import Agent, PageSetEntry
 from agents.services import token_hash
+from core.compiled_query import CompiledQuery, Slot
 from core.errors import NotFound, NotInSet
 from core.models import AuditEvent
 from wiki.models import Attachment, Page, Version, VersionStatus, tree_key
@@ -35,12 +36,25 @@ class SetPage:
     always_include: bool
 
 
+_AGENT_FIELDS = tuple(field.attname for field in Agent._meta.concrete_fields)
+
+# Runs on every MCP request: compiled once (core.compiled_query).
+_active_agent_by_token_hash = CompiledQuery(
+    lambda token_hash: (
+        Agent.objects.filter(token_hash=token_hash, is_active=True)
+        .order_by()
+        .values_list(*_AGENT_FIELDS)[:1]
+    ),
+    slots=["token_hash"],
+    row=lambda *columns: Agent.from_db(DEFAULT_DB_ALIAS, _AGENT_FIELDS, columns),
+)
+
+
 def agent_by_token(token: str) -> Agent | None:
     if not token:
         return None
-    # The hash is unique: no ordering to compile (this runs on every MCP request).
-    found = Agent.objects.filter(token_hash=token_hash(token), is_active=True).order_by()[:1]
-    return next(iter(found), None)
+    found = _active_agent_by_token_hash(token_hash=token_hash(token))
+    return found[0] if found else None
 
 
 def agent_by_name(name: str) -> Agent:
@@ -73,7 +87,7 @@ class _CoveredBySet(Func):
         "OR substr({path}, 1, length(set_page.path) + 1) = set_page.path || '/'))"
     )
 
-    def __init__(self, agent_id: int) -> None:
+    def __init__(self, agent_id: int | Slot) -> None:
         super().__init__(F("pk"), F("path"))
         self.agent_id = agent_id
 
@@ -161,23 +175,54 @@ def _not_in_set(public_id: str) -> NotInSet:
     )
 
 
+_PAGE_FIELDS = tuple(field.attname for field in Page._meta.concrete_fields)
+_VERSION_FIELDS = tuple(field.attname for field in Version._meta.concrete_fields)
+
+
+def _readable_page(*columns: Any) -> Page:
+    """A row of `_readable_page_for_agent` as the Page with its live version, `in_set` and
+    `has_files`."""
+    pages, versions = len(_PAGE_FIELDS), len(_VERSION_FIELDS)
+    page = Page.from_db(DEFAULT_DB_ALIAS, _PAGE_FIELDS, columns[:pages])
+    page.live_version = Version.from_db(
+        DEFAULT_DB_ALIAS, _VERSION_FIELDS, columns[pages : pages + versions]
+    )
+    page.in_set, page.has_files = columns[pages + versions :]  # type: ignore[attr-defined]
+    return page
+
+
+# Every get_page runs it: compiled once (core.compiled_query). The set check is the one
+# statement of the set (`_covered`'s `_CoveredBySet`), given the agent's id at run time.
+_readable_page_for_agent = CompiledQuery(
+    lambda agent_id, public_id: (
+        Page.objects.readable()
+        .annotate(
+            in_set=_CoveredBySet(agent_id),
+            has_files=Exists(Attachment.objects.filter(page=OuterRef("pk"))),
+        )
+        .filter(public_id=public_id)
+        .order_by()
+        .values_list(
+            *_PAGE_FIELDS,
+            *(f"live_version__{name}" for name in _VERSION_FIELDS),
+            "in_set",
+            "has_files",
+        )[:1]
+    ),
+    slots=["agent_id", "public_id"],
+    row=_readable_page,
+)
+
+
 def page_for_agent(agent: Agent, public_id: str) -> Page:
     """The live page `public_id` with its live version, if the agent's set covers it.
 
     The page also says whether it has files (`has_files`), so that `page_files` need not ask.
     """
-    found = (
-        Page.objects.readable()
-        .select_related("live_version")
-        .annotate(
-            in_set=_covered(agent), has_files=Exists(Attachment.objects.filter(page=OuterRef("pk")))
-        )
-        .filter(public_id=public_id)
-        .order_by()[:1]
-    )
-    page = next(iter(found), None)
-    if page is None:
+    found = _readable_page_for_agent(agent_id=agent.pk, public_id=public_id)
+    if not found:
         raise no_such_page(public_id)
+    page = found[0]
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page

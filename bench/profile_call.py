@@ -101,7 +101,11 @@ def main() -> None:
         for n in range(args.calls):
             call(n)
     elapsed = time.perf_counter() - started
-    print(profiler.output_text(unicode=False, color=False, show_all=False))
+    print(
+        profiler.output_text(
+            unicode=False, color=False, show_all=bool(os.environ.get("PROFILE_ALL"))
+        )
+    )
     timings: list[float] = []
     for n in range(args.calls):
         started = time.perf_counter()

@@ -119,6 +119,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # can save (a search over a large page set spent most of its time compiling).
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
+    # The statements every tool call runs (core/compiled_query.py) are prepared on each
+    # connection after this many runs, so PostgreSQL stops planning them every time; Django's
+    # other queries are never prepared. Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler
+    # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
+    if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True):
+        _options.setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -223,7 +229,7 @@ CACHES = {
     **(
         {
             "counters": {
-                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "BACKEND": "config.cache.QuireRedisCache",
                 "LOCATION": REDIS_URL,
                 "OPTIONS": _redis_options,
                 "KEY_PREFIX": "counters",

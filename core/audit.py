@@ -8,6 +8,7 @@ from typing import Any, NotRequired, TypedDict, Unpack
 from django.db import models
 
 from core.actors import SystemActor, is_agent, is_person
+from core.compiled_query import CompiledInsert
 from core.models import AuditEvent
 
 # What a call refused for holding it must still be recordable: neither database stores NUL
@@ -59,11 +60,13 @@ def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     )
 
 
-def audit_record(**fields: Unpack[AuditFields]) -> AuditEvent:
+# Every tool call writes one: compiled once (core.compiled_query).
+_insert_event = CompiledInsert(AuditEvent)
+
+
+def audit_record(**fields: Unpack[AuditFields]) -> None:
     """Write one audit event (see `audit_event` for what it holds)."""
-    event = audit_event(**fields)
-    event.save(force_insert=True)
-    return event
+    _insert_event(audit_event(**fields))
 
 
 def audit_record_many(events: list[AuditEvent]) -> None:

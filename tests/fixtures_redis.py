@@ -36,7 +36,7 @@ def redis_settings(url: str) -> dict[str, Any]:
                 "OPTIONS": options,
             },
             "counters": {
-                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "BACKEND": "config.cache.QuireRedisCache",
                 "LOCATION": url,
                 "OPTIONS": options,
                 "KEY_PREFIX": "counters",
