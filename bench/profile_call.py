@@ -2,7 +2,8 @@
 
     DATABASE_URL=... python bench/profile_call.py [--tool get_page] [--calls 300] [--library]
 
-Uses the database's first agent that has pages ("bench-agent" when present). `--library`
+Uses an agent of its own ("profile-agent") with the page set of the database's first agent
+that has pages ("bench-agent" when present). `--library`
 sends tool calls through django-mcp-server's own path (the async bridge) instead of Quire's
 direct one, to compare the two. Prints pyinstrument's text report, the mean per call, the
 median of `--calls` calls timed one by one without the profiler, and the SQL queries of one
@@ -51,12 +52,22 @@ def main() -> None:
 
     if args.library:
         mcp_views.direct_tool_call = lambda request, agent: None  # type: ignore[assignment]
-    agent = (
+    source = (
         Agent.objects.filter(name="bench-agent").first()
         or Agent.objects.filter(pk__in=PageSetEntry.objects.values("agent")).first()
     )
-    assert agent is not None, "no agent with pages in this database"
-    token = services.agent_token_rotate(actor=SystemActor("profile"), agent=agent)
+    assert source is not None, "no agent with pages in this database"
+    # Its own agent with the same set: rotating the bench agent's token would break
+    # `BENCH_REUSE=1 make bench`, which keeps that token.
+    actor = SystemActor("profile")
+    agent = Agent.objects.filter(name="profile-agent").first()
+    if agent is None:
+        agent, _ = services.agent_create(actor=actor, name="profile-agent")
+        for entry in PageSetEntry.objects.filter(agent=source).select_related("page"):
+            services.page_set_add(
+                actor=actor, agent=agent, page=entry.page, use_when=list(entry.use_when)
+            )
+    token = services.agent_token_rotate(actor=actor, agent=agent)
     page_ids = [row.public_id for row in page_set_rows(agent)[:50]]
     arguments = {
         "get_page": lambda n: {"pageId": page_ids[n % len(page_ids)]},
