@@ -15,7 +15,6 @@ apart, which lets psycopg prepare each statement on the connection after a few r
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,13 +88,13 @@ class CompiledQuery(Generic[Row]):
         self.build = build
         self.slots = tuple(slots)
         self.row = row
-        # Converters are bound to the connection that compiled them: one compilation each.
+        # Converters are bound to the connection that compiled them: one compilation each
+        # (connections are per thread, so no two threads compile for the same one).
         self._compiled: weakref.WeakKeyDictionary[BaseDatabaseWrapper, _Compiled] = (
             weakref.WeakKeyDictionary()
         )
-        self._lock = threading.Lock()
 
-    def _compile(self, connection: BaseDatabaseWrapper, using: str) -> _Compiled:
+    def _compile(self, using: str) -> _Compiled:
         queryset = self.build(**{name: Slot(name) for name in self.slots})
         compiler = queryset.query.get_compiler(using=using)
         sql, params = compiler.as_sql()
@@ -117,8 +116,7 @@ class CompiledQuery(Generic[Row]):
         connection = connections[using]
         compiled = self._compiled.get(connection)
         if compiled is None:
-            with self._lock:
-                compiled = self._compiled[connection] = self._compile(connection, using)
+            compiled = self._compiled[connection] = self._compile(using)
         params = [
             values[param.name] if isinstance(param, Slot) else param for param in compiled.params
         ]
