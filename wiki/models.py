@@ -305,3 +305,20 @@ class SearchDocument(models.Model):
 
     def __str__(self) -> str:
         return f"search document of page {self.page_id}"
+
+
+class FormSubmission(models.Model):
+    """A web form's one-time token, claimed by the save it made (see wiki.services.submit_once).
+
+    Going back and saving the same form again finds the token taken and is shown what the
+    first save made, instead of making it twice.
+    """
+
+    token = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Where the first save's result is, for the "already saved" message.
+    url = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"form {self.token[:8]}… saved by user {self.user_id}"

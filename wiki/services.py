@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from django.utils.text import slugify
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki import search
-from wiki.models import Attachment, Page, Version
+from wiki.models import Attachment, FormSubmission, Page, Version
 from wiki.roles import can_publish
 from wiki.validators import check_one_line
 
@@ -304,6 +305,49 @@ def page_set_import_metadata(
         data={"source_path": source_path},
     )
     return page
+
+
+# --- forms ------------------------------------------------------------------------------------
+
+FORM_TOKEN_MAX = 64
+
+
+class AlreadySubmitted(Conflict):
+    """The form was saved before with this token; `url` is what that save made."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            "this form was already saved; nothing was saved a second time. Open what the first "
+            "save made, or reload the form to start a new one.",
+            detail={"url": url},
+        )
+        self.url = url
+
+
+@contextmanager
+def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
+    """One transaction around a form's save that claims the form's one-time token first.
+
+    Saving the same form again (back, then save) raises AlreadySubmitted; two saves at once
+    wait on the token's unique index and the second is refused the same way. If the save
+    fails, the claim is undone with it, so the person can correct the form and save again.
+    The caller sets `url` on the claim to where the result is. A form without a token (an
+    old page or a script) is saved as before.
+    """
+    token = str(token or "").strip()[:FORM_TOKEN_MAX]
+    with transaction.atomic():
+        if not token:
+            yield None
+            return
+        try:
+            with transaction.atomic():
+                claim = FormSubmission.objects.create(token=token, user=actor)
+        except IntegrityError:
+            earlier = FormSubmission.objects.filter(token=token, user=actor).first()
+            raise AlreadySubmitted(earlier.url if earlier is not None else "") from None
+        yield claim
+        if claim.url:
+            claim.save(update_fields=["url"])
 
 
 # --- attachments ------------------------------------------------------------------------------
