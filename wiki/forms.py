@@ -170,6 +170,11 @@ class AppendForm(OnceForm):
         )
 
 
+class MoveForm(forms.Form):
+    # The new parent's page id, from the picker; empty for the top level.
+    parent = forms.CharField(required=False, max_length=11, widget=forms.HiddenInput)
+
+
 class AttachmentForm(forms.Form):
     file = forms.FileField(
         label="File",
