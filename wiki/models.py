@@ -242,15 +242,16 @@ class Version(models.Model):
         current = self.get_status_display().lower()
         if status == VersionStatus.WITHDRAWN:
             return Conflict(
-                f"v{self.number} is {current}, not in review; only a waiting proposal can be "
-                "withdrawn.",
+                f"v{self.number} of “{self.page.title}” is {current}, not in review; only a "
+                "waiting proposal can be withdrawn.",
                 detail={"status": self.status},
             )
         decider = self.decided_by.get_username() if self.decided_by is not None else None
         by = f" by {decider}" if decider and self.status != VersionStatus.WITHDRAWN else ""
         return Conflict(
-            f"v{self.number} of {self.page.public_id} was already {current}{by}; there is "
-            "nothing left to decide. Open the review queue for the proposals still waiting.",
+            f"v{self.number} of “{self.page.title}” ({self.page.public_id}) was already "
+            f"{current}{by}; there is nothing left to decide. Open the review queue for the "
+            "proposals still waiting.",
             detail={"status": self.status, "decidedBy": decider},
         )
 
