@@ -23,6 +23,7 @@ from reviews.diff import (
     diff_words,
     invisible_characters,
     show,
+    show_html,
     suspicious_characters,
     tag_changes,
 )
@@ -193,13 +194,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
             for conflict in merge["conflicts"]
         ]
     if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(_rendered(live.body if live else "", applied_title))
-        context["rendered_appended"] = mark_safe(
-            without_ids(render_page_body(version.proposed_body, ""))
+        context["rendered_live"] = mark_safe(
+            show_html(_rendered(live.body if live else "", applied_title))
         )
-    context["rendered"] = mark_safe(_rendered(applied_body, applied_title))
+        context["rendered_appended"] = mark_safe(
+            show_html(without_ids(render_page_body(version.proposed_body, "")))
+        )
+    rendered = _rendered(applied_body, applied_title)
+    # The panes badge invisible and look-alike characters as the markdown diff does.
+    context["rendered"] = mark_safe(show_html(rendered))
     context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title), context["rendered"]
+        _rendered(before_body, before_title or applied_title), rendered
     )
     return context
 

@@ -15,6 +15,7 @@ from agents.models import Agent
 from agents.selectors import visible_pages
 from agents.services import page_set_add
 from core.actors import SystemActor
+from reviews import services
 from tests.test_browser_narrow import check_narrow
 from tests.test_browser_team_scale import log_in, sized_page
 from wiki.models import Page
@@ -137,3 +138,32 @@ def test_it_moves_a_page_in_the_browser_keeping_links_and_agents_sets(
     page.goto(f"{base}/reviews/pages/{slack.public_id}/history/")
     expect(page.locator("main")).to_contain_text("Moved under “Guides”.")
     check_narrow(page, screenshots, "moved-history")
+
+
+def test_it_badges_a_homoglyph_and_an_override_in_the_rendered_panes(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    payments = make_page("Payments", "Pay through the portal.\n")
+    proposal = services.version_propose(
+        actor=proposing_agent,
+        page=payments,
+        body="Pay at **p\u0430ypal.com**.\n\nOpen `\u202egpj.exe` to pay.\n",
+        change_summary="A quicker way to pay",
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/pages/{payments.public_id}/v{proposal.number}/")
+    for pane in (".rv-rendered-diff", ".rv-rendered-frame"):
+        lookalike = page.locator(f"{pane} .lookalike-char")
+        expect(lookalike).to_be_visible()
+        expect(lookalike).to_have_text("\u0430")
+        expect(lookalike).to_have_attribute("title", re.compile("CYRILLIC SMALL LETTER A"))
+        expect(page.locator(f"{pane} .invisible-char")).to_have_text("\u27e6U+202E\u27e7")
+    check_narrow(page, screenshots, "review-rendered-badges")
