@@ -253,7 +253,8 @@ def _badged(text: str | None) -> tuple[str, list[etree_html.HtmlElement]] | None
     marks = _marks(text or "")
     if not text or not marks:
         return None
-    lead, badges, start = "", [], 0
+    lead, start = "", 0
+    badges: list[etree_html.HtmlElement] = []
     for index, mark in sorted(marks.items()):
         if badges:
             badges[-1].tail = text[start:index]
