@@ -167,3 +167,40 @@ def test_it_badges_a_homoglyph_and_an_override_in_the_rendered_panes(
         expect(lookalike).to_have_attribute("title", re.compile("CYRILLIC SMALL LETTER A"))
         expect(page.locator(f"{pane} .invisible-char")).to_have_text("\u27e6U+202E\u27e7")
     check_narrow(page, screenshots, "review-rendered-badges")
+
+
+def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    editor: User,
+    reader: User,
+    reviewer: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    merge = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
+    stale = services.version_propose(
+        actor=reader, page=merge, body="ALPHA\n\nbeta\n\ngamma\n", change_summary="Shout alpha"
+    )
+    services.version_propose(
+        actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/pages/{merge.public_id}/v{stale.number}/")
+    page.locator("form:has(input[name=action][value=approve]) button[type=submit]").first.click()
+    expect(page.locator(".messages")).to_contain_text("It went live as v4")
+    page.goto(f"{base}/reviews/pages/{merge.public_id}/history/")
+    rows = page.locator("table.rv-history tbody tr")
+    expect(rows.first).to_contain_text("v4")
+    expect(rows.first.locator(".rv-badge-live")).to_be_visible()
+    proposal_row = rows.filter(has=page.get_by_role("link", name="v2", exact=True))
+    expect(proposal_row).to_contain_text("merged into v4")
+    expect(page.get_by_role("button", name="Revert to v2")).to_have_count(0)
+    check_narrow(page, screenshots, "history-merged-into")
+    page.goto(f"{base}/p/{merge.public_id}/")
+    expect(page.locator(".meta")).to_contain_text("v4")
+    expect(page.locator("article")).to_contain_text("ALPHA")
+    expect(page.locator("article")).to_contain_text("GAMMA")

@@ -185,6 +185,11 @@ class Version(models.Model):
     # Set when the reviewer changed the proposal before approving it, or approved a merge.
     edited_by_reviewer = models.BooleanField(default=False)
     merged = models.BooleanField(default=False)
+    # A proposal approved after a newer version went live is published as a new version (so
+    # the live version is always the newest number); this is that version.
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["page_id", "number"]
