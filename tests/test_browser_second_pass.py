@@ -118,6 +118,7 @@ def test_it_moves_a_page_in_the_browser_keeping_links_and_agents_sets(
     page.goto(f"{base}/p/{slack.public_id}/")
     page.get_by_role("link", name="Move").click()
     expect(page.locator("h1")).to_have_text("Move “Slack”")
+    page.wait_for_load_state("load")  # the picker's script is set up
     page.locator(".picker-input").fill("guid")
     page.locator(".picker-options [role=option]", has_text="Guides").click()
     check_narrow(page, screenshots, "move-page")
