@@ -292,6 +292,8 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
 
 def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
+    if call.agent.oauth_client is not None:
+        data["client"] = call.agent.oauth_client
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{call.tool[:50]}",

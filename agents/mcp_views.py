@@ -28,6 +28,7 @@ from agents.mcp import quire_mcp
 from agents.mcp_direct import direct_tool_call
 from agents.models import Agent
 from agents.services import agent_mark_used
+from connect import mcp_auth
 from core.audit import audit_record, storable
 from core.json_input import BoundedJSONParser, TooDeep
 
@@ -80,10 +81,18 @@ def bearer_token(request: HttpRequest) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def _unauthorized(message: str) -> JsonResponse:
+def _unauthorized(request: HttpRequest, message: str, *, invalid_token: bool) -> JsonResponse:
     response = JsonResponse({"error": message}, status=401)
-    response["WWW-Authenticate"] = 'Bearer realm="quire"'
+    # Where an OAuth client starts: the protected-resource metadata (RFC 9728).
+    response["WWW-Authenticate"] = mcp_auth.bearer_challenge(request, invalid_token=invalid_token)
     return response
+
+
+def agent_for_bearer(request: HttpRequest, token: str) -> Agent | None:
+    """The agent a bearer token acts as: an agent's static token or an OAuth access token."""
+    if mcp_auth.is_oauth_access_token(token):
+        return mcp_auth.agent_for_access_token(request, token)
+    return selectors.agent_by_token(token)
 
 
 def _json_rpc_error(code: int, message: str, status: int, request_id: Any = None) -> JsonResponse:
@@ -103,7 +112,11 @@ def _refused(
         outcome={PARSE_ERROR: "parse_error", METHOD_NOT_FOUND: "method_not_found"}.get(
             code, "invalid_request"
         ),
-        data={"error": message, "jsonRpcCode": code},
+        data={
+            "error": message,
+            "jsonRpcCode": code,
+            **({"client": agent.oauth_client} if agent.oauth_client is not None else {}),
+        },
     )
     return _json_rpc_error(code, message, status, request_id)
 
@@ -169,14 +182,19 @@ class QuireMCPView(MCPServerStreamableHttpView):
         token = bearer_token(request)
         if not token:
             return _unauthorized(
-                "Send the agent's token as 'Authorization: Bearer <token>'. "
-                "An admin can create one with 'python manage.py create_agent'."
+                request,
+                "Send the agent's token as 'Authorization: Bearer <token>', or connect with "
+                "OAuth. An admin can create an agent with 'python manage.py create_agent'.",
+                invalid_token=False,
             )
-        agent: Agent | None = selectors.agent_by_token(token)
+        agent = agent_for_bearer(request, token)
         if agent is None:
             return _unauthorized(
-                "This token is not valid: it may have been rotated or revoked. "
-                "Ask an admin for the agent's current token."
+                request,
+                "This token is not valid: it may have expired, been rotated or revoked, or "
+                "its connection was ended. Connect again, or ask an admin for the agent's "
+                "current token.",
+                invalid_token=True,
             )
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return _refused(
