@@ -83,6 +83,16 @@ class AuthorizeView(AuthorizationView):
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
+        if credentials.get("code_challenge_method") != "S256":
+            # The library refuses "plain" only once the person allowed; say it before.
+            raise OAuthToolkitError(
+                error=CustomOAuth2Error(
+                    error="invalid_request",
+                    description='Send a PKCE code_challenge with code_challenge_method "S256".',
+                    state=credentials.get("state"),
+                ),
+                redirect_uri=credentials.get("redirect_uri"),
+            )
         self._check_resources(request, request.GET.getlist("resource"), credentials)
         return scopes, credentials
 
