@@ -223,6 +223,17 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 "plain text.",
                 400,
             )
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
+            return _refused(
+                agent,
+                INVALID_REQUEST,
+                "Invalid request: send one JSON-RPC 2.0 request object with a method; "
+                "batches are not supported.",
+                400,
+                request_id
+                if isinstance(request_id, str | int) and not isinstance(request_id, bool)
+                else None,
+            )
         method = unknown_method(data)
         if method is not None:
             return _refused(
