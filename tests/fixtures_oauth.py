@@ -329,3 +329,48 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def issue_tokens(agent: Any, person: Any, *, resource: str, client_name: str = "Direct") -> str:
+    """An access token of a live connection, made in the database without the HTTP flow
+    (for tests that count queries or limits through Django's test client)."""
+    import uuid
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken, Application, RefreshToken, set_token_value
+
+    from connect.models import Connection
+    from connect.tokens import new_access_token, new_refresh_token
+
+    application = Application.objects.create(
+        name=client_name,
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+        client_secret="",
+        hash_client_secret=False,
+    )
+    connection = Connection.objects.create(
+        application=application, agent=agent, allowed_by=person, family=uuid.uuid4()
+    )
+    raw = new_access_token()
+    access = AccessToken(
+        user=person,
+        application=application,
+        scope="mcp",
+        expires=timezone.now() + timedelta(hours=1),
+        resource=[resource],
+    )
+    set_token_value(access, raw)
+    access.save()
+    refresh = RefreshToken(
+        user=person,
+        application=application,
+        access_token=access,
+        token_family=connection.family,
+        resource=[resource],
+    )
+    set_token_value(refresh, new_refresh_token())
+    refresh.save()
+    return raw

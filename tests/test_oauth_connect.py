@@ -590,3 +590,54 @@ def test_it_stores_codes_and_tokens_only_hashed(
         row = model.objects.values("token", "token_checksum").get()
         assert row["token"] == ""
         assert row["token_checksum"] not in (pair["access_token"], pair["refresh_token"])
+
+
+# --- an OAuth token is the agent ------------------------------------------------------------
+
+
+def test_an_oauth_call_costs_one_query_more_than_a_static_one(
+    db: Any, owner: User, owned_agent: AgentKey
+) -> None:
+    from django.db import connection as database
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.fixtures_mcp import rpc_tool
+    from tests.fixtures_oauth import issue_tokens
+
+    oauth = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    client = Client()
+    counts = {}
+    for label, token in [("static", owned_agent.token), ("oauth", oauth)]:
+        rpc_tool(client, token, "browse")  # the first call also records when it was used
+        with CaptureQueriesContext(database) as queries:
+            assert rpc_tool(client, token, "browse")["isError"] is False
+        counts[label] = len(queries)
+    # The access token's row, then its connection with the agent.
+    assert counts["oauth"] == counts["static"] + 1
+
+
+def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
+    db: Any, owner: User, owned_agent: AgentKey, settings: Any
+) -> None:
+    from django.test import Client
+
+    from tests.fixtures_mcp import rpc_tool
+    from tests.fixtures_oauth import issue_tokens
+
+    settings.QUIRE_AGENT_RATE_LIMIT = 2
+    oauth = issue_tokens(
+        owned_agent.agent, owner, resource="http://testserver/mcp", client_name="Claude"
+    )
+    client = Client()
+    assert rpc_tool(client, owned_agent.token, "browse")["isError"] is False
+    assert rpc_tool(client, oauth, "browse")["isError"] is False
+    limited = rpc_tool(client, oauth, "browse")
+    assert limited["isError"] is True
+    assert limited["content"][0]["text"].startswith("rate_limited:")
+    clients = list(
+        AuditEvent.objects.filter(action="mcp.browse")
+        .order_by("id")
+        .values_list("data__client", flat=True)
+    )
+    assert clients == [None, "Claude", "Claude"]
