@@ -15,6 +15,7 @@ import re
 import secrets
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -249,6 +250,8 @@ class DocumentServer:
     server: ThreadingHTTPServer
     ca_file: Path
     documents: dict[str, bytes]
+    # Seconds a path waits before it answers, to try the fetch's timeout.
+    delays: dict[str, float]
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.server.server_port}{path}"
@@ -300,9 +303,11 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     """The server, and Quire told (as in tests only) to fetch documents from loopback."""
     cert_file, key_file = _self_signed(tmp_path)
     documents: dict[str, bytes] = {}
+    delays: dict[str, float] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            time.sleep(delays.get(self.path, 0))
             body = documents.get(self.path)
             if body is None:
                 self.send_error(404)
@@ -325,7 +330,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = True
     settings.QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = str(cert_file)
     try:
-        yield DocumentServer(server, cert_file, documents)
+        yield DocumentServer(server, cert_file, documents, delays)
     finally:
         server.shutdown()
         server.server_close()

@@ -94,11 +94,12 @@ def test_it_fetches_a_client_id_metadata_document_and_connects_with_it(
 
 @pytest.mark.parametrize(
     "problem",
-    ["http-redirect", "other-client-id", "too-large", "not-found"],
+    ["http-redirect", "other-client-id", "too-large", "not-found", "too-slow"],
 )
 def test_it_refuses_a_document_that_breaks_the_rules(
     problem: str,
     live_server: Any,
+    settings: Any,
     document_server: DocumentServer,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
@@ -109,6 +110,11 @@ def test_it_refuses_a_document_that_breaks_the_rules(
         document_server.publish("/client.json", document(url, "http://evil.example/cb"))
     elif problem == "other-client-id":
         document_server.publish("/client.json", document("https://claude.ai/x", callback.uri))
+    elif problem == "too-slow":
+        document_server.publish("/client.json", document(url, callback.uri))
+        # Valid, but later than the timeout: it must not be waited for.
+        document_server.delays["/client.json"] = 3
+        settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 1}
     elif problem == "too-large":
         padded = document(url, callback.uri, client_uri="https://a.example/" + "x" * 20_000)
         document_server.publish("/client.json", padded)
@@ -334,3 +340,18 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
     assert storage.tokens is not None and storage.tokens.access_token.startswith("qo_")
     source = "cimd" if registration == "metadata-document" else "dcr"
     assert Connection.objects.get().application.registration_source == source
+
+
+def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
+    live_server: Any, settings: Any
+) -> None:
+    body = {"client_name": "Cursor", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/cb"]}
+    refused = httpx.post(live_server.url + "/oauth/register/", json=body)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
+    settings.QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = ["cursor"]
+    settings.OAUTH2_PROVIDER = {
+        **settings.OAUTH2_PROVIDER,
+        "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
+    }
+    accepted = httpx.post(live_server.url + "/oauth/register/", json=body)
+    assert accepted.status_code == 201, accepted.text

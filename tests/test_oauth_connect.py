@@ -641,3 +641,20 @@ def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
         .values_list("data__client", flat=True)
     )
     assert clients == [None, "Claude", "Claude"]
+
+
+def test_it_refuses_an_expired_access_token(db: Any, owner: User, owned_agent: AgentKey) -> None:
+    from datetime import timedelta
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from tests.fixtures_mcp import rpc
+    from tests.fixtures_oauth import issue_tokens
+
+    token = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    assert rpc(Client(), token, "tools/list").status_code == 200
+    AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=1))
+    refused = rpc(Client(), token, "tools/list")
+    assert refused.status_code == 401
+    assert refused["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
