@@ -379,3 +379,36 @@ def issue_tokens(agent: Any, person: Any, *, resource: str, client_name: str = "
     set_token_value(refresh, new_refresh_token())
     refresh.save()
     return raw
+
+
+def registered_client(base: str, redirect_uri: str) -> OAuthClient:
+    """A client that registered itself (RFC 7591) with one redirect URI."""
+    client = OAuthClient(base, redirect_uri)
+    response = client.register()
+    assert response.status_code == 201, response.text
+    return client
+
+
+def allowed_code(person: Browserless, client: OAuthClient, agent: Any) -> str:
+    """The code the client receives once the person allowed it to act as `agent`."""
+    return callback_query(
+        person.decide(client.authorize_url(), agent_id=agent.pk), client.redirect_uri
+    )["code"]
+
+
+@pytest.fixture
+def owner(make_user: Callable[..., Any]) -> Any:
+    """A person who owns an agent (not an admin)."""
+    return make_user("olga")
+
+
+@pytest.fixture
+def owned_agent(make_agent: Callable[..., Any], owner: Any, make_page: Callable[..., Any]) -> Any:
+    """`helpdesk-bot`, read only, owned by `owner`, reading two pages."""
+    from agents import services as agent_services
+    from core.actors import SystemActor
+
+    key = make_agent("helpdesk-bot", pages=(make_page("Refund policy"), make_page("Returns")))
+    agent_services.agent_update(actor=SystemActor("tests"), agent=key.agent, owner=owner)
+    key.agent.refresh_from_db()
+    return key

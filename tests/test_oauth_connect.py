@@ -26,8 +26,10 @@ from tests.fixtures_oauth import (
     Browserless,
     CallbackServer,
     OAuthClient,
+    allowed_code,
     callback_query,
     consent_in_chromium,
+    registered_client,
     require_chromium,
 )
 from wiki.models import Page
@@ -61,21 +63,6 @@ def mcp_status(base: str, token: str) -> int:
         },
     )
     return response.status_code
-
-
-@pytest.fixture
-def owner(make_user: Callable[..., User]) -> User:
-    return make_user("olga")
-
-
-@pytest.fixture
-def owned_agent(
-    make_agent: Callable[..., AgentKey], owner: User, make_page: Callable[..., Page]
-) -> AgentKey:
-    key = make_agent("helpdesk-bot", pages=(make_page("Refund policy"), make_page("Returns")))
-    agent_services.agent_update(actor=SystemActor("tests"), agent=key.agent, owner=owner)
-    key.agent.refresh_from_db()
-    return key
 
 
 @pytest.fixture
@@ -338,8 +325,7 @@ def test_it_tells_a_reader_who_owns_no_agent_and_grants_nothing(
     reader: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     person = browserless(reader.username)
     screen = person.screen(client.authorize_url()).text
     assert "You have no agent you may connect an app to." in screen
@@ -365,8 +351,7 @@ def test_it_lets_an_admin_connect_any_agent_and_an_owner_only_theirs(
     owned_agent: AgentKey,
     other_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     admin_screen = browserless(admin_user.username).screen(client.authorize_url()).text
     assert "helpdesk-bot" in admin_screen and "payroll-bot" in admin_screen
     assert "proposes edits" in admin_screen
@@ -404,8 +389,7 @@ def test_it_refuses_a_redirect_uri_that_was_not_registered(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     person = browserless(owner.username)
     for elsewhere in [
         "https://attacker.example/callback",
@@ -431,8 +415,7 @@ def test_it_refuses_a_token_for_another_resource(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     person = browserless(owner.username)
     asked = person.screen(client.authorize_url(resource="https://elsewhere.example/mcp"))
     query = callback_query(asked, callback.uri)
@@ -457,8 +440,7 @@ def test_it_binds_the_token_to_mcp_when_the_client_names_no_resource(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     url = client.authorize_url(resource=None)  # type: ignore[arg-type]
     code = callback_query(
         browserless(owner.username).decide(url, agent_id=owned_agent.agent.pk), callback.uri
@@ -485,8 +467,7 @@ def test_it_offers_only_the_code_flow_with_pkce_s256(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     person = browserless(owner.username)
     if overrides.get("code_challenge_method") == "plain":
         overrides = {**overrides, "code_challenge": client.pkce.verifier}
@@ -505,8 +486,7 @@ def test_it_offers_only_the_code_flow_with_pkce_s256(
 def test_it_refuses_the_password_and_client_credentials_grants(
     live_server: Any, callback: CallbackServer, owner: User
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     for data in [
         {"grant_type": "password", "username": owner.username, "password": "x"},
         {"grant_type": "client_credentials"},
@@ -531,8 +511,7 @@ def test_it_protects_the_consent_screen(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     person = browserless(owner.username)
     screen = person.screen(client.authorize_url())
     assert screen.headers["X-Frame-Options"] == "DENY"
@@ -562,8 +541,7 @@ def test_it_protects_the_consent_screen(
 def test_it_sends_a_signed_out_person_to_sign_in_first(
     live_server: Any, callback: CallbackServer, owned_agent: AgentKey
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
+    client = registered_client(live_server.url, callback.uri)
     response = httpx.get(client.authorize_url())
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
@@ -576,12 +554,8 @@ def test_it_stores_codes_and_tokens_only_hashed(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = OAuthClient(live_server.url, callback.uri)
-    client.register()
-    code = callback_query(
-        browserless(owner.username).decide(client.authorize_url(), agent_id=owned_agent.agent.pk),
-        callback.uri,
-    )["code"]
+    client = registered_client(live_server.url, callback.uri)
+    code = allowed_code(browserless(owner.username), client, owned_agent.agent)
     stored = Grant.objects.values_list("code", flat=True).get()
     assert code not in stored and stored.startswith("sha256:")
     pair = client.exchange(code).json()
