@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.db.models import Q
 from oauth2_provider.models import AbstractAccessToken, RefreshToken
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.common import Request
@@ -91,7 +92,7 @@ class QuireOAuth2Validator(OAuth2Validator):
                 .first()
             )
             if family is not None:
-                services.connection_end_reused(family=family)
+                services.connection_end_chain(family=family, reason="reused")
             return False
         return Connection.objects.filter(
             family=request.refresh_token_instance.token_family,
@@ -99,3 +100,22 @@ class QuireOAuth2Validator(OAuth2Validator):
             agent__is_active=True,
             allowed_by__is_active=True,
         ).exists()
+
+    def revoke_token(
+        self, token: str, token_type_hint: str | None, request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        # Revoking either token of a chain revokes the chain (RFC 7009 allows it; the library
+        # does it): its connection ends too, and leaves the agent's screen.
+        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
+        family = (
+            RefreshToken.objects.filter(
+                Q(token_checksum=digest) | Q(access_token__token_checksum=digest),
+                application=getattr(request, "client", None),
+                revoked__isnull=True,
+            )
+            .values_list("token_family", flat=True)
+            .first()
+        )
+        super().revoke_token(token, token_type_hint, request, *args, **kwargs)
+        if family is not None:
+            services.connection_end_chain(family=family, reason="revoked by the app")

@@ -303,11 +303,11 @@ def connections_end_for_person(*, person: User, reason: str) -> None:
         _end(_live(allowed_by=person), actor=SystemActor("account deactivated"), reason=reason)
 
 
-def connection_end_reused(*, family: Any) -> None:
-    """A refresh token came back after it was used: someone else may hold it. The library
-    has revoked the chain; the connection ends with it."""
+def connection_end_chain(*, family: Any, reason: str) -> None:
+    """The library ended the connection's chain of tokens (a used refresh token came back, so
+    someone else may hold it; or the app revoked its token): the connection ends with it."""
     with transaction.atomic():
-        _end(_live(family=family), actor=SystemActor("refresh token reuse"), reason="reused")
+        _end(_live(family=family), actor=SystemActor(f"oauth: {reason}"), reason=reason)
 
 
 def connection_mark_used(connection: Connection) -> None:

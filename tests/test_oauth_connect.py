@@ -632,3 +632,22 @@ def test_it_refuses_an_expired_access_token(db: Any, owner: User, owned_agent: A
     refused = rpc(Client(), token, "tools/list")
     assert refused.status_code == 401
     assert refused["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
+
+
+def test_it_ends_the_connection_when_the_app_revokes_its_token(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    revoked = httpx.post(
+        live_server.url + "/oauth/revoke/",
+        data={"token": pair["refresh_token"], "client_id": client.client_id},
+    )
+    assert revoked.status_code == 200
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert Connection.objects.get().ended_reason == "revoked by the app"
