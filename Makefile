@@ -30,8 +30,9 @@ demo: $(STAMP)
 run: demo
 	$(RUN_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
+# In two passes, parallel then serial (tests/run.py); QUIRE_TEST_WORKERS=0 runs one plain pass.
 test: $(STAMP)
-	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) -m pytest $(PYTEST_ARGS)
+	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) tests/run.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

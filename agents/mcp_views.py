@@ -9,6 +9,7 @@ JSON-RPC error otherwise, never a 500). Each refusal after the token is known is
 
 from __future__ import annotations
 
+import json
 import typing
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import ClientRequest
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
@@ -24,8 +26,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
-from agents.mcp import quire_mcp
-from agents.mcp_direct import direct_tool_call
+from agents.mcp import call_tool_for, quire_mcp
 from agents.models import Agent
 from agents.services import agent_mark_used
 from connect import mcp_auth
@@ -81,18 +82,21 @@ def bearer_token(request: HttpRequest) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+def authenticate_agent(request: HttpRequest) -> Agent | None:
+    """The agent the request's bearer token belongs to: where a request becomes an agent.
+
+    The token is an agent's static token, or an OAuth access token bound to one agent."""
+    token = bearer_token(request)
+    if mcp_auth.is_oauth_access_token(token):
+        return mcp_auth.agent_for_access_token(request, token)
+    return selectors.agent_by_token(token)
+
+
 def _unauthorized(request: HttpRequest, message: str, *, invalid_token: bool) -> JsonResponse:
     response = JsonResponse({"error": message}, status=401)
     # Where an OAuth client starts: the protected-resource metadata (RFC 9728).
     response["WWW-Authenticate"] = mcp_auth.bearer_challenge(request, invalid_token=invalid_token)
     return response
-
-
-def agent_for_bearer(request: HttpRequest, token: str) -> Agent | None:
-    """The agent a bearer token acts as: an agent's static token or an OAuth access token."""
-    if mcp_auth.is_oauth_access_token(token):
-        return mcp_auth.agent_for_access_token(request, token)
-    return selectors.agent_by_token(token)
 
 
 def _json_rpc_error(code: int, message: str, status: int, request_id: Any = None) -> JsonResponse:
@@ -179,15 +183,14 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 },
                 status=403,
             )
-        token = bearer_token(request)
-        if not token:
+        if not bearer_token(request):
             return _unauthorized(
                 request,
                 "Send the agent's token as 'Authorization: Bearer <token>', or connect with "
                 "OAuth. An admin can create an agent with 'python manage.py create_agent'.",
                 invalid_token=False,
             )
-        agent = agent_for_bearer(request, token)
+        agent = authenticate_agent(request)
         if agent is None:
             return _unauthorized(
                 request,
@@ -246,8 +249,46 @@ class QuireMCPView(MCPServerStreamableHttpView):
             )
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]
-        # Tool calls are answered here, in this thread; the rest goes through the library.
-        answer = direct_tool_call(request, agent)
-        if answer is not None:
-            return answer
+        if is_tool_call(request):
+            return tool_call_response(request, agent)
         return self.mcp_server.handle_django_request(request)
+
+
+def is_tool_call(request: Request) -> bool:
+    """A stateless `tools/call` the view answers in the request's own thread.
+
+    The library would re-encode the body, start an event loop in a new thread and hop back
+    for every ORM call; a `tools/call` needs none of that. Everything else (initialize,
+    tools/list, notifications, a wrong Accept or protocol version, odd shapes) goes to the
+    library, which sends any tool call it gets to the same `call_tool_for`.
+    """
+    message = request.data
+    accept = request.headers.get("Accept", "")
+    version = request.headers.get("Mcp-Protocol-Version")
+    return (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "tools/call"
+        and isinstance(message.get("id"), str | int)
+        and not isinstance(message.get("id"), bool)
+        and isinstance(message.get("params"), dict)
+        and isinstance(message["params"].get("name"), str)
+        and isinstance(message["params"].get("arguments", {}), dict)
+        # Otherwise the transport's own 406 and 400.
+        and "application/json" in accept
+        and "text/event-stream" in accept
+        and (version is None or version in SUPPORTED_PROTOCOL_VERSIONS)
+    )
+
+
+def tool_call_response(request: Request, agent: Agent) -> HttpResponse:
+    """The JSON-RPC response to a `tools/call` (see `is_tool_call`), as the library words it."""
+    message = typing.cast(dict[str, Any], request.data)
+    params = message["params"]
+    result = call_tool_for(request, agent, params["name"], params.get("arguments") or {})
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": message["id"], "result": result},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return HttpResponse(body.encode(), content_type="application/json")

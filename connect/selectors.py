@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, JSONField, Prefetch, QuerySet, Subquery
 from django.http import HttpRequest
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
@@ -35,29 +35,27 @@ def same_resource(a: str, b: str) -> bool:
 
 def connection_for_access_token(token: str, *, resource: str) -> Connection | None:
     """The live connection an unexpired access token for `resource` belongs to, with its
-    agent and client; None for anything else (unknown, expired, other audience, ended,
-    agent revoked, the person who allowed it deactivated)."""
+    agent and client, in one query; None for anything else (unknown, expired, other
+    audience, ended, agent revoked, the person who allowed it deactivated)."""
     digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
-    row = (
-        AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
-        .values_list("resource", "refresh_token__token_family")
-        .first()
-    )
-    if row is None:
-        return None
-    audiences, family = row
-    if family is None or not any(same_resource(resource, audience) for audience in audiences):
-        return None
-    return (
+    token_rows = AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
+    connection = (
         Connection.objects.select_related("agent", "application")
+        .annotate(audiences=Subquery(token_rows.values("resource")[:1], output_field=JSONField()))
         .filter(
-            family=family,
+            family=Subquery(token_rows.values("refresh_token__token_family")[:1]),
             ended_at__isnull=True,
             agent__is_active=True,
             allowed_by__is_active=True,
         )
         .first()
     )
+    if connection is None:
+        return None
+    audiences = connection.audiences  # type: ignore[attr-defined]
+    if not any(same_resource(resource, audience) for audience in audiences or []):
+        return None
+    return connection
 
 
 @dataclass(frozen=True)

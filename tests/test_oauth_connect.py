@@ -587,7 +587,7 @@ def test_an_oauth_call_costs_one_query_more_than_a_static_one(
         with CaptureQueriesContext(database) as queries:
             assert rpc_tool(client, token, "browse")["isError"] is False
         counts[label] = len(queries)
-    # The access token's row, then its connection with the agent.
+    # One query: the connection with its agent and client, found by the access token.
     assert counts["oauth"] == counts["static"] + 1
 
 
