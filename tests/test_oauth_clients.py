@@ -243,6 +243,7 @@ class MemoryStorage(TokenStorage):
         self.client_info = client_info
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("registration", ["dynamic", "metadata-document"])
 def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
     registration: str,

@@ -85,6 +85,7 @@ def connect_over_http(
 # --- the whole flow -------------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_it_connects_a_client_from_the_401_to_the_tools(
     live_server: Any,
     callback: CallbackServer,
