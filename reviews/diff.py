@@ -24,6 +24,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from lxml import html as etree_html
 
+from core.characters import DEFAULT_IGNORABLE_CODES
+
 EMPTY = SafeString("")
 
 CONTEXT_LINES = 3
@@ -32,29 +34,8 @@ PAIR_SIMILARITY = 0.3
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
-# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters that
-# render as nothing. Among them zero-width spaces and joiners, bidi controls, the combining
-# grapheme joiner, Hangul fillers, variation selectors (U+FE00.., U+E0100..) and tag characters.
-_DEFAULT_IGNORABLE = (
-    (0x00AD, 0x00AD),
-    (0x034F, 0x034F),
-    (0x061C, 0x061C),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x206F),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-_IGNORABLE = frozenset(code for low, high in _DEFAULT_IGNORABLE for code in range(low, high + 1))
+# Characters that render as nothing (core/characters.py).
+_IGNORABLE = DEFAULT_IGNORABLE_CODES
 # Blank without being ignorable: the Braille blank, and every space but the ASCII one (no-break,
 # en, em, thin, ideographic...) and the line and paragraph separators, which pass for spaces.
 _BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})

@@ -24,6 +24,7 @@ from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
+from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     MARKDOWN_MAX,
@@ -77,6 +78,8 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         )
     if required and not comment:
         raise InvalidArgument(REASON_REQUIRED, field="comment")
+    # A comment is emailed to the author (an agent's owner) and kept in the history.
+    refuse_credentials(comment, field="comment")
     return comment
 
 

@@ -26,6 +26,7 @@ from django.utils.text import slugify
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki import search
+from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     Attachment,
@@ -448,7 +449,10 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
         if upload.content_type and upload.content_type != "application/octet-stream"
         else (mimetypes.guess_type(name)[0] or "application/octet-stream")
     )
+    refuse_credentials(name, field="file", name="the file name")
     text = extract_text(name=name, content_type=content_type, data=data)
+    # Agents read this text through get_page and search finds it: no credential either.
+    refuse_credentials(text, field="file", name=f"the text of {name}")
     page = lock_page(page)
     if page.attachments.filter(name=name).exists():
         raise InvalidArgument(
