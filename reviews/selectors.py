@@ -59,7 +59,13 @@ class QueueFilters:
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
     return versions.select_related(
-        "page", "page__live_version", "author_user", "author_agent", "decided_by", "base_version"
+        "page",
+        "page__live_version",
+        "author_user",
+        "author_agent",
+        "decided_by",
+        "base_version",
+        "review",
     )
 
 
