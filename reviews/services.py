@@ -35,6 +35,7 @@ from reviews.models import (
     ReviewStatus,
     ReviewVisit,
 )
+from reviews.selectors import review_of
 from reviews.workflows import applicable_workflows
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
@@ -139,15 +140,6 @@ def decision_refusal(actor: Actor, version: Version) -> str | None:
                 f"in {step['group']}."
             )
     return None
-
-
-def review_of(version: Version) -> Review | None:
-    """The review `version` is in (loaded with it by the selectors), or None for a version
-    that never waited for review."""
-    try:
-        return version.review  # type: ignore[no-any-return]
-    except Review.DoesNotExist:
-        return None
 
 
 def _check_can_decide(actor: Actor, version: Version) -> User:
@@ -981,10 +973,13 @@ def review_comment_add(
     line_text = ""
     if line is not None:
         lines = _proposed_lines(page, version)
-        if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= len(lines):
-            raise InvalidArgument(
-                f"line must be between 1 and {len(lines)}: the lines of the proposed text.",
-                field="line",
+        if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+            raise InvalidArgument("line must be a line number, from 1.", field="line")
+        if line > len(lines):
+            # The text is the proposal's as it stands now (a revision may have shortened it).
+            raise Conflict(
+                f"v{version.number} has {len(lines)} lines; comment on one of them, or "
+                "leave the line out to comment on the whole proposal.",
             )
         line_text = lines[line - 1]
     note = ReviewComment.objects.create(

@@ -158,10 +158,9 @@ def _validate_steps(steps: Any) -> list[tuple[str, Group, int]]:
         group = groups.get(group_name)
         if group is None:
             known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
-            raise InvalidArgument(
+            raise NotFound(
                 f"step {number} names the group {group_name!r}, which does not exist; "
                 f"choose one of: {known or 'none yet'} (groups are made in the Django admin).",
-                field="steps",
             )
         approvals = step.get("approvals", 1)
         if (

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from agents.models import Agent
-from core.errors import Conflict, Forbidden, InvalidArgument
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from reviews import services, workflows
 from reviews.models import Approval, ReviewComment, ReviewStatus
 from tests.conftest import live
@@ -170,7 +170,7 @@ def test_it_refuses_a_request_for_changes_without_a_comment(
 
 def test_it_refuses_a_workflow_naming_a_missing_group(admin_user: User, reviewer: User) -> None:
     Group.objects.get_or_create(name="Legal")
-    with pytest.raises(InvalidArgument, match="group 'Legl', which does not exist"):
+    with pytest.raises(NotFound, match="group 'Legl', which does not exist"):
         workflows.workflow_create(actor=admin_user, name="X", steps=[{"group": "Legl"}])
     with pytest.raises(InvalidArgument, match="between 1 and 50 approvals"):
         workflows.workflow_create(
