@@ -8,13 +8,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
 from core.errors import NotFound
-from wiki.models import READABLE, Attachment, Page, PageQuerySet, Version, VersionStatus
+from wiki.models import Attachment, Page, PageQuerySet, Version, VersionStatus
 from wiki.roles import can_publish, can_review
+from wiki.scope import READABLE, is_readable
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
 # the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
@@ -102,6 +103,33 @@ class PageTree:
         return parent == target
 
 
+class _TreeRow(NamedTuple):
+    """A page as the tree's first query reads it."""
+
+    id: int
+    public_id: str
+    title: str
+    slug: str
+    path: str
+    parent_id: int | None
+    archived: bool
+    live_version_id: int | None
+    has_children: bool
+
+    @property
+    def is_visible(self) -> bool:
+        return is_readable(self.archived, self.live_version_id)
+
+    def node(self) -> TreeNode:
+        return TreeNode(
+            id=self.id,
+            public_id=self.public_id,
+            title=self.title,
+            slug=self.slug,
+            parent_id=self.parent_id,
+        )
+
+
 def _ancestor_paths(path: str) -> list[str]:
     parts = path.split("/")
     return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
@@ -172,45 +200,34 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
     paths = _ancestor_paths(current.path) if current is not None else []
     # 1. Hidden pages (archived, or new and still in review: usually few) and the ancestors
     #    of the current page, by the prefixes of its path.
-    rows = (
-        Page.objects.annotate(has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))))
+    rows = [
+        _TreeRow(*row)
+        for row in Page.objects.annotate(
+            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk")))
+        )
         .filter(_HIDDEN | Q(path__in=paths))
         .order_by()
-        .values_list(
-            "id",
-            "public_id",
-            "title",
-            "slug",
-            "path",
-            "parent_id",
-            "archived",
-            "live_version_id",
-            "has_children",
-        )
-    )
+        .values_list(*_TreeRow._fields)
+    ]
     hidden: dict[int, int | None] = {}
     hidden_children: Counter[int | None] = Counter()
-    by_path: dict[str, tuple[Any, ...]] = {}
+    by_path: dict[str, _TreeRow] = {}
     for row in rows:
-        if row[6] or row[7] is None:
-            hidden_children[row[5]] += 1
-            if row[8]:
-                hidden[row[0]] = row[5]
-        if row[4] in paths:
-            by_path[row[4]] = row
+        if not row.is_visible:
+            hidden_children[row.parent_id] += 1
+            if row.has_children:
+                hidden[row.id] = row.parent_id
+        if row.path in paths:
+            by_path[row.path] = row
     chain = [by_path[p] for p in paths if p in by_path]
     tree = PageTree(
         roots=[],
-        ancestors=[Ancestor(r[1], r[2], visible=not r[6] and r[7] is not None) for r in chain],
+        ancestors=[Ancestor(r.public_id, r.title, visible=r.is_visible) for r in chain],
         hidden=hidden,
         counts={},
     )
-    path_nodes = [
-        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[5])
-        for r in chain
-        if not r[6] and r[7] is not None
-    ]
-    if current is not None and not current.archived and current.live_version_id is not None:
+    path_nodes = [r.node() for r in chain if r.is_visible]
+    if current is not None and is_readable(current.archived, current.live_version_id):
         tree.current = TreeNode(
             id=current.pk,
             public_id=current.public_id,
@@ -280,7 +297,8 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
         ]
     )
     children = [
-        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[4]) for r in rows
+        TreeNode(id=pk, public_id=public_id, title=title, slug=slug, parent_id=parent_id)
+        for pk, public_id, title, slug, parent_id in rows
     ]
     return children, tree.count_under(page.pk)
 
