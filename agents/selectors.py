@@ -157,30 +157,38 @@ def _readable_page(*columns: Any) -> Page:
     return page
 
 
-def _page_read(scope: Scope) -> CompiledQuery[Page]:
-    # Every get_page runs it: compiled once (core.compiled_query), the set being the Scope.
-    return CompiledQuery(
-        lambda agent_id, public_id: (
-            Page.objects.filter(scope.q() if scope.everything else _entries_scope(agent_id).q())
-            .annotate(
-                root_path=(scope if scope.everything else _entries_scope(agent_id)).root_path(),
-                has_files=Exists(Attachment.objects.filter(page=OuterRef("pk"))),
-            )
-            .filter(public_id=public_id)
-            .order_by()
-            .values_list(
-                *_PAGE_FIELDS,
-                *(f"live_version__{name}" for name in _VERSION_FIELDS),
-                "root_path",
-                "has_files",
-            )[:1]
-        ),
-        slots=["agent_id", "public_id"],
-        row=_readable_page,
+def _page_read(scope: Scope) -> QuerySet[Page, Any]:
+    """The page read of get_page: the live page by id within `scope`, with its live
+    version, the outermost entry covering it and whether it has files."""
+    return (
+        Page.objects.filter(scope.q())
+        .annotate(
+            root_path=scope.root_path(),
+            has_files=Exists(Attachment.objects.filter(page=OuterRef("pk"))),
+        )
+        .order_by()
+        .values_list(
+            *_PAGE_FIELDS,
+            *(f"live_version__{name}" for name in _VERSION_FIELDS),
+            "root_path",
+            "has_files",
+        )
     )
 
 
-_page_in_set, _page_of_all = _page_read(Scope()), _page_read(EVERYTHING)
+# Every get_page runs one of them: compiled once (core.compiled_query).
+_page_in_set = CompiledQuery(
+    lambda agent_id, public_id: _page_read(_entries_scope(agent_id)).filter(public_id=public_id)[
+        :1
+    ],
+    slots=["agent_id", "public_id"],
+    row=_readable_page,
+)
+_page_of_all = CompiledQuery(
+    lambda public_id: _page_read(EVERYTHING).filter(public_id=public_id)[:1],
+    slots=["public_id"],
+    row=_readable_page,
+)
 
 
 def page_for_agent(agent: Agent, public_id: str) -> Page:
@@ -190,8 +198,10 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     The page also says whether it has files (`has_files`), so that `page_files` need not ask,
     and the outermost entry covering it (`root_path`), for `shown_path`.
     """
-    read = _page_of_all if agent.all_pages else _page_in_set
-    found = read(agent_id=agent.pk, public_id=public_id)
+    if agent.all_pages:
+        found = _page_of_all(public_id=public_id)
+    else:
+        found = _page_in_set(agent_id=agent.pk, public_id=public_id)
     if not found:
         raise no_such_page(public_id)
     return found[0]

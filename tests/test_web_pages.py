@@ -102,14 +102,14 @@ def test_it_hides_an_archived_page_from_readers_and_the_tree(
     assert "This page is archived" in html
 
 
-def test_it_keeps_the_children_of_an_archived_page_in_the_tree(
+def test_it_archives_the_children_of_an_archived_page_with_it(
     make_page: Callable[..., Page], reader: User, editor: User, client_as: ClientAs
 ) -> None:
     parent = make_page("Old section")
-    make_page("Still useful", parent=parent)
+    make_page("Gone with it", parent=parent)
     wiki_services.page_archive(actor=editor, page=parent)
     html = client_as(reader).get(reverse("wiki:home")).content.decode()
-    assert "Still useful" in html
+    assert "Gone with it" not in html
     assert "Old section" not in html
 
 

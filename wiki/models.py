@@ -59,6 +59,11 @@ class Page(models.Model):
     )
     last_version_number = models.PositiveIntegerField(default=0)
     archived = models.BooleanField(default=False)
+    # Archiving a page archives the pages under it with it; each of those points at the page
+    # that took it along, so that restoring that page brings back exactly those.
+    archived_with = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Import bookkeeping: the source file a page came from (idempotent re-import) and the
     # frontmatter keys Quire has no field for, kept so that export is lossless.
     source_path = models.CharField(max_length=1000, null=True, blank=True, unique=True)

@@ -113,7 +113,12 @@ def _document(
 
 def remove_page(page: Page) -> None:
     """Drop `page` from the index (archived, or no live version)."""
-    SearchDocument.objects.filter(page_id=page.pk).delete()
+    remove_pages([page.pk])
+
+
+def remove_pages(page_ids: Iterable[int]) -> None:
+    """Drop these pages (by primary key) from the index, in one query."""
+    SearchDocument.objects.filter(page_id__in=list(page_ids)).delete()
 
 
 @transaction.atomic
