@@ -322,8 +322,9 @@ def pages_readable_by(user: Any) -> PageQuerySet:
 def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Page:
     """The page `public_id` as `user` may see it, with its live version and parent.
 
-    Any logged-in person sees a live page, and a page not live yet as "waiting for review"
-    (not at all with `live_only`); archived pages follow `may_see_archived`. NotFound says
+    Any logged-in person sees a live page; a page not live yet shows as "waiting for review"
+    to whoever may read its proposal (`unapproved_text_readable_by`; nobody with
+    `live_only`); archived pages follow `may_see_archived`. NotFound says
     what to check, and never tells a hidden page from a missing one.
     """
     if not PAGE_ID.match(public_id or ""):
@@ -332,9 +333,29 @@ def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Pa
     if live_only:
         pages = pages.filter(READABLE)
     page = pages.select_related("live_version", "parent").filter(public_id=public_id).first()
-    if page is None:
+    # A page not live yet is text no reviewer approved: only for those who may read that.
+    if page is None or (
+        page.live_version_id is None
+        and not Version.objects.filter(unapproved_text_readable_by(user), page=page).exists()
+    ):
         raise NotFound(f"there is no page {public_id}; check the id in the page's address.")
     return page
+
+
+def may_read_all_unapproved(user: Any) -> bool:
+    """Reviewers decide proposals and editors publish: they read any text in review."""
+    return can_review(user) or can_publish(user)
+
+
+def unapproved_text_readable_by(user: Any) -> Q:
+    """The versions of a page `user` may read: the approved ones, which were live; the text
+    no reviewer approved (waiting, rejected, withdrawn) only as a reviewer, an editor, its
+    author, or the owner of the agent that wrote it."""
+    if may_read_all_unapproved(user):
+        return Q()
+    if user is None or not user.is_authenticated:
+        return Q(status=VersionStatus.APPROVED)
+    return Q(status=VersionStatus.APPROVED) | Q(author_user=user) | Q(author_agent__owner=user)
 
 
 def pending_versions(page: Page) -> list[Version]:
