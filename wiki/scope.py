@@ -264,19 +264,26 @@ class Scope:
             params += covered_params
         return " AND ".join(conditions), params
 
+    def _covering_roots_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
+        """FROM and WHERE of the roots not loaded (`scope_root`) that cover the row whose tree
+        key is `key`: the coverage rule in SQL, root by root."""
+        assert self.roots_sql is not None
+        roots, params = self.roots_sql
+        root_key = TREE_KEY_SQL[vendor].format(path="scope_root.path")
+        after = _AFTER_SUBTREE_SQL[vendor]
+        return (
+            f"FROM ({roots}) scope_root WHERE {key} >= {root_key} "
+            f"AND {key} < {root_key} || {after}",
+            list(params),
+        )
+
     def _covered_sql(self, key: str, pk: str, vendor: str) -> tuple[str, list[Any]]:
         """The coverage alone, for the row whose tree key is `key` and primary key `pk`."""
         if self.everything:
             return "", []
         if self.roots_sql is not None:
-            roots, roots_params = self.roots_sql
-            root_key = TREE_KEY_SQL[vendor].format(path="scope_root.path")
-            after = _AFTER_SUBTREE_SQL[vendor]
-            return (
-                f"EXISTS (SELECT 1 FROM ({roots}) scope_root WHERE {key} >= {root_key} "  # noqa: S608
-                f"AND {key} < {root_key} || {after})",
-                list(roots_params),
-            )
+            covering, roots_params = self._covering_roots_sql(key, vendor)
+            return f"EXISTS (SELECT 1 {covering})", roots_params
         keys, ranges = self.keys(), self.ranges()
         if not keys and not ranges:
             return "1 = 0", []
@@ -353,15 +360,11 @@ class _RootPath(_InScope):
             return "%s", [EVERY_PAGE]
         assert scope.roots_sql is not None, "a Scope of loaded roots has `root_of`"
         path_sql, _ = compiler.compile(self.path)
-        vendor = connection.vendor
-        key = TREE_KEY_SQL[vendor].format(path=path_sql)
-        roots, params = scope.roots_sql
-        root_key = TREE_KEY_SQL[vendor].format(path="scope_root.path")
-        after = _AFTER_SUBTREE_SQL[vendor]
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        covering, params = scope._covering_roots_sql(key, connection.vendor)
         return (
-            f"(SELECT scope_root.path FROM ({roots}) scope_root WHERE {key} >= {root_key} "  # noqa: S608
-            f"AND {key} < {root_key} || {after} ORDER BY length(scope_root.path) LIMIT 1)",
-            list(params),
+            f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)",
+            params,
         )
 
 
