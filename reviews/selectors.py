@@ -159,7 +159,12 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
     versions = list(
         Version.objects.filter(unapproved_text_readable_by(reader), page=page)
         .select_related(
-            "author_user", "author_agent", "decided_by", "reverted_from", "base_version"
+            "author_user",
+            "author_agent",
+            "decided_by",
+            "reverted_from",
+            "base_version",
+            "merged_into",
         )
         .order_by("-number")
     )

@@ -240,6 +240,18 @@ class Scope:
         covered = Q() if self.everything and self.under is None else Q(_InScope(self))
         return READABLE & covered if readable else covered
 
+    def root_path_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
+        """`root_path` in SQL, for the `wiki_page` row `alias`."""
+        return self._root_path_sql(tree_key_sql(alias), connection.vendor)
+
+    def _root_path_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
+        if self.everything:
+            return "%s", [EVERY_PAGE]
+        assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
+        covering, params = self._covering_roots_sql(key, vendor)
+        outermost = f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)"
+        return outermost, params
+
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
         none does), to show its path with `shown_path`."""
@@ -355,17 +367,9 @@ class _RootPath(_InScope):
     def as_sql(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
     ) -> tuple[str, list[Any]]:
-        scope = self.scope
-        if scope.everything:
-            return "%s", [EVERY_PAGE]
-        assert scope.roots_sql is not None, "a Scope of loaded roots has `root_of`"
         path_sql, _ = compiler.compile(self.path)
         key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
-        covering, params = scope._covering_roots_sql(key, connection.vendor)
-        return (
-            f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)",
-            params,
-        )
+        return self.scope._root_path_sql(key, connection.vendor)
 
 
 EVERYTHING = Scope(everything=True)

@@ -20,7 +20,7 @@ def archive_subtrees(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0009_page_readable_tree_key")]
+    dependencies = [("wiki", "0011_version_merged_into")]
 
     operations = [
         migrations.AddField(
