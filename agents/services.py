@@ -487,6 +487,7 @@ def agent_page_create(
         tags=tags,
         change_summary=change_summary,
     )
-    if parent is None:
+    # An all-pages agent's set covers it already (once it is live).
+    if parent is None and not agent.all_pages:
         page_set_add(actor=agent, agent=agent, page=version.page)
     return version
