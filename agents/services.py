@@ -18,6 +18,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from agents.models import Agent, PageSetEntry
+from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
@@ -212,6 +213,7 @@ def agent_token_rotate(*, actor: Operator, agent: Agent) -> str:
         actor=actor,
         data={"agent": agent.name, "agentId": agent.pk, "reactivated": not was_active},
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="token rotated")
     return token
 
 
@@ -228,6 +230,7 @@ def agent_revoke(*, actor: Operator, agent: Agent) -> Agent:
     audit_record(
         action="agent.revoke", actor=actor, data={"agent": agent.name, "agentId": agent.pk}
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="agent revoked")
     return agent
 
 

@@ -28,6 +28,7 @@ pytest_plugins = [
     "pytester",
     "tests.fixtures_redis",
     "tests.fixtures_servers",
+    "tests.fixtures_oauth",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
