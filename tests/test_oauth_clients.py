@@ -335,3 +335,16 @@ def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
     }
     accepted = httpx.post(live_server.url + "/oauth/register/", json=body)
     assert accepted.status_code == 201, accepted.text
+
+
+def test_the_hourly_task_deletes_the_same_unused_clients(live_server: Any) -> None:
+    from connect.tasks import delete_unused_clients
+
+    old = registered_client(live_server.url, "https://app.example/cb")
+    Application.objects.filter(client_id=old.client_id).update(
+        created=timezone.now() - timedelta(days=2)
+    )
+    registered_client(live_server.url, "https://app.example/cb")
+    assert delete_unused_clients.delay().get() == 1
+    assert Application.objects.count() == 1
+    assert AuditEvent.objects.filter(action="oauth.clients_delete_unused").exists()
