@@ -33,6 +33,7 @@ from agents.models import Agent
 from agents.services import can_manage_agents
 from connect import selectors, services
 from core.errors import QuireError, RateLimited
+from core.json_input import MAX_DEPTH, nesting_depth
 from wiki.login_throttle import client_address
 
 REGISTRATION_MAX_BYTES = 16 * 1024
@@ -184,9 +185,11 @@ def register(request: HttpRequest) -> HttpResponse:
         )
     try:
         metadata = json.loads(request.body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        metadata = None
+    if metadata is None or nesting_depth(metadata) > MAX_DEPTH:
         return _registration_error(
-            "invalid_client_metadata", "Send the client's metadata as a JSON object."
+            "invalid_client_metadata", "Send the client's metadata as one flat JSON object."
         )
     try:
         application = services.client_register(metadata=metadata, address=client_address(request))
