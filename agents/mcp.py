@@ -411,7 +411,7 @@ def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> Non
         # The audit keeps the call, never the credential it was refused for.
         call.extra["arguments"] = {
             key: "(withheld: refused for holding a credential)"
-            if isinstance(value, str) and key != "pageId"
+            if isinstance(value, str | list | dict) and key != "pageId"
             else value
             for key, value in arguments.items()
         }

@@ -45,6 +45,7 @@ class PageSetEntry(models.Model):
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name_plural = "page set entries"
         ordering = ["agent_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["agent", "page"], name="pageset_unique_page")

@@ -385,6 +385,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The schema documents the REST API only; /mcp speaks JSON-RPC, not REST.
     "PREPROCESSING_HOOKS": ["reviews.api.only_rest_api"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.api.declare_request_line_limit",
+    ],
 }
 
 # django-mcp-server: one stateless server; Quire lists its own tools per agent.
