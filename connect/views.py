@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
@@ -218,6 +218,13 @@ def register(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def my_connections(request: HttpRequest) -> HttpResponse:
+    """The apps the signed-in person connected, each with Disconnect."""
+    connections = selectors.connections_allowed_by(request.user)  # type: ignore[arg-type]
+    return render(request, "connect/connections.html", {"connections": connections})
+
+
+@login_required
 @require_POST
 def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
     connection = selectors.connection_by_id(connection_id)
@@ -232,6 +239,6 @@ def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
         f"Disconnected {connection.application.name or 'the client'} from "
         f"{connection.agent.name}: its tokens no longer work.",
     )
-    if can_manage_agents(request.user):  # type: ignore[arg-type]
-        return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")
-    return HttpResponseRedirect(reverse("wiki:home"))
+    if request.POST.get("back") == "mine" or not can_manage_agents(request.user):  # type: ignore[arg-type]
+        return HttpResponseRedirect(reverse("oauth2_provider:connections"))
+    return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")
