@@ -27,6 +27,7 @@ urlpatterns: list[URLPattern] = [
     path("oauth/token/", oauth_views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register/", views.register, name="dcr-register"),
+    path("oauth/connections/", views.my_connections, name="connections"),
     path(
         "oauth/connections/<int:connection_id>/disconnect/",
         views.disconnect,

@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
@@ -33,6 +33,7 @@ from agents.models import Agent
 from agents.services import can_manage_agents
 from connect import selectors, services
 from core.errors import QuireError, RateLimited
+from core.json_input import MAX_DEPTH, nesting_depth
 from wiki.login_throttle import client_address
 
 REGISTRATION_MAX_BYTES = 16 * 1024
@@ -184,9 +185,11 @@ def register(request: HttpRequest) -> HttpResponse:
         )
     try:
         metadata = json.loads(request.body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        metadata = None
+    if metadata is None or nesting_depth(metadata) > MAX_DEPTH:
         return _registration_error(
-            "invalid_client_metadata", "Send the client's metadata as a JSON object."
+            "invalid_client_metadata", "Send the client's metadata as one flat JSON object."
         )
     try:
         application = services.client_register(metadata=metadata, address=client_address(request))
@@ -215,6 +218,13 @@ def register(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def my_connections(request: HttpRequest) -> HttpResponse:
+    """The apps the signed-in person connected, each with Disconnect."""
+    connections = selectors.connections_allowed_by(request.user)  # type: ignore[arg-type]
+    return render(request, "connect/connections.html", {"connections": connections})
+
+
+@login_required
 @require_POST
 def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
     connection = selectors.connection_by_id(connection_id)
@@ -229,6 +239,6 @@ def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
         f"Disconnected {connection.application.name or 'the client'} from "
         f"{connection.agent.name}: its tokens no longer work.",
     )
-    if can_manage_agents(request.user):  # type: ignore[arg-type]
-        return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")
-    return HttpResponseRedirect(reverse("wiki:home"))
+    if request.POST.get("back") == "mine" or not can_manage_agents(request.user):  # type: ignore[arg-type]
+        return HttpResponseRedirect(reverse("oauth2_provider:connections"))
+    return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")
