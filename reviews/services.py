@@ -37,6 +37,7 @@ from reviews.models import (
 )
 from reviews.selectors import review_of
 from reviews.workflows import applicable_workflows
+from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     MARKDOWN_MAX,
@@ -93,6 +94,8 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         )
     if required and not comment:
         raise InvalidArgument(REASON_REQUIRED, field="comment")
+    # A comment is emailed to the author (an agent's owner) and kept in the history.
+    refuse_credentials(comment, field="comment")
     return comment
 
 
@@ -233,11 +236,43 @@ def _approve(version: Version, *, approver: Actor, comment: str) -> None:
     )
 
 
-def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
-    """Approve `version` as it stands and make it the page's live version."""
+def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> Version:
+    """Approve `version` as it stands and make it, or its copy, the page's live version.
+
+    Version numbers run forwards: a proposal approved after a newer version went live (a
+    stale one merged, an append landing on later changes) goes live as a new version with the
+    next number, and the proposal keeps its own number, approved and "merged into" that one.
+    Returns the version that is live now.
+    """
     _approve(version, approver=approver, comment=comment)
+    live = page.live_version
+    if live is None or live.number < version.number:
+        version.save()
+        page_make_live(page, version)
+        return version
+    published = Version(
+        page=page,
+        number=allocate_version_number(page),
+        kind=version.kind,
+        title=version.title,
+        body=version.body,
+        proposed_body=version.proposed_body,
+        tags=version.tags,
+        parent=version.parent,
+        instructions=version.instructions,
+        change_summary=version.change_summary,
+        author_user=version.author_user,
+        author_agent=version.author_agent,
+        base_version=live,
+        edited_by_reviewer=version.edited_by_reviewer,
+        merged=version.merged,
+    )
+    published.move_to(VersionStatus.APPROVED, by=version.decided_by, comment=comment)
+    published.save()
+    version.merged_into = published
     version.save()
-    page_make_live(page, version)
+    page_make_live(page, published)
+    return published
 
 
 def _fill_append(page: Page, version: Version) -> None:
@@ -330,6 +365,7 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
                 source_path=new.source_path,
                 extra_frontmatter=new.extra_frontmatter,
                 public_id=new.public_id,
+                slug_with_id=isinstance(actor, Agent),
             )
             for new in checked
         ]
@@ -825,7 +861,7 @@ def version_approve(
     if len(approvals) + 1 < step["approvals"] or not review.is_last_step:
         _approve_step(page, version, review, approver=approver, comment=comment, edited=edited)
         return version
-    _publish(page, version, approver=approver, comment=comment)
+    published = _publish(page, version, approver=approver, comment=comment)
     review.status = ReviewStatus.APPROVED
     review.save(update_fields=["status", "updated_at"])
     audit_record(
@@ -838,6 +874,7 @@ def version_approve(
             "edited": version.edited_by_reviewer,
             "merged": version.merged,
             "step": review.step + 1,
+            "published_as": published.number,
         },
     )
     outbox.queue_decision(version)
@@ -1058,6 +1095,13 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
         )
     if page.live_version_id == to_version.pk:
         raise InvalidArgument(f"v{to_version.number} is already live.", field="version")
+    if to_version.merged_into_id is not None:
+        merged_into = to_version.merged_into.number  # type: ignore[union-attr]
+        raise InvalidArgument(
+            f"v{to_version.number} went live merged with newer changes as v{merged_into}; "
+            f"revert to v{merged_into} instead.",
+            field="version",
+        )
     parent = to_version.parent
     version = Version.objects.create(
         page=page,

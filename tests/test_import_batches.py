@@ -173,8 +173,9 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
     if connection.vendor == "postgresql":
         assert counts[1] == counts[0]
     else:
-        # SQLite splits each INSERT into batches of at most 999 parameters.
-        assert counts[1] <= counts[0] + 6
+        # SQLite splits each INSERT into batches of at most 999 parameters (proposals'
+        # review rows are wide: one more batch).
+        assert counts[1] <= counts[0] + (6 if publish else 8)
 
 
 def test_it_reports_the_one_refused_page_of_a_chunk_and_creates_the_rest(

@@ -22,8 +22,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('reviews', '0003_api_token'),
-        ('wiki', '0009_page_readable_tree_key'),
+        ('reviews', '0004_verbose_names'),
+        ('wiki', '0012_page_archived_with'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
