@@ -634,16 +634,16 @@ class PageTools(MCPToolset):
         its path and a short excerpt around the best match; call get_page to read one whole.
         """
         query = validate_query(query)
-        # The set goes into the search query as its entries' ids and paths.
-        scope = selectors.search_set_scope(self._agent(), under=under)
-        hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
+        # The set goes into the search query as its entries' ids and tree ranges.
+        scope = selectors.agent_scope(self._agent(), under=under)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         return {
             "results": [
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": hit.path,
+                    "path": scope.shown(hit.path),
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }
@@ -683,7 +683,7 @@ class PageTools(MCPToolset):
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
-            "path": page.path,
+            "path": selectors.agent_path(page),
             "tags": list(page.tags),
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
@@ -733,7 +733,7 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
-        parent_id = page.parent.public_id if page.parent is not None else None
+        parent = selectors.parent_in_set(page)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -745,8 +745,8 @@ class PageTools(MCPToolset):
             "markdown": markdown,
             "tags": list(shown.tags),
             "status": _source_status(live, draft, shown),
-            "parentId": parent_id,
-            "path": page.path,
+            "parentId": parent.public_id if parent is not None else None,
+            "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
             "inReview": draft is not None,
             "pending": [

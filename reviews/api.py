@@ -226,7 +226,7 @@ def _check_filter(request: Request, name: str, pattern: str, hint: str) -> None:
 
 
 def _version(user: User, page_id: str, number: int) -> Version:
-    return selectors.version_of(page_for_person(user, page_id), number)
+    return selectors.version_of(page_for_person(user, page_id), number, reader=user)
 
 
 class PageListView(QuireListView):
@@ -294,7 +294,8 @@ class VersionListView(QuireListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.page_versions(page_for_person(self.user(), self.kwargs["page_id"]))
+        user = self.user()
+        return selectors.page_versions(page_for_person(user, self.kwargs["page_id"]), reader=user)
 
 
 class VersionDetailView(QuireAPIView):

@@ -336,6 +336,7 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
                 source_path=new.source_path,
                 extra_frontmatter=new.extra_frontmatter,
                 public_id=new.public_id,
+                slug_with_id=isinstance(actor, Agent),
             )
             for new in checked
         ]

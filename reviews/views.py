@@ -54,9 +54,9 @@ def _page_or_404(request: HttpRequest, page_id: str) -> Page:
         raise Http404(error.message) from None
 
 
-def _version_or_404(page: Page, number: int) -> Version:
+def _version_or_404(request: HttpRequest, page: Page, number: int) -> Version:
     try:
-        return selectors.version_of(page, number)
+        return selectors.version_of(page, number, reader=request.user)
     except NotFound as error:
         raise Http404(error.message) from None
 
@@ -240,7 +240,7 @@ def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
 def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
     page = _page_or_404(request, page_id)
-    version = _version_or_404(page, number)
+    version = _version_or_404(request, page, number)
     context = _proposal_context(version)
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
@@ -293,7 +293,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
-            version = _version_or_404(_page_or_404(request, page_id), number)
+            version = _version_or_404(request, _page_or_404(request, page_id), number)
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
@@ -365,7 +365,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         form = RevertForm(request.POST)
         if form.is_valid():
             try:
-                target = selectors.version_of(page, form.cleaned_data["to_number"])
+                target = selectors.version_of(page, form.cleaned_data["to_number"], reader=user)
                 reverted = services.page_revert(
                     actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
                 )
@@ -387,7 +387,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
             )
             status = 400
         page = _page_or_404(request, page_id)
-    versions = selectors.page_versions(page)
+    versions = selectors.page_versions(page, reader=user)
     return render(
         request,
         "reviews/history.html",
@@ -413,7 +413,8 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         messages.error(request, "Choose two versions to compare.")
         return redirect("reviews:history", page_id=page.public_id)
     number_a, number_b = form.numbers()
-    version_a, version_b = _version_or_404(page, number_a), _version_or_404(page, number_b)
+    version_a = _version_or_404(request, page, number_a)
+    version_b = _version_or_404(request, page, number_b)
     old, new = selectors.proposed_content(version_a), selectors.proposed_content(version_b)
     removed, added, kept = tag_changes(old["tags"], new["tags"])
     return render(
@@ -425,7 +426,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
             "page": page,
             "a": version_a,
             "b": version_b,
-            "versions": selectors.page_versions(page),
+            "versions": selectors.page_versions(page, reader=request.user),
             "diff": diff_text(old["body"], new["body"]),
             "title_changed": old["title"] != new["title"],
             "title_diff": diff_words(old["title"], new["title"]),
