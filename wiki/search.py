@@ -267,6 +267,24 @@ STOP_WORDS = frozenset(
 )
 
 
+# What is left of an English contraction once its apostrophe splits it: "I'm", "we've".
+CONTRACTION_PARTS = frozenset({"m", "re", "ve", "ll", "d", "s", "t", "n"})
+_WORD_PART = re.compile(r"[^\W_]+")
+
+
+def word_parts(word: str) -> list[str]:
+    """The parts of `word` between punctuation that carry meaning, each once, in order.
+
+    Stop words and the remains of contractions are left out, so "I'm" has none, "1:1" is
+    ["1"] and "ssh-keygen" is ["ssh", "keygen"].
+    """
+    apostrophe = "'" in word or "\u2019" in word
+    dropped = STOP_WORDS | CONTRACTION_PARTS if apostrophe else STOP_WORDS
+    found = _WORD_PART.findall(word)
+    parts = dict.fromkeys(part for part in found if part.lower() not in dropped)
+    return list(parts)
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Parse web-search syntax; terms without a letter or digit are dropped.
 
@@ -293,16 +311,25 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         terms += 1
         phrase = _space_cjk(" ".join(text.split()))
-        if match["word"] is not None and not negated and text.lower() in STOP_WORDS:
+        parts = word_parts(text) if match["word"] is not None else [text]
+        if match["word"] is not None and not negated and not parts:
             stop_words.append(phrase)
             last_was_positive, or_pending = False, False
             continue
         if negated:
             parsed.excluded.append(phrase)
-        elif or_pending:
-            parsed.groups[-1].append(phrase)
+        elif or_pending or len(parts) == 1:
+            alternatives = [phrase]
+            if match["word"] is not None and parts[0] != "".join(_WORD_PART.findall(text)):
+                alternatives.append(_space_cjk(parts[0]))
+            if or_pending:
+                parsed.groups[-1].extend(alternatives)
+            else:
+                parsed.groups.append(alternatives)
         else:
-            parsed.groups.append([phrase])
+            # "1:1" or "ssh-keygen": each part must appear, or the word as the engine's
+            # tokenizer keeps it whole ("archive.tar.gz" is one token on PostgreSQL).
+            parsed.groups.extend([_space_cjk(part), phrase] for part in parts)
         last_was_positive, or_pending = not negated, False
     if not parsed.groups:
         parsed.groups = [[word] for word in stop_words]
@@ -368,8 +395,10 @@ Scope = SetScope | QuerySet[Page] | None
 # The ranking, best first, the same on both databases; each engine computes the columns:
 # - title_equals: the page's title is the query itself (case and spacing aside);
 # - matched: how many of the query's terms (stop words left out) the page holds;
+# - title_hits: how many of them its title holds, so that a title naming what the question
+#   asks about comes before pages that only mention its words (however often);
 # - score: the engine's relevance, title above tags above body (see the module docstring).
-RANKING = ("title_equals DESC", "matched DESC", "score DESC", "page_id")
+RANKING = ("title_equals DESC", "matched DESC", "title_hits DESC", "score DESC", "page_id")
 ORDER_BY = "ORDER BY " + ", ".join(RANKING)
 # Below this many hits holding every term, hits holding most terms follow.
 PARTIAL_BELOW = 8
@@ -491,6 +520,15 @@ def _pg_tsquery(phrases: list[str], params: _Params) -> str:
     return f"({joined})"
 
 
+def keyword_score(
+    terms: int, title_equals: bool, matched: int, title_hits: int, rank: float
+) -> float:
+    """One number in [0, 1) that orders hits as RANKING does, so `score` follows the list."""
+    place = (int(title_equals) * (terms + 1) + matched) * (terms + 1) + title_hits
+    squashed = rank / (1.0 + rank) if rank > 0 else 0.0
+    return round((place + squashed) / (2 * (terms + 1) ** 2), 4)
+
+
 def _search_postgres(
     parsed: ParsedQuery, scope: Scope, limit: int, *, title: str, partial: bool
 ) -> list[SearchHit]:
@@ -504,6 +542,10 @@ def _search_postgres(
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
     title_equals = f"lower(d.title) = lower({params.add(title)})"
+    title_hits = " + ".join(
+        f"(ts_filter(d.vector, '{{a}}') @@ {_pg_tsquery(group, params)})::int"
+        for group in parsed.groups
+    )
     if partial:
         counted = " + ".join(
             f"(d.vector @@ {_pg_tsquery(group, params)})::int" for group in parsed.groups
@@ -527,6 +569,7 @@ def _search_postgres(
         q AS MATERIALIZED (SELECT {any_term} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
+                   {title_hits} AS title_hits,
                    ts_rank('{weights}'::float4[], d.vector, {any_term if partial else every})
                    AS score
             FROM wiki_searchdocument d
@@ -538,13 +581,14 @@ def _search_postgres(
                ts_headline('{CONFIG}', d.body, q.shown,
                            'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '
                            'MinWords=30, ShortWord=2, MaxFragments=1'),
-               left(d.body, 60), right(d.body, 60), r.score
+               left(d.body, 60), right(d.body, 60),
+               r.title_equals, r.matched, r.title_hits, r.score
         FROM ranked r
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
         CROSS JOIN q
         WHERE NOT p.archived
-        ORDER BY r.title_equals DESC, r.matched DESC, r.score DESC, r.page_id
+        ORDER BY r.title_equals DESC, r.matched DESC, r.title_hits DESC, r.score DESC, r.page_id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -556,9 +600,21 @@ def _search_postgres(
             title=page_title,
             path=path,
             excerpt=tidy_excerpt(_with_ellipses(headline or "", head or "", tail or "")),
-            score=round(float(rank), 4),
+            score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
         )
-        for page_id, public_id, page_title, path, headline, head, tail, rank in rows
+        for (
+            page_id,
+            public_id,
+            page_title,
+            path,
+            headline,
+            head,
+            tail,
+            equals,
+            matched_terms,
+            in_title,
+            rank,
+        ) in rows
     ]
 
 
@@ -592,6 +648,11 @@ def _search_sqlite(
     shown = ParsedQuery(groups=[[p for g in parsed.groups for p in g]], excluded=parsed.excluded)
     match = params.add(fts5_match(shown if partial else parsed))
     title_equals = f"lower({fts}.title) = lower({params.add(title)})"
+    title_hits = " + ".join(
+        f"({fts}.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "  # noqa: S608
+        f"{params.add('title : ' + fts5_match(ParsedQuery(groups=[group])))}))"
+        for group in parsed.groups
+    )
     if partial:
         counted = " + ".join(
             f"({fts}.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "  # noqa: S608
@@ -613,6 +674,7 @@ def _search_sqlite(
                 SELECT {fts}.rowid AS page_id,
                        {title_equals} AS title_equals,
                        {matched} AS matched,
+                       {title_hits} AS title_hits,
                        2 * (instr(highlight({fts}, 0, char(1), char(2)), char(1)) > 0)
                        + (instr(highlight({fts}, 1, char(1), char(2)), char(1)) > 0)
                        + -bm25({fts}, {title_w}, {tags_w}, {body_w})
@@ -625,12 +687,14 @@ def _search_sqlite(
             LIMIT {limit_sql}
         )
         SELECT page.id, page.public_id, page.title, page.path,
-               snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36), ranked.score
+               snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36),
+               ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
         WHERE {fts} MATCH {outer_match} AND NOT page.archived
-        ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.score DESC, page.id
+        ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
+                 ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -642,9 +706,19 @@ def _search_sqlite(
             title=page_title,
             path=path,
             excerpt=tidy_excerpt(snippet or ""),
-            score=round(float(score), 4),
+            score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
         )
-        for page_id, public_id, page_title, path, snippet, score in rows
+        for (
+            page_id,
+            public_id,
+            page_title,
+            path,
+            snippet,
+            equals,
+            matched_terms,
+            in_title,
+            score,
+        ) in rows
     ]
 
 
