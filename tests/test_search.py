@@ -368,11 +368,12 @@ def test_it_searches_in_one_query_whatever_the_number_of_pages(
     assert search.reindex_all() == count
     ids = [page.pk for page in pages]
 
-    with django_assert_num_queries(1):
+    # The search, then the sections of the hits (their pages' chunks).
+    with django_assert_num_queries(2):
         hits = search_pages("common")
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         filtered = search_pages("common word -nothing", page_ids=ids)
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):
         scoped = search_pages("common", page_ids=Page.objects.filter(pk__in=ids[::2]))
 
     assert len(hits) == min(count, 20)

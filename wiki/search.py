@@ -31,17 +31,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
 from django.db.models import (
+    F,
     Prefetch,
     QuerySet,
 )
 
-from wiki.models import Attachment, Page, SearchDocument, Version
+from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
+from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -64,6 +66,9 @@ class SearchHit:
     path: str
     excerpt: str  # plain text, with the matched terms wrapped in [[[ and ]]]
     score: float
+    section: str | None = None  # the heading above the best match, None above the first
+    exact_title: bool = False  # the title is the query itself
+    every_term: bool = True  # False for a keyword hit holding only most of the terms
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -86,6 +91,7 @@ def index_page(page: Page) -> None:
     )
     if not updated:
         document.save(force_insert=True)
+    queue_embedding([page.pk])
 
 
 def index_new_pages(pages: Iterable[Page]) -> None:
@@ -98,6 +104,16 @@ def index_new_pages(pages: Iterable[Page]) -> None:
         assert page.live_version is not None and not page.archived
         documents.append(_document(page, page.live_version))
     SearchDocument.objects.bulk_create(documents)
+    queue_embedding([document.page_id for document in documents])
+
+
+def queue_embedding(page_ids: list[int]) -> None:
+    """Chunk and embed these pages once the transaction commits (a Celery task; in process
+    without Redis), so that no write waits for the model."""
+    from wiki.tasks import embed_pages
+
+    if page_ids:
+        transaction.on_commit(lambda: embed_pages.delay(page_ids))
 
 
 def _document(
@@ -414,12 +430,15 @@ def search_pages(
     *,
     page_ids: Iterable[int] | QuerySet[Page] | SetScope | None = None,
     limit: int = 20,
+    semantic: bool = True,
 ) -> list[SearchHit]:
-    """Live, non-archived pages matching `query`, best first (see RANKING).
+    """Live, non-archived pages matching `query`, best first: hybrid when a model is there.
 
-    Pages holding every term come first; when they are fewer than `PARTIAL_BELOW` (and the
-    query has three terms or more), pages holding most of the terms follow. One SQL query,
-    two when partial hits are looked for.
+    Keyword ranking (see RANKING): pages holding every term come first; when they are fewer
+    than `PARTIAL_BELOW` (and the query has three terms or more), pages holding most of the
+    terms follow. With an embedding model (and `semantic`), that ranking is fused with the
+    pages of the chunks nearest to the query (`fuse`), both found inside the same scope.
+    Without one, or with `semantic=False`, the keyword ranking alone.
 
     `page_ids` restricts the search: Page primary keys, a `SetScope`, or a QuerySet of Page
     rows (which goes into the same SQL query as a subquery).
@@ -451,13 +470,153 @@ def search_pages(
         if not ids:
             return []
         scope = SetScope(page_ids=ids)
+    if not semantic or embedder() is None:
+        return with_sections(keyword_search(query, parsed, scope, limit))
+    keyword = keyword_search(query, parsed, scope, max(limit, FUSION_DEPTH))
+    params = _Params()
+    covered = None if scope is None else _covered_sql(scope, params, connection.vendor)
+    chunks = nearest_chunks(" ".join(query.split()), covered, params)
+    return fuse(parsed, keyword, chunks, limit)
+
+
+def keyword_search(query: str, parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
+    """The keyword ranking alone (see RANKING): full hits, then partial ones when few."""
     search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
     hits = search(parsed, scope, limit, title=title, partial=False)
     terms = len(parsed.groups)
     if len(hits) < min(limit, PARTIAL_BELOW) and terms >= 3:
-        hits += search(parsed, scope, limit - len(hits), title=title, partial=True)
+        partial = search(parsed, scope, limit - len(hits), title=title, partial=True)
+        hits += [replace(hit, every_term=False) for hit in partial]
     return hits
+
+
+# Keyword hits and semantic pages each ranked this deep before they are fused.
+FUSION_DEPTH = 24
+# Reciprocal rank fusion: a page scores the sum of 1 / (RRF_K + its rank) over both
+# rankings. 60 is the value of the paper that proposed it; the weights were tuned on the
+# question sets of tests/test_search_semantic.py.
+RRF_K = 60
+KEYWORD_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0
+# A keyword hit holding only most of the terms counts this much of a full one.
+PARTIAL_WEIGHT = 0.5
+# Above this many terms the keyword ranking's weight falls in proportion.
+LONG_QUERY_TERMS = 8
+
+
+def fuse(
+    parsed: ParsedQuery, keyword: list[SearchHit], chunks: list[ChunkHit], limit: int
+) -> list[SearchHit]:
+    """Keyword hits and the pages of the nearest chunks, fused by reciprocal rank.
+
+    Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
+    from its best chunk, with the query's words marked; a page that only the keyword
+    ranking found keeps its keyword excerpt.
+    """
+    scores: dict[int, float] = {}
+    # Words weigh less as the query grows: in a paragraph of context most of them are
+    # not what the question is about, while its meaning is still one vector.
+    terms = len(parsed.groups)
+    weight = KEYWORD_WEIGHT * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
+    for rank, hit in enumerate(keyword):
+        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
+        scores[hit.page_id] = weight * share / (RRF_K + rank + 1)
+    best_chunk: dict[int, ChunkHit] = {}
+    for chunk in chunks:
+        if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
+            best_chunk[chunk.page_id] = chunk
+    for rank, page_id in enumerate(best_chunk):
+        scores[page_id] = scores.get(page_id, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank + 1)
+    by_page = {hit.page_id: hit for hit in keyword}
+    exact = {hit.page_id for hit in keyword if hit.exact_title}
+    ranked = sorted(scores, key=lambda pk: (pk not in exact, -scores[pk], pk))[:limit]
+    words = _marked_words(parsed)
+    keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
+    hits = []
+    for page_id in ranked:
+        score = round(scores[page_id] * 10 + (1.0 if page_id in exact else 0.0), 4)
+        best = best_chunk.get(page_id)
+        if best is None:
+            hits.append(replace(keyword_only.pop(0), score=score))
+            continue
+        hits.append(
+            SearchHit(
+                page_id=page_id,
+                public_id=best.public_id,
+                title=best.title,
+                path=best.path,
+                excerpt=tidy_excerpt(mark_words(best.text, words) or best.title),
+                score=score,
+                section=best.heading,
+                exact_title=page_id in exact,
+            )
+        )
+    return hits
+
+
+def _marked_words(parsed: ParsedQuery) -> list[str]:
+    words = []
+    for group in parsed.groups:
+        for phrase in group:
+            for word in _WORD_PART.findall(phrase.replace(CJK_GAP, "")):
+                if word.lower() not in STOP_WORDS:
+                    words.append(word)
+    return list(dict.fromkeys(words))
+
+
+def mark_words(text: str, words: Sequence[str]) -> str:
+    """`text` with each word starting like one of `words` wrapped in [[[ ]]] (a stand-in for
+    stemming: "leave" marks "leaves")."""
+    text = _NOT_A_MARK.sub(lambda m: m[0][:2], text)
+    if not words or not text:
+        return text
+    stems = sorted({w[:-1] if len(w) > 4 else w for w in words}, key=len, reverse=True)
+    pattern = "|".join(re.escape(stem) for stem in stems)
+    marked = re.sub(
+        rf"(?<![^\W_])(?:{pattern})[^\W_]*" if pattern else r"(?!)",
+        lambda m: MARK_START + m[0] + MARK_END,
+        text,
+        flags=re.IGNORECASE,
+    )
+    return marked
+
+
+def with_sections(hits: list[SearchHit]) -> list[SearchHit]:
+    """`hits` with `section` set to the heading above the first word each excerpt marks.
+
+    The one place a hit's section is derived from its page's chunks (wiki/semantic.py);
+    pages not chunked yet have None. One query.
+    """
+    if not hits:
+        return hits
+    chunks: dict[int, list[tuple[str, str]]] = {}
+    rows = (
+        PageChunk.objects.filter(page_id__in=[hit.page_id for hit in hits])
+        .filter(version_id=F("page__live_version_id"))
+        .order_by("page_id", "position")
+        .values_list("page_id", "heading", "text")
+    )
+    for page_id, heading, text in rows:
+        chunks.setdefault(page_id, []).append((heading, text))
+    return [
+        replace(hit, section=section_of(chunks.get(hit.page_id, []), hit.excerpt)) for hit in hits
+    ]
+
+
+def section_of(chunks: Sequence[tuple[str, str]], excerpt: str) -> str | None:
+    """The heading of the first chunk holding the excerpt's first marked word (else its
+    start), or None when that chunk comes before the first heading."""
+    match = _FIRST_MARK.search(excerpt)
+    needle = match[1] if match else strip_marks(excerpt).strip("… ")[:40]
+    needle = needle.lower()
+    for heading, text in chunks:
+        if needle and needle in text.lower():
+            return heading or None
+    return None
+
+
+_FIRST_MARK = re.compile(re.escape(MARK_START) + "(.*?)" + re.escape(MARK_END))
 
 
 _PLACEHOLDER = re.compile(r"%%|%s")
@@ -601,6 +760,7 @@ def _search_postgres(
             path=path,
             excerpt=tidy_excerpt(_with_ellipses(headline or "", head or "", tail or "")),
             score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
+            exact_title=bool(equals),
         )
         for (
             page_id,
@@ -707,6 +867,7 @@ def _search_sqlite(
             path=path,
             excerpt=tidy_excerpt(snippet or ""),
             score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
+            exact_title=bool(equals),
         )
         for (
             page_id,
