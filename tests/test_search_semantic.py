@@ -12,14 +12,20 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 from pytest_django import DjangoCaptureOnCommitCallbacks
 
+from agents import services as agent_services
+from core.actors import SystemActor
 from reviews import services
 from wiki import semantic
 from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
+
+from .fixtures_mcp import rpc_tool
+from .prerequisites import PGVECTOR, require
 
 pytestmark = [pytest.mark.django_db, pytest.mark.semantic]
 
@@ -239,11 +245,75 @@ def vector_search(request: pytest.FixtureRequest, settings: Any) -> Iterator[str
 def test_it_searches_with_the_extension_and_without(
     handbook: dict[str, Page], vector_search: str
 ) -> None:
-    model = semantic.embedder()
-    assert model is not None
     store = semantic.status()["vectors"]
     if vector_search == "exact":
         assert store == "exact"
-    elif semantic.vector_store() == "pgvector":
-        assert store == "pgvector"
+    elif connection.vendor == "postgresql":
+        # CI's pgvector run sets QUIRE_REQUIRE_PGVECTOR=1: there a missing extension fails.
+        require(PGVECTOR, store == "pgvector", "this PostgreSQL has no pgvector")
     assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+    assert titles("which days is the whole company off")[0] == "Holidays"
+
+
+def agent_token(pages: list[Page], name: str = "scoped-bot") -> str:
+    agent, token = agent_services.agent_create(actor=SystemActor("tests"), name=name)
+    for page in pages:
+        agent_services.page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
+    return token
+
+
+def mcp_search(client: Client, token: str, query: str, **extra: str) -> list[dict[str, Any]]:
+    result = rpc_tool(client, token, "search_pages", query=query, **extra)
+    assert result["isError"] is False, result
+    hits: list[dict[str, Any]] = result["structuredContent"]["results"]
+    return hits
+
+
+def test_a_small_set_gets_eight_hits_when_eight_exist(make_page: MakePage, client: Client) -> None:
+    # Forty pages answer better than the set's ten: the set is searched, not the wiki.
+    for n in range(40):
+        make_page(f"Parental leave policy {n}", "Twelve weeks of paid parental leave.\n")
+    in_set = [
+        make_page(f"Benefits note {n}", f"## Family\n\nLeave for new parents, note {n}.\n")
+        for n in range(10)
+    ]
+    semantic.embed_pages(Page.objects.values_list("pk", flat=True))
+    token = agent_token(in_set)
+
+    hits = mcp_search(client, token, "how long is parental leave")
+
+    assert len(hits) == 8
+    assert {h["pageId"] for h in hits} <= {p.public_id for p in in_set}
+    assert all(h["section"] == "Family" for h in hits)
+
+
+def test_no_text_outside_the_set_reaches_an_agent(make_page: MakePage, client: Client) -> None:
+    secret = make_page(
+        "Layoff plan",
+        "## Who goes\n\nThe whole support team leaves in March; severance is two months.\n",
+    )
+    parent = make_page("Team", "## Support\n\nThe support team answers customers.\n")
+    child = make_page(
+        "Support roster",
+        f"## Changes\n\nSee [[{secret.public_id}]] for what happens to the team.\n",
+        parent=parent,
+    )
+    semantic.embed_pages([secret.pk, parent.pk, child.pk])
+    token = agent_token([parent])
+
+    for query in (
+        "is the support team being laid off in March",
+        "severance two months",
+        "Layoff plan",
+        "what happens to the support team, and is there a severance package? " * 20,
+    ):
+        hits = mcp_search(client, token, query[:2000])
+        assert secret.public_id not in {h["pageId"] for h in hits}
+        shown = json.dumps(hits)
+        for words in ("Layoff", "severance", "March", "Who goes"):
+            assert words not in shown, (query, words)
+    # The agent's set holds the team page and its child: both are found.
+    hits = mcp_search(client, token, "what happens to the support team")
+    assert {h["pageId"] for h in hits} == {parent.public_id, child.public_id}
+    under = mcp_search(client, token, "support team", under=child.public_id)
+    assert [h["pageId"] for h in under] == [child.public_id]
