@@ -52,7 +52,7 @@ def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
     )
     if len(found) < limit:
         try:
-            hits = search_pages(query, limit=limit)
+            hits = search_pages(query, limit=limit, semantic=False)
         except QuireError:
             hits = []
         seen = {page.pk for page in found}

@@ -30,18 +30,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import (
     F,
     Prefetch,
     QuerySet,
 )
 
+from core.errors import TryAgain
 from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
 from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
@@ -470,13 +474,59 @@ def search_pages(
         if not ids:
             return []
         scope = SetScope(page_ids=ids)
-    if not semantic or embedder() is None:
-        return with_sections(keyword_search(query, parsed, scope, limit))
-    keyword = keyword_search(query, parsed, scope, max(limit, FUSION_DEPTH))
-    params = _Params()
-    covered = None if scope is None else _covered_sql(scope, params, connection.vendor)
-    chunks = nearest_chunks(" ".join(query.split()), covered, params)
-    return fuse(parsed, keyword, chunks, limit)
+    with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
+        if not semantic or embedder() is None:
+            return with_sections(keyword_search(query, parsed, scope, limit))
+        keyword = keyword_search(query, parsed, scope, max(limit, FUSION_DEPTH))
+        params = _Params()
+        covered = None if scope is None else _covered_sql(scope, params, connection.vendor)
+        chunks = nearest_chunks(" ".join(query.split()), covered, params)
+        return fuse(parsed, keyword, chunks, limit)
+
+
+@contextmanager
+def time_limit(milliseconds: int) -> Iterator[None]:
+    """Stop the SQL of one search after `milliseconds`, raising TryAgain instead of holding
+    a worker: PostgreSQL's statement_timeout for this transaction, SQLite's progress handler.
+    """
+    if connection.vendor == "postgresql":
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT set_config('statement_timeout', %s, true)", [str(milliseconds)]
+                    )
+                yield
+                # A search writes nothing: rolling its savepoint (or transaction) back ends
+                # the timeout with it, even inside a caller's transaction.
+                transaction.set_rollback(True)
+        except OperationalError as error:
+            if getattr(error.__cause__, "sqlstate", None) == QUERY_CANCELED:
+                raise _too_slow(milliseconds) from error
+            raise
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    deadline = time.monotonic() + milliseconds / 1000
+    raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+    try:
+        yield
+    except OperationalError as error:
+        if "interrupted" in str(error):
+            raise _too_slow(milliseconds) from error
+        raise
+    finally:
+        raw.set_progress_handler(None, 0)
+
+
+QUERY_CANCELED = "57014"
+
+
+def _too_slow(milliseconds: int) -> TryAgain:
+    return TryAgain(
+        f"the search took longer than {milliseconds / 1000:g} seconds and was stopped. Try "
+        "again in a few seconds, or narrow it with more distinctive words or `under`."
+    )
 
 
 def keyword_search(query: str, parsed: ParsedQuery, scope: Scope, limit: int) -> list[SearchHit]:
