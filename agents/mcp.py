@@ -8,18 +8,28 @@ turns domain errors into `code: message` tool errors and writes an audit row per
 import inspect
 import logging
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from mcp.server.fastmcp.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from django.db import DEFAULT_DB_ALIAS
+from django.http import HttpRequest
+from mcp.types import (
+    CallToolResult,
+    GetPromptRequest,
+    ListPromptsRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+    ToolAnnotations,
+)
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 from typing_extensions import TypedDict
 
 from agents import selectors
@@ -55,45 +65,30 @@ Read the pages marked alwaysInclude with get_page before you answer anything.
 Use search_pages to find a page by its words, then get_page to read it whole.
 When you may edit, every change you submit waits for a person to approve it."""
 
-TOOL_ANNOTATIONS = {
-    "browse": ToolAnnotations(title="Browse your pages", readOnlyHint=True, openWorldHint=False),
-    "search_pages": ToolAnnotations(
-        title="Search your pages", readOnlyHint=True, openWorldHint=False
-    ),
-    "get_page": ToolAnnotations(title="Read a page", readOnlyHint=True, openWorldHint=False),
-    "get_page_source": ToolAnnotations(
-        title="Read a page's markdown source", readOnlyHint=True, openWorldHint=False
-    ),
-    "create_page": ToolAnnotations(
-        title="Propose a new page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "update_page": ToolAnnotations(
-        title="Propose a new version of a page",
-        readOnlyHint=False,
-        # Nothing is lost: the proposal waits for review and every version is kept.
-        destructiveHint=False,
-        idempotentHint=True,
-        openWorldHint=False,
-    ),
-    "edit_page": ToolAnnotations(
-        title="Propose small edits to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "append_to_page": ToolAnnotations(
-        title="Propose an addition to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(
+    title: str,
+    *,
+    read_only: bool,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+) -> Callable[[F], F]:
+    """Declares a tool's human title and hints on its method, so that no tool goes without
+    them (directories of remote MCP servers require a title)."""
+
+    def declare(method: F) -> F:
+        method.tool_annotations = ToolAnnotations(  # type: ignore[attr-defined]
+            title=title,
+            readOnlyHint=read_only,
+            destructiveHint=destructive,
+            idempotentHint=idempotent,
+            openWorldHint=False,
+        )
+        return method
+
+    return declare
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -255,15 +250,8 @@ def request_agent() -> Agent | None:
     return getattr(request, "quire_agent", None)
 
 
-def _error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
-
-
-def _success_result(structured: dict[str, Any]) -> CallToolResult:
-    text = pretty_json(structured)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structuredContent=structured, isError=False
-    )
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
@@ -293,6 +281,8 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
 
 def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
+    if call.agent.oauth_client is not None:
+        data["client"] = call.agent.oauth_client
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{call.tool[:50]}",
@@ -323,20 +313,22 @@ QUIRE_VERSION = "0.1.0"
 
 
 class QuireMCP(DjangoMCP):
-    """django-mcp-server's server with per-agent tool lists, a call guard and audit.
+    """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
     The library keeps one tool list for every caller (and the low-level server caches it
-    across requests), so both listing and calling check the agent's rights here.
+    across requests), so listing filters it by the agent's rights here, and a `tools/call`
+    that reaches the library (the view answers the usual ones itself) goes through the same
+    `call_tool_for` as every other, never straight to a tool.
     """
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
-        for tool in tools:
-            annotations = TOOL_ANNOTATIONS.get(tool.name)
-            tool.description = inspect.cleandoc(tool.description)
+        for registered in tools:
+            annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
+            registered.description = inspect.cleandoc(registered.description)
             if annotations is not None:
-                tool.annotations = annotations
-                tool.title = annotations.title
+                registered.annotations = annotations
+                registered.title = annotations.title
         return tools
 
     async def list_tools(self) -> list[MCPTool]:
@@ -346,60 +338,81 @@ class QuireMCP(DjangoMCP):
         return sorted(tools, key=lambda tool: allowed.index(tool.name))
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        request = django_request_ctx.get(None)
         agent = request_agent()
-        if agent is None:
-            return _error_result(f"Unknown tool: {storable(name)}")
-        call = ToolCall(agent=agent, tool=name)
-        token = _current_call.set(call)
-        try:
-            result = await self._call(call, name, arguments)
-        finally:
-            _current_call.reset(token)
-        await sync_to_async(_record)(call)
-        return result
+        if request is None or agent is None:
+            return CallToolResult.model_validate(_error(f"Unknown tool: {storable(name)}"))
+        result = await sync_to_async(call_tool_for)(request, agent, name, arguments)
+        return CallToolResult.model_validate(result)
 
-    async def _call(self, call: ToolCall, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        # Every call counts, an unknown tool's too: guessing names costs the same as calling.
-        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
-        if error is None and name not in tool_names_for(call.agent):
-            # Exactly what the library says for a tool it does not have.
-            call.outcome = "unknown_tool"
-            return _error_result(f"Unknown tool: {storable(name)}")
-        call.extra["arguments"] = _loggable(arguments)
-        if error is None:
-            error = _text_problem(arguments)
-        if error is None:
-            try:
-                structured = await self._tool_manager.call_tool(
-                    name, arguments, context=self.get_context(), convert_result=False
-                )
-                return _success_result(structured)
-            except ToolError as exc:
-                cause = exc.__cause__
-                if isinstance(cause, QuireError):
-                    error = cause
-                elif isinstance(cause, ValidationError):
-                    error = _invalid_arguments(cause)
-                else:
-                    logger.error("MCP tool %s failed", name, exc_info=cause or exc)
-                    call.outcome = "error"
-                    return _error_result(
-                        "internal_error: the server could not complete this call; the error "
-                        "was logged. Try again later."
-                    )
-        refused(call, error, arguments)
-        return _error_result(f"{error.code}: {error.message}")
+
+INTERNAL_ERROR = (
+    "internal_error: the server could not complete this call; the error was logged. "
+    "Try again later."
+)
+
+
+def call_tool_for(
+    request: HttpRequest, agent: Agent, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """Run one tool call for `agent` and write its audit row: the only way to a tool.
+
+    Returns the `CallToolResult` as JSON: the result, or a tool error (`code: message`).
+    """
+    call = ToolCall(agent=agent, tool=name)
+    token = _current_call.set(call)
+    try:
+        result = _call(request, call, name, arguments)
+    finally:
+        _current_call.reset(token)
+    _record(call)
+    return result
+
+
+def _call(
+    request: HttpRequest, call: ToolCall, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    # Every call counts, an unknown tool's too: guessing names costs the same as calling.
+    error: QuireError | None = _rate_limited(call.agent)
+    if error is None and name not in tool_names_for(call.agent):
+        # Exactly what the library says for a tool it does not have.
+        call.outcome = "unknown_tool"
+        return _error(f"Unknown tool: {storable(name)}")
+    call.extra["arguments"] = _loggable(arguments)
+    if error is None:
+        error = _text_problem(arguments)
+    if error is None:
+        try:
+            model = TOOL_ARGUMENTS[name]
+            parsed = model.model_validate(arguments)
+            tool = getattr(PageTools(request=request), name)
+            structured = tool(**{field: getattr(parsed, field) for field in model.model_fields})
+            return {
+                "content": [{"type": "text", "text": pretty_json(structured)}],
+                "structuredContent": structured,
+                "isError": False,
+            }
+        except QuireError as exc:
+            error = exc
+        except ValidationError as exc:
+            error = _invalid_arguments(exc)
+        except Exception:
+            logger.exception("MCP tool %s failed", name)
+            call.outcome = "error"
+            return _error(INTERNAL_ERROR)
+    refused(call, error, arguments)
+    return _error(f"{error.code}: {error.message}")
 
 
 def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:
-    """Record a refused call for its audit row (both tool-call paths use this)."""
+    """Record a refused call for its audit row."""
     call.outcome = error.code
     call.extra["error"] = error.message
     if "credentials" in error.detail:
         # The audit keeps the call, never the credential it was refused for.
         call.extra["arguments"] = {
             key: "(withheld: refused for holding a credential)"
-            if isinstance(value, str) and key != "pageId"
+            if isinstance(value, str | list | dict) and key != "pageId"
             else value
             for key, value in arguments.items()
         }
@@ -448,6 +461,16 @@ def _storable(value: Any) -> Any:
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
 # Clients show the server's version; without this the low-level server reports the SDK's.
 quire_mcp._mcp_server.version = QUIRE_VERSION
+# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
+# advertises what has a handler) and asking for them is "method not found".
+for _unserved in (
+    ListPromptsRequest,
+    GetPromptRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+):
+    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
@@ -543,6 +566,7 @@ class PageTools(MCPToolset):
         if call is not None:
             call.extra.update(extra)
 
+    @tool("Browse your pages", read_only=True)
     def browse(
         self,
         cursor: Annotated[
@@ -581,6 +605,7 @@ class PageTools(MCPToolset):
             result["nextCursor"] = shown.next_cursor
         return result  # type: ignore[return-value]
 
+    @tool("Search your pages", read_only=True)
     def search_pages(
         self,
         query: Annotated[
@@ -614,16 +639,16 @@ class PageTools(MCPToolset):
         of it; call get_page (with section=...) to read it.
         """
         query = validate_query(query)
-        # The set goes into the search query as its entries' ids and paths.
-        scope = selectors.search_set_scope(self._agent(), under=under)
-        hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
+        # The set goes into the search query as its entries' ids and tree ranges.
+        scope = selectors.agent_scope(self._agent(), under=under)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         return {
             "results": [
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": hit.path,
+                    "path": scope.shown(hit.path),
                     "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
@@ -632,6 +657,7 @@ class PageTools(MCPToolset):
             ]
         }
 
+    @tool("Read a page", read_only=True)
     def get_page(
         self,
         pageId: PageId,
@@ -656,21 +682,19 @@ class PageTools(MCPToolset):
         call get_page for each of them when you need it.
         """
         agent = self._agent()
-        page = selectors.page_for_agent(agent, pageId)
-        live = page.live_version
-        assert live is not None
+        page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
-        references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
+        references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
         answer: dict[str, Any] = {
             "pageId": page.public_id,
-            "title": live.title,
-            "path": page.path,
-            "tags": list(live.tags),
-            "versionNumber": live.number,
-            "updated": _iso(live.decided_at or live.created_at),
-            "instructions": live.instructions,
-            "content": live.body,
+            "title": page.title,
+            "path": selectors.agent_path(page),
+            "tags": list(page.tags),
+            "versionNumber": page.version_number,
+            "updated": _iso(page.published_at),
+            "instructions": page.instructions,
+            "content": page.body,
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
@@ -683,13 +707,15 @@ class PageTools(MCPToolset):
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
         self._touched(
-            page,
+            # For the audit row's page: the id is all it needs.
+            Page.from_db(DEFAULT_DB_ALIAS, ["id", "public_id"], [page.pk, page.public_id]),
             page_ids=[page.public_id, *(item["pageId"] for item in answer["includes"])],
-            versions=[live.number],
-            read_live=live.number,
+            versions=[page.version_number],
+            read_live=page.version_number,
         )
         return answer  # type: ignore[return-value]
 
+    @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
@@ -713,7 +739,7 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
-        parent_id = page.parent.public_id if page.parent is not None else None
+        parent = selectors.parent_in_set(page)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -725,8 +751,8 @@ class PageTools(MCPToolset):
             "markdown": markdown,
             "tags": list(shown.tags),
             "status": _source_status(live, draft, shown),
-            "parentId": parent_id,
-            "path": page.path,
+            "parentId": parent.public_id if parent is not None else None,
+            "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
             "inReview": draft is not None,
             "pending": [
@@ -749,6 +775,7 @@ class PageTools(MCPToolset):
             else None,
         }
 
+    @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
     def create_page(
         self,
         title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
@@ -783,6 +810,8 @@ class PageTools(MCPToolset):
         self._touched(version.page, versions=[version.number])
         return _write_result(version, None)
 
+    # Nothing is lost: the proposal waits for review and every version is kept.
+    @tool("Propose a new version of a page", read_only=False, destructive=False, idempotent=True)
     def update_page(
         self,
         pageId: PageId,
@@ -821,6 +850,7 @@ class PageTools(MCPToolset):
             base_version=baseVersion,
         )
 
+    @tool("Propose small edits to a page", read_only=False, destructive=False, idempotent=False)
     def edit_page(
         self,
         pageId: PageId,
@@ -870,6 +900,7 @@ class PageTools(MCPToolset):
             base_version=baseVersion,
         )
 
+    @tool("Propose an addition to a page", read_only=False, destructive=False, idempotent=False)
     def append_to_page(
         self,
         pageId: PageId,
@@ -922,3 +953,21 @@ class PageTools(MCPToolset):
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+
+
+def _arguments_model(name: str) -> type[BaseModel]:
+    """The pydantic model of a tool's arguments, from its method's signature (as the library
+    builds the input schema it lists from the same signature)."""
+    method = getattr(PageTools, name)
+    hints = get_type_hints(method, include_extras=True)
+    fields: dict[str, Any] = {
+        parameter.name: (
+            hints[parameter.name],
+            ... if parameter.default is inspect.Parameter.empty else parameter.default,
+        )
+        for parameter in list(inspect.signature(method).parameters.values())[1:]
+    }
+    return create_model(f"{name}_arguments", **fields)
+
+
+TOOL_ARGUMENTS = {name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS}

@@ -18,11 +18,19 @@ class Agent(models.Model):
     )
     is_active = models.BooleanField(default=True)
     can_edit_pages = models.BooleanField(default=False)
+    # One entry that covers every page, now and later (`create_agent --all-pages`, "every
+    # page" in the set editor): its set is the whole wiki, its other entries only add use-when
+    # lines to their pages.
+    all_pages = models.BooleanField(default=False)
     # The token is shown once; only its SHA-256 is stored, and a short prefix for display.
     token_prefix = models.CharField(max_length=16, blank=True, default="")
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+    # Not stored: set on the agent of a request that came with an OAuth access token, the
+    # name of the client it was issued to, so that the call's audit row names it.
+    oauth_client: str | None = None
 
     class Meta:
         ordering = ["name"]
@@ -41,6 +49,7 @@ class PageSetEntry(models.Model):
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name_plural = "page set entries"
         ordering = ["agent_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["agent", "page"], name="pageset_unique_page")

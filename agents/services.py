@@ -18,11 +18,13 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from agents.models import Agent, PageSetEntry
+from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.unset import UNSET, Unset
 from reviews import services as review_services
+from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version
 from wiki.validators import check_one_line, check_text
 
@@ -66,6 +68,7 @@ def validate_agent_name(name: Any) -> str:
         name = check_one_line(name, field="name")
     if not isinstance(name, str) or not 1 <= len(name) <= NAME_MAX:
         raise InvalidArgument(f"an agent needs a name of 1 to {NAME_MAX} characters.", field="name")
+    refuse_credentials(name, field="name")
     return name
 
 
@@ -74,7 +77,9 @@ def validate_description(description: Any) -> str:
         return ""
     if not isinstance(description, str):
         raise InvalidArgument("the description must be text.", field="description")
-    return check_text(description, field="description").strip()
+    description = check_text(description, field="description").strip()
+    refuse_credentials(description, field="description")
+    return description
 
 
 def validate_use_when(lines: Any) -> list[str]:
@@ -87,11 +92,13 @@ def validate_use_when(lines: Any) -> list[str]:
         lines = list(lines)
     if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
         raise InvalidArgument("use-when must be a list of short sentences.", field="use_when")
-    cleaned = [
-        " ".join(check_text(line, field="use_when", name=f"use-when line {number}").split())
-        for number, line in enumerate(lines, start=1)
-    ]
-    cleaned = [line for line in cleaned if line]
+    cleaned = []
+    for number, line in enumerate(lines, start=1):
+        name = f"use-when line {number}"
+        line = " ".join(check_text(line, field="use_when", name=name).split())
+        refuse_credentials(line, field="use_when", name=name)
+        if line:
+            cleaned.append(line)
     if len(cleaned) > USE_WHEN_MAX_LINES:
         raise InvalidArgument(
             f"give at most {USE_WHEN_MAX_LINES} use-when lines; there are {len(cleaned)}.",
@@ -126,8 +133,10 @@ def agent_create(
     owner: User | None = None,
     can_edit_pages: bool = False,
     pages: Iterable[Page] = (),
+    all_pages: bool = False,
 ) -> tuple[Agent, str]:
-    """Create an agent, its first token and its page set (`pages`, in order).
+    """Create an agent, its first token and its page set (`pages`, in order; with
+    `all_pages`, the one entry that covers every page, now and later).
 
     The token is returned once and never stored.
     """
@@ -143,6 +152,7 @@ def agent_create(
                 description=validate_description(description),
                 owner=owner,
                 can_edit_pages=can_edit_pages,
+                all_pages=all_pages,
                 token_prefix=prefix,
                 token_hash=digest,
             )
@@ -151,7 +161,12 @@ def agent_create(
     audit_record(
         action="agent.create",
         actor=actor,
-        data={"agent": agent.name, "agentId": agent.pk, "canEditPages": can_edit_pages},
+        data={
+            "agent": agent.name,
+            "agentId": agent.pk,
+            "canEditPages": can_edit_pages,
+            "allPages": all_pages,
+        },
     )
     for page in pages:
         page_set_add(actor=actor, agent=agent, page=page)
@@ -206,6 +221,7 @@ def agent_token_rotate(*, actor: Operator, agent: Agent) -> str:
         actor=actor,
         data={"agent": agent.name, "agentId": agent.pk, "reactivated": not was_active},
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="token rotated")
     return token
 
 
@@ -222,6 +238,7 @@ def agent_revoke(*, actor: Operator, agent: Agent) -> Agent:
     audit_record(
         action="agent.revoke", actor=actor, data={"agent": agent.name, "agentId": agent.pk}
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="agent revoked")
     return agent
 
 
@@ -295,6 +312,28 @@ def page_set_add(
     )
     audit_record(action="page_set.add", actor=actor, page=page, data=_entry_data(entry))
     return entry
+
+
+@transaction.atomic
+def page_set_all_pages(*, actor: Operator, agent: Agent, all_pages: bool) -> Agent:
+    """Give `agent` the one entry that covers every page, now and later, or take it away.
+
+    It is a flag on the agent, not a snapshot of today's pages: a page published later is in
+    the set at once. The agent's other entries stay, to give their pages use-when lines.
+    """
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    if agent.all_pages == all_pages:
+        state = "already has" if all_pages else "does not have"
+        raise Conflict(f"{agent.name} {state} every page in its set; reload the page set.")
+    agent.all_pages = all_pages
+    agent.save(update_fields=["all_pages"])
+    audit_record(
+        action="page_set.all_pages",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, "allPages": all_pages},
+    )
+    return agent
 
 
 @transaction.atomic
@@ -448,6 +487,7 @@ def agent_page_create(
         tags=tags,
         change_summary=change_summary,
     )
-    if parent is None:
+    # An all-pages agent's set covers it already (once it is live).
+    if parent is None and not agent.all_pages:
         page_set_add(actor=agent, agent=agent, page=version.page)
     return version

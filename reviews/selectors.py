@@ -15,6 +15,7 @@ from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
+from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
@@ -137,24 +138,33 @@ def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:
     )
 
 
-def version_of(page: Page, number: int) -> Version:
+def version_of(page: Page, number: int, *, reader: Any) -> Version:
+    """Version `number` of `page`, if `reader` may read it (see
+    `wiki.selectors.unapproved_text_readable_by`); a hidden one is answered as a missing one."""
     try:
-        version = _with_people(page.versions.all()).get(number=number)
+        version = _with_people(page.versions.filter(unapproved_text_readable_by(reader))).get(
+            number=number
+        )
     except Version.DoesNotExist:
         raise NotFound(
-            f"page {page.public_id} has no version {number}; its versions go up to "
-            f"v{page.last_version_number}."
+            f"page {page.public_id} has no version {number} that you can read; open its "
+            "history for the versions there are."
         ) from None
     version.page = page  # share the page row (and its live version) already loaded
     return version
 
 
-def page_versions(page: Page) -> list[Version]:
-    """Every version of a page, newest first."""
+def page_versions(page: Page, *, reader: Any) -> list[Version]:
+    """Every version of a page `reader` may read, newest first."""
     versions = list(
-        Version.objects.filter(page=page)
+        Version.objects.filter(unapproved_text_readable_by(reader), page=page)
         .select_related(
-            "author_user", "author_agent", "decided_by", "reverted_from", "base_version"
+            "author_user",
+            "author_agent",
+            "decided_by",
+            "reverted_from",
+            "base_version",
+            "merged_into",
         )
         .order_by("-number")
     )

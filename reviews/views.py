@@ -23,6 +23,7 @@ from reviews.diff import (
     diff_words,
     invisible_characters,
     show,
+    show_html,
     suspicious_characters,
     tag_changes,
 )
@@ -53,9 +54,9 @@ def _page_or_404(request: HttpRequest, page_id: str) -> Page:
         raise Http404(error.message) from None
 
 
-def _version_or_404(page: Page, number: int) -> Version:
+def _version_or_404(request: HttpRequest, page: Page, number: int) -> Version:
     try:
-        return selectors.version_of(page, number)
+        return selectors.version_of(page, number, reader=request.user)
     except NotFound as error:
         raise Http404(error.message) from None
 
@@ -193,13 +194,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
             for conflict in merge["conflicts"]
         ]
     if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(_rendered(live.body if live else "", applied_title))
-        context["rendered_appended"] = mark_safe(
-            without_ids(render_page_body(version.proposed_body, ""))
+        context["rendered_live"] = mark_safe(
+            show_html(_rendered(live.body if live else "", applied_title))
         )
-    context["rendered"] = mark_safe(_rendered(applied_body, applied_title))
+        context["rendered_appended"] = mark_safe(
+            show_html(without_ids(render_page_body(version.proposed_body, "")))
+        )
+    rendered = _rendered(applied_body, applied_title)
+    # The panes badge invisible and look-alike characters as the markdown diff does.
+    context["rendered"] = mark_safe(show_html(rendered))
     context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title), context["rendered"]
+        _rendered(before_body, before_title or applied_title), rendered
     )
     return context
 
@@ -235,7 +240,7 @@ def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
 def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
     page = _page_or_404(request, page_id)
-    version = _version_or_404(page, number)
+    version = _version_or_404(request, page, number)
     context = _proposal_context(version)
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
@@ -253,18 +258,18 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 approve_form = ApproveForm(request.POST)
                 if approve_form.is_valid():
                     data = approve_form.cleaned_data
-                    services.version_approve(
+                    decided = services.version_approve(
                         actor=user,
                         version=version,
                         comment=data["comment"],
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, version, "approved")
+                    return _decided(request, decided, "approved")
             elif action == "edit":
                 edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
                     data = edit_form.cleaned_data
-                    services.version_approve(
+                    decided = services.version_approve(
                         actor=user,
                         version=version,
                         comment=data["comment"],
@@ -273,7 +278,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                         edited_tags=edit_form.tag_list(),
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, version, "edited and approved")
+                    return _decided(request, decided, "edited and approved")
             elif action == "reject":
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
@@ -288,7 +293,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
-            version = _version_or_404(_page_or_404(request, page_id), number)
+            version = _version_or_404(request, _page_or_404(request, page_id), number)
             context.update(_proposal_context(version))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
@@ -329,7 +334,14 @@ def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
 def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
     """After a decision the reviewer goes on: back to the queue they decided from, else to the
     next proposal waiting, else to the queue."""
-    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.")
+    published = version.merged_into
+    went_live = (
+        f" It went live as v{published.number}, together with the changes published since it "
+        "was written."
+        if published is not None
+        else ""
+    )
+    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.{went_live}")
     return_to = str(request.POST.get("return_to", ""))
     if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
         return_to, allowed_hosts={request.get_host()}
@@ -353,7 +365,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         form = RevertForm(request.POST)
         if form.is_valid():
             try:
-                target = selectors.version_of(page, form.cleaned_data["to_number"])
+                target = selectors.version_of(page, form.cleaned_data["to_number"], reader=user)
                 reverted = services.page_revert(
                     actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
                 )
@@ -375,7 +387,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
             )
             status = 400
         page = _page_or_404(request, page_id)
-    versions = selectors.page_versions(page)
+    versions = selectors.page_versions(page, reader=user)
     return render(
         request,
         "reviews/history.html",
@@ -401,7 +413,8 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         messages.error(request, "Choose two versions to compare.")
         return redirect("reviews:history", page_id=page.public_id)
     number_a, number_b = form.numbers()
-    version_a, version_b = _version_or_404(page, number_a), _version_or_404(page, number_b)
+    version_a = _version_or_404(request, page, number_a)
+    version_b = _version_or_404(request, page, number_b)
     old, new = selectors.proposed_content(version_a), selectors.proposed_content(version_b)
     removed, added, kept = tag_changes(old["tags"], new["tags"])
     return render(
@@ -413,7 +426,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
             "page": page,
             "a": version_a,
             "b": version_b,
-            "versions": selectors.page_versions(page),
+            "versions": selectors.page_versions(page, reader=request.user),
             "diff": diff_text(old["body"], new["body"]),
             "title_changed": old["title"] != new["title"],
             "title_diff": diff_words(old["title"], new["title"]),

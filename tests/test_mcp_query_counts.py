@@ -21,21 +21,22 @@ from .fixtures_mcp import rpc_tool
 
 pytestmark = pytest.mark.django_db
 
-# Per call, the whole request: the token lookup, the tool's reads and writes (with the
-# savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
-# get_page: the token, the page with its live version, set check and whether it has files,
-# the referenced pages, the audit row (a page with files adds one: see below). search_pages:
-# the token, the set, the search, the sections of its hits, the audit row.
+# Per call, the whole request: the tool's reads and writes (with the savepoints of the
+# services' transactions) and the audit row; the token was looked up by the first call and is
+# kept (agents.selectors.agent_by_token). Same on SQLite and PostgreSQL.
+# get_page: the page with its live version, set check and whether it has files, the
+# referenced pages, the audit row (a page with files adds one: see below). search_pages: the
+# set, the search, the sections of its hits, the audit row.
 EXPECTED = {
-    "0:browse": 5,
-    "1:search_pages": 5,
-    "2:get_page": 4,
-    "3:get_page_source": 5,
-    "4:create_page": 22,
-    "5:create_page": 15,
-    "6:update_page": 15,  # 14 + the last live version the agent read (audit trail)
-    "7:update_page": 15,
-    "8:append_to_page": 13,
+    "0:browse": 4,
+    "1:search_pages": 4,
+    "2:get_page": 3,
+    "3:get_page_source": 4,
+    "4:create_page": 21,
+    "5:create_page": 14,
+    "6:update_page": 14,  # 13 + the last live version the agent read (audit trail)
+    "7:update_page": 14,
+    "8:append_to_page": 12,
 }
 
 
@@ -85,7 +86,8 @@ def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
         ("update_page", {"pageId": child.public_id, "markdown": "Newer.", "changeSummary": "y"}),
         ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
     ]
-    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    # The first call of a minute also records last_used_at, and finds the token.
+    rpc_tool(client, token, "browse")
     counts: dict[str, int] = {}
     for n, (tool, arguments) in enumerate(calls):
         with CaptureQueriesContext(connection) as queries:
@@ -148,7 +150,8 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
         page=with_files,
         upload=SimpleUploadedFile("notes.txt", b"Zebra notes.", content_type="text/plain"),
     )
-    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    # The first call of a minute also records last_used_at, and finds the token.
+    rpc_tool(client, token, "browse")
     counts: list[int] = []
     for page in (plain, with_files):
         with CaptureQueriesContext(connection) as queries:
@@ -160,5 +163,5 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
             [{"name": "notes.txt", "text": "Zebra notes."}] if page is with_files else []
         )
     counter = 0 if settings.REDIS_URL else 1
-    # No references on these pages: token, page, (files,) audit row.
-    assert counts == [3 + counter, 4 + counter]
+    # No references on these pages: page, (files,) audit row.
+    assert counts == [2 + counter, 3 + counter]

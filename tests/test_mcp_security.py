@@ -66,8 +66,10 @@ def test_it_refuses_to_read_a_page_outside_the_set(
 ) -> None:
     _, outside = inside_and_outside
     error = mcp.error(reader_agent, "get_page", pageId=outside.public_id)
-    assert error.startswith(f"not_in_set: page {outside.public_id} is not in your page set.")
-    assert "Call browse" in error
+    missing = mcp.error(reader_agent, "get_page", pageId="pg_zzzzzzzz")
+    # Word for word what a page that does not exist gets: nothing says this one does.
+    assert error == missing.replace("pg_zzzzzzzz", outside.public_id)
+    assert error.startswith("not_found: ") and "Call browse" in error
     assert "1234567" not in error
 
 
@@ -114,7 +116,10 @@ def test_it_refuses_a_parent_outside_the_set_and_writes_nothing(
     error = mcp.error(
         editor_agent, "create_page", title="Sneaky", markdown="x", parentId=outside.public_id
     )
-    assert error.startswith("not_in_set: ")
+    assert error == (
+        f"not_found: there is no page {outside.public_id} that you can read. "
+        "Call browse to list the pages you can use."
+    )
     assert counts() == before
 
 
@@ -130,7 +135,8 @@ def test_it_refuses_to_change_or_show_the_source_of_pages_outside_the_set(
         ("append_to_page", {"markdown": "more", "changeSummary": "x"}),
     ]:
         error = mcp.error(editor_agent, tool, pageId=outside.public_id, **arguments)
-        assert error.startswith("not_in_set: "), tool
+        missing = mcp.error(editor_agent, tool, pageId="pg_zzzzzzzz", **arguments)
+        assert error == missing.replace("pg_zzzzzzzz", outside.public_id), tool
         assert "secret words" not in error
     assert counts() == before
 
@@ -162,10 +168,14 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
 def test_it_answers_401_with_www_authenticate_without_a_valid_token(
     mcp: MCP, reader_agent: AgentKey
 ) -> None:
-    for token in [None, "qa_not-a-real-token", reader_agent.token + "x"]:
+    metadata = f'resource_metadata="{mcp.url.removesuffix("/mcp")}'
+    metadata += '/.well-known/oauth-protected-resource/mcp"'
+    for token in [None, "qa_not-a-real-token", reader_agent.token + "x", "qo_not-an-oauth-token"]:
         response = raw_post(mcp, tools_call("browse"), token)
         assert response.status_code == 401, token
-        assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+        # Where an OAuth client starts (RFC 9728); a token that was sent is named invalid.
+        error = 'error="invalid_token", ' if token else ""
+        assert response.headers["WWW-Authenticate"] == f"Bearer {error}{metadata}"
         assert response.json()["error"].endswith(".")
     basic = raw_post(mcp, tools_call("browse"), None, Authorization="Basic dXNlcjpwYXNz")
     assert basic.status_code == 401
@@ -181,7 +191,7 @@ def test_it_refuses_a_rotated_token_on_the_next_call(
     )
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+    assert response.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
     with pytest.raises(Exception) as failure:
         mcp.call(reader_agent, "browse")
     assert "401" in repr(failure.value) or "Unauthorized" in repr(failure.value)
@@ -196,7 +206,7 @@ def test_it_refuses_a_revoked_token_on_the_next_call(
     agent_services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+    assert response.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
 
 
 def test_it_answers_get_with_405(mcp: MCP, reader_agent: AgentKey) -> None:

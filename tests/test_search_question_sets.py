@@ -81,8 +81,8 @@ def hybrid(client: Client, token: str, query: str) -> list[str]:
 
 
 def keyword_only(agent: Agent, query: str) -> list[str]:
-    scope = selectors.search_set_scope(agent)
-    return sources([h.public_id for h in search_pages(query, page_ids=scope, semantic=False)[:8]])
+    scope = selectors.agent_scope(agent)
+    return sources([h.public_id for h in search_pages(query, scope=scope, semantic=False)[:8]])
 
 
 def test_hybrid_search_answers_the_question_sets(

@@ -31,6 +31,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, OuterRef
 
 from wiki.models import Page, PageChunk
+from wiki.scope import readable_sql
 
 log = logging.getLogger(__name__)
 
@@ -439,7 +440,7 @@ def nearest_chunks(
     params = dict(params, model=model.name, limit=limit)
     in_scope = "AND c.page_id IN (SELECT id FROM covered)" if covered_sql else ""
     with_covered = f"WITH covered(id) AS ({covered_sql})" if covered_sql else ""
-    live = "p.live_version_id = c.version_id AND NOT p.archived AND c.model = %(model)s"
+    live = f"p.live_version_id = c.version_id AND {readable_sql('p')} AND c.model = %(model)s"
     if store == "exact":
         return _exact_nearest(np.stack(vectors), with_covered, in_scope, live, params, limit)
     best: dict[tuple[int, str | None, str], ChunkHit] = {}

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,21 +20,34 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 from django.utils.text import slugify
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki import search
-from wiki.models import Attachment, Page, Version
+from wiki.credentials import refuse_credentials
+from wiki.models import (
+    CHANGE_SUMMARY_MAX,
+    Attachment,
+    FormSubmission,
+    Page,
+    Version,
+    VersionStatus,
+    new_page_id,
+)
 from wiki.roles import can_publish
+from wiki.scope import Root, Scope
 from wiki.validators import check_one_line
 
 # --- tree helpers -------------------------------------------------------------------------
 
 
-def _slug_for(title: str) -> str:
-    return (slugify(title, allow_unicode=True) or "page")[:200]
+def _slug_for(title: str, public_id: str | None = None) -> str:
+    """The slug a title gives; with `public_id`, followed by the id's own characters."""
+    base = (slugify(title, allow_unicode=True) or "page")[:200]
+    return f"{base}-{public_id.removeprefix('pg_')}" if public_id else base
 
 
 def _free_slug(base: str, taken: set[str]) -> str:
@@ -45,8 +59,10 @@ def _free_slug(base: str, taken: set[str]) -> str:
     return slug
 
 
-def _unique_slug(*, parent: Page | None, title: str, exclude_pk: int | None = None) -> str:
-    base = _slug_for(title)
+def _unique_slug(
+    *, parent: Page | None, title: str, exclude_pk: int | None = None, public_id: str | None = None
+) -> str:
+    base = _slug_for(title, public_id)
     siblings = Page.objects.filter(parent=parent, slug__startswith=base)
     if exclude_pk is not None:
         siblings = siblings.exclude(pk=exclude_pk)
@@ -131,6 +147,9 @@ class PageRow:
     extra_frontmatter: dict[str, Any] | None = None
     # Keeps a page's id across export and import, so `[[pg_...]]` links survive.
     public_id: str | None = None
+    # The slug ends with the page's id: an agent's page, whose address must not depend on
+    # siblings the agent may not see (a `-2` would say that one holds the name).
+    slug_with_id: bool = False
 
 
 def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
@@ -167,7 +186,8 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
     for row in rows:
         parent = parents[row.parent.pk] if row.parent is not None else None
         siblings = taken[parent.pk if parent is not None else None]
-        slug = _free_slug(_slug_for(row.title), siblings)
+        public_id = row.public_id or (new_page_id() if row.slug_with_id else None)
+        slug = _free_slug(_slug_for(row.title, public_id if row.slug_with_id else None), siblings)
         siblings.add(slug)
         pages.append(
             Page(
@@ -180,7 +200,7 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
                 source_path=row.source_path,
                 extra_frontmatter=row.extra_frontmatter or {},
                 last_version_number=1,
-                **({"public_id": row.public_id} if row.public_id is not None else {}),
+                **({"public_id": public_id} if public_id is not None else {}),
             )
         )
     try:
@@ -200,7 +220,13 @@ def page_make_live(page: Page, version: Version) -> None:
     check_parent(page, parent)
     _mirror(page, version)
     if old_parent_id != page.parent_id or old_title != page.title or not page.slug:
-        page.slug = _unique_slug(parent=parent, title=version.title, exclude_pk=page.pk)
+        page.slug = _unique_slug(
+            parent=parent,
+            title=version.title,
+            exclude_pk=page.pk,
+            # An agent's title keeps the page's id in the slug, as its new page did.
+            public_id=page.public_id if version.author_agent_id is not None else None,
+        )
         page.path = _path_for(parent, page.slug)
         try:
             with transaction.atomic():
@@ -257,19 +283,25 @@ def _check_can_publish(actor: User) -> None:
 
 @transaction.atomic
 def page_archive(*, actor: User, page: Page) -> Page:
+    """Archive `page` and, with it, every page under it (those not archived already): for
+    readers and agents the subtree is gone; editors can still open it to restore it."""
     _check_can_publish(actor)
     page = lock_page(page)
     if page.archived:
         raise Conflict(f"page {page.public_id} is already archived.")
     page.archived = True
     page.save(update_fields=["archived", "updated_at"])
-    search.remove_page(page)
-    audit_record(action="page.archive", actor=actor, page=page)
+    taken = _subtree(page).filter(archived=False)
+    along = list(taken.values_list("pk", flat=True))
+    taken.update(archived=True, archived_with=page, updated_at=timezone.now())
+    search.remove_pages([page.pk, *along])
+    audit_record(action="page.archive", actor=actor, page=page, data={"pagesUnder": len(along)})
     return page
 
 
 @transaction.atomic
 def page_restore(*, actor: User, page: Page) -> Page:
+    """Restore `page` and the pages archived with it (not those archived on their own)."""
     _check_can_publish(actor)
     page = lock_page(page)
     if not page.archived:
@@ -277,10 +309,82 @@ def page_restore(*, actor: User, page: Page) -> Page:
     if page.parent is not None and page.parent.archived:
         raise Conflict("restore its parent page first.")
     page.archived = False
-    page.save(update_fields=["archived", "updated_at"])
-    search.index_page(page)
-    audit_record(action="page.restore", actor=actor, page=page)
+    page.archived_with = None
+    page.save(update_fields=["archived", "archived_with", "updated_at"])
+    brought = list(Page.objects.filter(archived_with=page).select_related("live_version"))
+    Page.objects.filter(pk__in=[p.pk for p in brought]).update(
+        archived=False, archived_with=None, updated_at=timezone.now()
+    )
+    for restored in [page, *brought]:
+        restored.archived = False
+        search.index_page(restored)
+    audit_record(action="page.restore", actor=actor, page=page, data={"pagesUnder": len(brought)})
     return page
+
+
+def _subtree(page: Page) -> QuerySet[Page]:
+    """The pages under `page` (not the page itself), by the Scope's coverage rule."""
+    return Page.objects.filter(Scope.of([Root(page.pk, page.path)]).q(readable=False)).exclude(
+        pk=page.pk
+    )
+
+
+@transaction.atomic
+def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
+    """Move a live page, and everything under it, under `parent` (None: the top level).
+
+    The move is a new approved version, identical to the live one but for its parent, so the
+    history shows it and a proposal written before it is stale and merges onto the new place
+    instead of moving the page back. Paths below follow; `[[pg_...]]` links and agents' page
+    set entries name the page by id, so they follow it too.
+    """
+    _check_can_publish(actor)
+    # The page and its new parent, locked in id order (two moves never wait on each other
+    # in opposite orders).
+    wanted = [page.pk] if parent is None else sorted({page.pk, parent.pk})
+    locked = {
+        p.pk: p for p in Page.objects.select_for_update().filter(pk__in=wanted).order_by("pk")
+    }
+    if page.pk not in locked or (parent is not None and parent.pk not in locked):
+        raise NotFound("the page or its new parent no longer exists; reload and try again.")
+    page, parent = locked[page.pk], (locked[parent.pk] if parent is not None else None)
+    live = page.live_version
+    if page.archived or live is None:
+        raise Conflict(f"page {page.public_id} is not live; only a live page can be moved.")
+    if parent is not None and parent.live_version_id is None:
+        raise InvalidArgument(
+            f"the page {parent.public_id} is not live yet; choose a live parent.", field="parent"
+        )
+    check_parent(page, parent)
+    if page.parent_id == (parent.pk if parent is not None else None):
+        where = f"under “{parent.title}”" if parent is not None else "at the top level"
+        raise InvalidArgument(f"the page is already {where}.", field="parent")
+    old_path = page.path
+    summary = f"Moved under “{parent.title}”." if parent is not None else "Moved to the top level."
+    version = Version.objects.create(
+        page=page,
+        number=allocate_version_number(page),
+        title=live.title,
+        body=live.body,
+        proposed_body=live.body,
+        tags=live.tags,
+        parent=parent,
+        instructions=live.instructions,
+        change_summary=summary[:CHANGE_SUMMARY_MAX],
+        base_version=live,
+        author_user=actor,
+    )
+    version.move_to(VersionStatus.APPROVED, by=actor, comment=summary)
+    version.save()
+    page_make_live(page, version)
+    audit_record(
+        action="page.move",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        data={"from": old_path, "to": page.path},
+    )
+    return version
 
 
 @transaction.atomic
@@ -304,6 +408,49 @@ def page_set_import_metadata(
         data={"source_path": source_path},
     )
     return page
+
+
+# --- forms ------------------------------------------------------------------------------------
+
+FORM_TOKEN_MAX = 64
+
+
+class AlreadySubmitted(Conflict):
+    """The form was saved before with this token; `url` is what that save made."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            "this form was already saved; nothing was saved a second time. Open what the first "
+            "save made, or reload the form to start a new one.",
+            detail={"url": url},
+        )
+        self.url = url
+
+
+@contextmanager
+def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
+    """One transaction around a form's save that claims the form's one-time token first.
+
+    Saving the same form again (back, then save) raises AlreadySubmitted; two saves at once
+    wait on the token's unique index and the second is refused the same way. If the save
+    fails, the claim is undone with it, so the person can correct the form and save again.
+    The caller sets `url` on the claim to where the result is. A form without a token (an
+    old page or a script) is saved as before.
+    """
+    token = str(token or "").strip()[:FORM_TOKEN_MAX]
+    with transaction.atomic():
+        if not token:
+            yield None
+            return
+        try:
+            with transaction.atomic():
+                claim = FormSubmission.objects.create(token=token, user=actor)
+        except IntegrityError:
+            earlier = FormSubmission.objects.filter(token=token, user=actor).first()
+            raise AlreadySubmitted(earlier.url if earlier is not None else "") from None
+        yield claim
+        if claim.url:
+            claim.save(update_fields=["url"])
 
 
 # --- attachments ------------------------------------------------------------------------------
@@ -339,7 +486,10 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
         if upload.content_type and upload.content_type != "application/octet-stream"
         else (mimetypes.guess_type(name)[0] or "application/octet-stream")
     )
+    refuse_credentials(name, field="file", name="the file name")
     text = extract_text(name=name, content_type=content_type, data=data)
+    # Agents read this text through get_page and search finds it: no credential either.
+    refuse_credentials(text, field="file", name=f"the text of {name}")
     page = lock_page(page)
     if page.attachments.filter(name=name).exists():
         raise InvalidArgument(

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
@@ -21,6 +20,7 @@ from django.db import transaction
 
 from agents import services as agent_services
 from agents.models import Agent, PageSetEntry
+from content.importer import split_frontmatter
 from reviews import services
 from wiki.models import Page, Version, VersionKind
 
@@ -110,12 +110,16 @@ def ensure_admin(login_file: Path) -> tuple[User, str | None]:
     """The superuser 'admin' and the demo password, or None when it no longer logs in.
 
     The admin is created once, with a password kept in `login_file`; after that its account
-    is the operator's: a password they changed is never reset.
+    is the operator's: a password they changed is never reset, and the file is removed.
     """
     password = _read_password(login_file)
     admin = User.objects.filter(username=ADMIN_USERNAME).first()
     if admin is not None:
-        return admin, password if password and admin.check_password(password) else None
+        if password and admin.check_password(password):
+            return admin, password
+        # The operator changed the password: a file still holding the old one would mislead.
+        login_file.unlink(missing_ok=True)
+        return admin, None
     if password is None:
         password = secrets.token_urlsafe(12)
         login_file.parent.mkdir(parents=True, exist_ok=True)
@@ -162,11 +166,12 @@ def load_pages(admin: User) -> LoadReport:
         )
     }
     for relative in _demo_files():
-        post = frontmatter.loads((DEMO_DIR / relative).read_text(encoding="utf-8"))
-        title = str(post.metadata.get("title") or relative)
-        raw_tags = post.metadata.get("tags") or []
+        # The importer's own frontmatter reader: one parser for both ways in.
+        meta, content = split_frontmatter((DEMO_DIR / relative).read_text(encoding="utf-8"))
+        title = str(meta.get("title") or relative)
+        raw_tags = meta.get("tags") or []
         tags = [str(tag) for tag in raw_tags] if isinstance(raw_tags, list) else []
-        body = post.content.strip("\n") + "\n"
+        body = content.strip("\n") + "\n"
         parent_source = _parent_source(relative)
         parent = report.pages[parent_source] if parent_source else None
         page = existing.get(SOURCE_PREFIX + relative)

@@ -14,7 +14,7 @@ def use_pgvector(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wiki', '0009_page_readable_tree_key'),
+        ('wiki', '0012_page_archived_with'),
     ]
 
     operations = [
