@@ -125,6 +125,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # to plan and 0.1 ms to run). Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler that
     # cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
     _options["server_side_binding"] = True
+    # The same backend, batching bulk writes to the 65,535 parameters a statement may bind.
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
     _options.setdefault(
         "prepare_threshold", 5 if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True) else None
     )

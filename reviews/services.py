@@ -20,6 +20,7 @@ from agents.models import Agent
 from core.actors import Actor
 from core.audit import audit_event, audit_record, audit_record_many
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
@@ -38,6 +39,7 @@ from wiki.services import (
     allocate_version_number,
     check_parent,
     lock_page,
+    lock_page_under,
     new_pages_make_live,
     page_make_live,
     page_rows_create,
@@ -135,7 +137,8 @@ def _author_fields(actor: Actor) -> dict[str, Any]:
 
 
 def _lock_version(version: Version) -> tuple[Page, Version]:
-    page = lock_page(version.page)
+    moving = version.parent_id != version.page.parent_id
+    page, _ = lock_page_under(version.page, version.parent if moving else None)
     locked = Version.objects.select_related("base_version", "page", "decided_by").get(pk=version.pk)
     return page, locked
 
@@ -278,7 +281,7 @@ def page_create(
     return pages_create(actor=actor, pages=[new], publish=publish)[0]
 
 
-@transaction.atomic
+@atomic_retried
 def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = False) -> list[Version]:
     """New pages with version 1 each, made as `page_create` makes one, all or none.
 
@@ -463,7 +466,7 @@ def _replace_fields(
     return fields
 
 
-@transaction.atomic
+@atomic_retried
 def version_propose(
     *,
     actor: Actor,
@@ -492,7 +495,10 @@ def version_propose(
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
-    page = lock_page(page)
+    if isinstance(parent, Unset):
+        page = lock_page(page)
+    else:
+        page, parent = lock_page_under(page, parent)
     if page.archived:
         raise Conflict(f"page {page.public_id} is archived; restore it before changing it.")
     current = page.live_version or page.versions.order_by("-number").first()
@@ -630,7 +636,7 @@ def _apply_edit(
     version.edited_by_reviewer = True
 
 
-@transaction.atomic
+@atomic_retried
 def version_approve(
     *,
     actor: Actor,
@@ -685,7 +691,7 @@ def version_approve(
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     """Decline a proposal with a reason the author reads."""
     reviewer = _check_can_decide(actor, version)
@@ -704,7 +710,7 @@ def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def version_withdraw(*, actor: Actor, version: Version) -> Version:
     """Take back one's own waiting proposal."""
     mine = (
@@ -721,14 +727,17 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
     if isinstance(actor, Agent) or not (can_publish(actor) or can_review(actor)):
         raise Forbidden("only editors and reviewers can revert a page.")
-    page = lock_page(page)
     if to_version.page_id != page.pk:
         raise InvalidArgument("that version belongs to another page.", field="version")
+    moving = to_version.parent_id != page.parent_id
+    page, parent = lock_page_under(page, to_version.parent if moving else None)
+    if not moving:
+        parent = page.parent
     if to_version.status != VersionStatus.APPROVED:
         raise InvalidArgument(
             f"v{to_version.number} was never live ({to_version.status}); revert only to a "
@@ -737,7 +746,6 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
         )
     if page.live_version_id == to_version.pk:
         raise InvalidArgument(f"v{to_version.number} is already live.", field="version")
-    parent = to_version.parent
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),

@@ -105,7 +105,12 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     assert small == large
     # Without Redis the agent's rate-limit counter is one upsert in the database.
     counter = 0 if settings.REDIS_URL else 1
-    assert small == {call: count + counter for call, count in EXPECTED.items()}
+    expected = {call: count + counter for call, count in EXPECTED.items()}
+    if connection.vendor == "postgresql":
+        # A proposal on a page with a parent holds that parent shared (wiki.services.lock_pages).
+        expected["6:update_page"] += 1
+        expected["7:update_page"] += 1
+    assert small == expected
 
 
 @pytest.mark.parametrize("size", [10, 500])

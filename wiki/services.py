@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils.text import slugify
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.transactions import atomic_retried
 from wiki import search
 from wiki.models import Attachment, Page, Version
 from wiki.roles import can_publish
@@ -74,6 +76,12 @@ def _path_for(parent: Page | None, slug: str) -> str:
 
 
 def check_parent(page: Page | None, parent: Page | None) -> None:
+    """`parent` may hold `page`: it is not archived, and it is neither `page` nor under it.
+
+    Both must be as the database has them now, under the locks of `lock_page(page,
+    parent=parent)` (or `lock_pages`), which keep them so until the caller commits: the path
+    says where a page is, so it says whether `parent` is under `page`.
+    """
     if parent is None:
         return
     if parent.archived:
@@ -83,13 +91,10 @@ def check_parent(page: Page | None, parent: Page | None) -> None:
         )
     if page is None:
         return
-    node: Page | None = parent
-    while node is not None:
-        if node.pk == page.pk:
-            raise InvalidArgument(
-                "a page cannot be moved under itself or one of its descendants.", field="parent"
-            )
-        node = node.parent
+    if parent.pk == page.pk or parent.path.startswith(page.path + "/"):
+        raise InvalidArgument(
+            "a page cannot be moved under itself or one of its descendants.", field="parent"
+        )
 
 
 def _refresh_descendant_paths(page: Page) -> None:
@@ -103,13 +108,82 @@ def _refresh_descendant_paths(page: Page) -> None:
         frontier = children
 
 
+# Tries at locking a branch whose pages moved while it was being locked.
+TREE_LOCK_TRIES = 3
+_LOCK_SHARED_SQL = (
+    'SELECT * FROM wiki_page WHERE path = ANY(%s) ORDER BY path COLLATE "C" FOR SHARE'
+)
+
+
+def _ancestor_paths(path: str) -> list[str]:
+    """The paths of the pages above the page at `path`, from the top down."""
+    parts = path.split("/")
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+
+
+def lock_pages(pages: Sequence[Page], *, under: Sequence[Page | None] = ()) -> dict[int, Page]:
+    """`pages` locked for the rest of the transaction, their ancestors and the pages of
+    `under` (new parents) with theirs held shared; every one of them as it is now, by pk
+    (on SQLite, `pages` only).
+
+    Every writer locks pages in one order, by path, so ancestors first: two writers in one
+    branch queue on the first page they share instead of each holding what the other waits
+    for. Shared, an ancestor cannot be renamed, moved or archived (each locks it alone)
+    until the writer commits, which `check_parent` and the pages' paths rely on.
+    """
+    if connection.vendor != "postgresql":
+        # No row locks: SQLite's writers take the whole database in turn (IMMEDIATE).
+        return {page.pk: page for page in Page.objects.filter(pk__in=[p.pk for p in pages])}
+    exclusive = {page.pk: page.path for page in pages}
+    shared = {page.pk: page.path for page in under if page is not None}
+    for _ in range(TREE_LOCK_TRIES):
+        order: dict[str, bool] = {}
+        for path in [*exclusive.values(), *shared.values()]:
+            for above in _ancestor_paths(path):
+                order.setdefault(above, False)
+        order.update(dict.fromkeys(shared.values(), False))
+        order.update(dict.fromkeys(exclusive.values(), True))
+        locked: dict[int, Page] = {}
+        for alone, group in groupby(sorted(order.items()), key=lambda item: item[1]):
+            paths = [path for path, _ in group]
+            rows: Iterable[Page]
+            if alone:
+                rows = Page.objects.select_for_update().filter(
+                    pk__in=[pk for pk, path in exclusive.items() if path in paths]
+                )
+            else:
+                rows = Page.objects.raw(_LOCK_SHARED_SQL, [paths])
+            locked.update((page.pk, page) for page in rows)
+        # A page moved before its lock was granted: lock its new branch too, and check again.
+        moved = {pk: page.path for pk, page in locked.items() if pk in exclusive}
+        moved = {pk: path for pk, path in moved.items() if path != exclusive[pk]}
+        gone = [pk for pk in shared if pk not in locked or locked[pk].path != shared[pk]]
+        if not moved and not gone:
+            return locked
+        exclusive.update(moved)
+        shared.update(Page.objects.filter(pk__in=gone).values_list("pk", "path"))
+    raise Conflict("pages around this one kept moving while it was changed; try again.")
+
+
 def lock_page(page: Page) -> Page:
-    """The page row, locked for the rest of the transaction: who decides on a page holds it."""
+    """The page row, locked for the rest of the transaction: who decides on a page holds it.
+    Its ancestors are held shared (see `lock_pages`)."""
+    return lock_page_under(page, None)[0]
+
+
+def lock_page_under(page: Page, parent: Page | None) -> tuple[Page, Page | None]:
+    """`lock_page` for a change that puts the page under `parent`: that parent and its
+    ancestors are held shared too. Both as they are now."""
     assert page.pk is not None
-    try:
-        return Page.objects.select_for_update().get(pk=page.pk)
-    except Page.DoesNotExist:
-        raise NotFound(f"page {page.public_id} does not exist.") from None
+    locked = lock_pages([page], under=[parent])
+    if page.pk not in locked:
+        raise NotFound(f"page {page.public_id} does not exist.")
+    if parent is None:
+        return locked[page.pk], None
+    fresh = locked.get(parent.pk) or Page.objects.filter(pk=parent.pk).first()
+    if fresh is None:
+        raise NotFound(f"page {parent.public_id} does not exist.")
+    return locked[page.pk], fresh
 
 
 def allocate_version_number(page: Page) -> int:
@@ -140,12 +214,8 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
     costs one query to lock the parents, one for the ids asked for, one for the siblings'
     slugs and one INSERT (a bulk import creates a folder's pages at once).
     """
-    parents = {
-        parent.pk: parent
-        for parent in Page.objects.select_for_update()
-        .filter(pk__in={row.parent.pk for row in rows if row.parent is not None})
-        .order_by("pk")
-    }
+    wanted = list({row.parent.pk: row.parent for row in rows if row.parent is not None}.values())
+    parents = lock_pages(wanted)
     for row in rows:
         if row.parent is not None and row.parent.pk not in parents:
             raise NotFound(f"page {row.parent.public_id} does not exist.")
@@ -255,7 +325,7 @@ def _check_can_publish(actor: User) -> None:
         raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
 
 
-@transaction.atomic
+@atomic_retried
 def page_archive(*, actor: User, page: Page) -> Page:
     _check_can_publish(actor)
     page = lock_page(page)
@@ -268,7 +338,7 @@ def page_archive(*, actor: User, page: Page) -> Page:
     return page
 
 
-@transaction.atomic
+@atomic_retried
 def page_restore(*, actor: User, page: Page) -> Page:
     _check_can_publish(actor)
     page = lock_page(page)
@@ -283,7 +353,7 @@ def page_restore(*, actor: User, page: Page) -> Page:
     return page
 
 
-@transaction.atomic
+@atomic_retried
 def page_set_import_metadata(
     *, actor: User, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]
 ) -> Page:
@@ -309,7 +379,7 @@ def page_set_import_metadata(
 # --- attachments ------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@atomic_retried
 def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachment:
     """Attach a file to a page, with its text extracted for agents and search."""
     from django.conf import settings
@@ -368,7 +438,7 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
     return attachment
 
 
-@transaction.atomic
+@atomic_retried
 def attachment_remove(*, actor: User, attachment: Attachment) -> None:
     if not can_publish(actor):
         raise Forbidden("only editors can remove attachments.")
