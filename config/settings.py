@@ -198,9 +198,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Emails the broker or the SMTP server could not take at the time (the outbox).
+    # Every minute, so that a row a killed worker claimed goes out soon after its lease
+    # (reviews.outbox.SENDING_LEASE) ends.
     "retry-pending-notifications": {
         "task": "reviews.tasks.retry_pending_notifications",
-        "schedule": 300.0,
+        "schedule": 60.0,
     },
     "send-review-digests": {
         "task": "reviews.tasks.send_review_digests",
