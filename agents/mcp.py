@@ -8,15 +8,24 @@ turns domain errors into `code: message` tool errors and writes an audit row per
 import inspect
 import logging
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    GetPromptRequest,
+    ListPromptsRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+    ToolAnnotations,
+)
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
@@ -56,45 +65,30 @@ Read the pages marked alwaysInclude with get_page before you answer anything.
 Use search_pages to find a page by its words, then get_page to read it whole.
 When you may edit, every change you submit waits for a person to approve it."""
 
-TOOL_ANNOTATIONS = {
-    "browse": ToolAnnotations(title="Browse your pages", readOnlyHint=True, openWorldHint=False),
-    "search_pages": ToolAnnotations(
-        title="Search your pages", readOnlyHint=True, openWorldHint=False
-    ),
-    "get_page": ToolAnnotations(title="Read a page", readOnlyHint=True, openWorldHint=False),
-    "get_page_source": ToolAnnotations(
-        title="Read a page's markdown source", readOnlyHint=True, openWorldHint=False
-    ),
-    "create_page": ToolAnnotations(
-        title="Propose a new page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "update_page": ToolAnnotations(
-        title="Propose a new version of a page",
-        readOnlyHint=False,
-        # Nothing is lost: the proposal waits for review and every version is kept.
-        destructiveHint=False,
-        idempotentHint=True,
-        openWorldHint=False,
-    ),
-    "edit_page": ToolAnnotations(
-        title="Propose small edits to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "append_to_page": ToolAnnotations(
-        title="Propose an addition to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(
+    title: str,
+    *,
+    read_only: bool,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+) -> Callable[[F], F]:
+    """Declares a tool's human title and hints on its method, so that no tool goes without
+    them (directories of remote MCP servers require a title)."""
+
+    def declare(method: F) -> F:
+        method.tool_annotations = ToolAnnotations(  # type: ignore[attr-defined]
+            title=title,
+            readOnlyHint=read_only,
+            destructiveHint=destructive,
+            idempotentHint=idempotent,
+            openWorldHint=False,
+        )
+        return method
+
+    return declare
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -286,6 +280,8 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
 
 def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
+    if call.agent.oauth_client is not None:
+        data["client"] = call.agent.oauth_client
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{call.tool[:50]}",
@@ -326,12 +322,12 @@ class QuireMCP(DjangoMCP):
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
-        for tool in tools:
-            annotations = TOOL_ANNOTATIONS.get(tool.name)
-            tool.description = inspect.cleandoc(tool.description)
+        for registered in tools:
+            annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
+            registered.description = inspect.cleandoc(registered.description)
             if annotations is not None:
-                tool.annotations = annotations
-                tool.title = annotations.title
+                registered.annotations = annotations
+                registered.title = annotations.title
         return tools
 
     async def list_tools(self) -> list[MCPTool]:
@@ -415,7 +411,7 @@ def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> Non
         # The audit keeps the call, never the credential it was refused for.
         call.extra["arguments"] = {
             key: "(withheld: refused for holding a credential)"
-            if isinstance(value, str) and key != "pageId"
+            if isinstance(value, str | list | dict) and key != "pageId"
             else value
             for key, value in arguments.items()
         }
@@ -464,6 +460,16 @@ def _storable(value: Any) -> Any:
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
 # Clients show the server's version; without this the low-level server reports the SDK's.
 quire_mcp._mcp_server.version = QUIRE_VERSION
+# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
+# advertises what has a handler) and asking for them is "method not found".
+for _unserved in (
+    ListPromptsRequest,
+    GetPromptRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+):
+    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
@@ -559,6 +565,7 @@ class PageTools(MCPToolset):
         if call is not None:
             call.extra.update(extra)
 
+    @tool("Browse your pages", read_only=True)
     def browse(
         self,
         cursor: Annotated[
@@ -597,6 +604,7 @@ class PageTools(MCPToolset):
             result["nextCursor"] = shown.next_cursor
         return result  # type: ignore[return-value]
 
+    @tool("Search your pages", read_only=True)
     def search_pages(
         self,
         query: Annotated[
@@ -643,6 +651,7 @@ class PageTools(MCPToolset):
             ]
         }
 
+    @tool("Read a page", read_only=True)
     def get_page(
         self,
         pageId: PageId,
@@ -700,6 +709,7 @@ class PageTools(MCPToolset):
         )
         return answer  # type: ignore[return-value]
 
+    @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
@@ -759,6 +769,7 @@ class PageTools(MCPToolset):
             else None,
         }
 
+    @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
     def create_page(
         self,
         title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
@@ -793,6 +804,8 @@ class PageTools(MCPToolset):
         self._touched(version.page, versions=[version.number])
         return _write_result(version, None)
 
+    # Nothing is lost: the proposal waits for review and every version is kept.
+    @tool("Propose a new version of a page", read_only=False, destructive=False, idempotent=True)
     def update_page(
         self,
         pageId: PageId,
@@ -831,6 +844,7 @@ class PageTools(MCPToolset):
             base_version=baseVersion,
         )
 
+    @tool("Propose small edits to a page", read_only=False, destructive=False, idempotent=False)
     def edit_page(
         self,
         pageId: PageId,
@@ -880,6 +894,7 @@ class PageTools(MCPToolset):
             base_version=baseVersion,
         )
 
+    @tool("Propose an addition to a page", read_only=False, destructive=False, idempotent=False)
     def append_to_page(
         self,
         pageId: PageId,

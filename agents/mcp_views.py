@@ -29,6 +29,7 @@ from agents import selectors
 from agents.mcp import call_tool_for, quire_mcp
 from agents.models import Agent
 from agents.services import agent_mark_used
+from connect import mcp_auth
 from core.audit import audit_record, storable
 from core.json_input import BoundedJSONParser, TooDeep
 
@@ -82,13 +83,19 @@ def bearer_token(request: HttpRequest) -> str:
 
 
 def authenticate_agent(request: HttpRequest) -> Agent | None:
-    """The agent the request's bearer token belongs to: where a request becomes an agent."""
-    return selectors.agent_by_token(bearer_token(request))
+    """The agent the request's bearer token belongs to: where a request becomes an agent.
+
+    The token is an agent's static token, or an OAuth access token bound to one agent."""
+    token = bearer_token(request)
+    if mcp_auth.is_oauth_access_token(token):
+        return mcp_auth.agent_for_access_token(request, token)
+    return selectors.agent_by_token(token)
 
 
-def _unauthorized(message: str) -> JsonResponse:
+def _unauthorized(request: HttpRequest, message: str, *, invalid_token: bool) -> JsonResponse:
     response = JsonResponse({"error": message}, status=401)
-    response["WWW-Authenticate"] = 'Bearer realm="quire"'
+    # Where an OAuth client starts: the protected-resource metadata (RFC 9728).
+    response["WWW-Authenticate"] = mcp_auth.bearer_challenge(request, invalid_token=invalid_token)
     return response
 
 
@@ -109,7 +116,11 @@ def _refused(
         outcome={PARSE_ERROR: "parse_error", METHOD_NOT_FOUND: "method_not_found"}.get(
             code, "invalid_request"
         ),
-        data={"error": message, "jsonRpcCode": code},
+        data={
+            "error": message,
+            "jsonRpcCode": code,
+            **({"client": agent.oauth_client} if agent.oauth_client is not None else {}),
+        },
     )
     return _json_rpc_error(code, message, status, request_id)
 
@@ -174,14 +185,19 @@ class QuireMCPView(MCPServerStreamableHttpView):
             )
         if not bearer_token(request):
             return _unauthorized(
-                "Send the agent's token as 'Authorization: Bearer <token>'. "
-                "An admin can create one with 'python manage.py create_agent'."
+                request,
+                "Send the agent's token as 'Authorization: Bearer <token>', or connect with "
+                "OAuth. An admin can create an agent with 'python manage.py create_agent'.",
+                invalid_token=False,
             )
         agent = authenticate_agent(request)
         if agent is None:
             return _unauthorized(
-                "This token is not valid: it may have been rotated or revoked. "
-                "Ask an admin for the agent's current token."
+                request,
+                "This token is not valid: it may have expired, been rotated or revoked, or "
+                "its connection was ended. Connect again, or ask an admin for the agent's "
+                "current token.",
+                invalid_token=True,
             )
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return _refused(
@@ -209,6 +225,17 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 "Invalid request: the id holds a NUL or a lone surrogate; use a number or "
                 "plain text.",
                 400,
+            )
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
+            return _refused(
+                agent,
+                INVALID_REQUEST,
+                "Invalid request: send one JSON-RPC 2.0 request object with a method; "
+                "batches are not supported.",
+                400,
+                request_id
+                if isinstance(request_id, str | int) and not isinstance(request_id, bool)
+                else None,
             )
         method = unknown_method(data)
         if method is not None:
