@@ -87,6 +87,18 @@ def held_at_check_parent(monkeypatch: pytest.MonkeyPatch, thread_name: str) -> I
         release.set()
 
 
+def renaming(page: Page, editor: User) -> Writer:
+    """A started writer publishing `page` under the title "Staff handbook"."""
+    writer = Writer(
+        "rename",
+        lambda: services.version_propose(
+            actor=editor, page=page, title="Staff handbook", publish=True
+        ),
+    )
+    writer.start()
+    return writer
+
+
 def finish(*writers: Writer) -> None:
     for writer in writers:
         writer.join(WAIT_SECONDS * 2)
@@ -99,13 +111,7 @@ def test_it_publishes_a_child_while_its_parent_is_renamed(
     parent = make_page("Handbook")
     child = make_page("Travel", parent=parent)
     with held_at_check_parent(monkeypatch, "rename") as (reached, release):
-        rename = Writer(
-            "rename",
-            lambda: services.version_propose(
-                actor=editor, page=parent, title="Staff handbook", publish=True
-            ),
-        )
-        rename.start()
+        rename = renaming(parent, editor)
         assert reached.wait(WAIT_SECONDS)
         publish = Writer(
             "publish",
@@ -173,13 +179,7 @@ def test_it_runs_a_transaction_that_lost_a_deadlock_once_more(
     holder = Writer("outsider", outsider)
     holder.start()
     assert child_held.wait(WAIT_SECONDS)
-    rename = Writer(
-        "rename",
-        lambda: services.version_propose(
-            actor=editor, page=parent, title="Staff handbook", publish=True
-        ),
-    )
-    rename.start()
+    rename = renaming(parent, editor)
     wait_until_waiting_on_a_lock(rename)
     go_on.set()
     finish(holder, rename)
