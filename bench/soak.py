@@ -245,12 +245,12 @@ def main() -> int:
     finally:
         # Whatever happened, nothing the run started is left behind.
         for process in children:
-            stop(process, "a server of the run", [])
+            stop_process(process, "a server of the run", [])
         smtp.stop()
         redis.stop()
 
 
-def stop(process: subprocess.Popen[bytes], name: str, notes: list[str]) -> None:
+def stop_process(process: subprocess.Popen[bytes], name: str, notes: list[str]) -> None:
     """SIGTERM, and SIGKILL after STOP_GRACE_SECONDS: a worker slow to finish its tasks must
     not cost the run its checks and its report."""
     if process.poll() is not None:
@@ -424,8 +424,8 @@ def soak(
     time.sleep(2)  # the last emails reach the inbox
 
     shutdown: list[str] = []
-    stop(web, "gunicorn", shutdown)
-    stop(worker, "the Celery worker", shutdown)
+    stop_process(web, "gunicorn", shutdown)
+    stop_process(worker, "the Celery worker", shutdown)
 
     checks, figures = verify(tally, pages, smtp)
 

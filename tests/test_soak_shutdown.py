@@ -28,7 +28,7 @@ def test_it_kills_a_process_still_running_after_the_grace_period(
     notes: list[str] = []
     started = time.monotonic()
 
-    soak.stop(slow, "the Celery worker", notes)
+    soak.stop_process(slow, "the Celery worker", notes)
 
     assert slow.poll() is not None
     assert time.monotonic() - started < 30
@@ -38,5 +38,5 @@ def test_it_kills_a_process_still_running_after_the_grace_period(
 def test_it_leaves_a_process_that_stops_on_sigterm_alone() -> None:
     quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     notes: list[str] = []
-    soak.stop(quick, "gunicorn", notes)
+    soak.stop_process(quick, "gunicorn", notes)
     assert quick.poll() is not None and notes == []
