@@ -127,6 +127,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # to plan and 0.1 ms to run). Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler that
     # cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
     _options["server_side_binding"] = True
+    # The same backend, batching bulk writes to the 65,535 parameters a statement may bind.
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
     _options.setdefault(
         "prepare_threshold", 5 if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True) else None
     )
@@ -274,9 +276,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Emails the broker or the SMTP server could not take at the time (the outbox).
+    # Every minute, so that a row a killed worker claimed goes out soon after its lease
+    # (reviews.outbox.SENDING_LEASE) ends.
     "retry-pending-notifications": {
         "task": "reviews.tasks.retry_pending_notifications",
-        "schedule": 300.0,
+        "schedule": 60.0,
     },
     "delete-unused-oauth-clients": {
         "task": "connect.tasks.delete_unused_clients",

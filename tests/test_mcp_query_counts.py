@@ -110,9 +110,12 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     counter = 0 if settings.REDIS_URL else 1
     # On PostgreSQL a search sets its statement timeout in a savepoint: 3 statements more.
     timeout = {"1:search_pages": 3} if connection.vendor == "postgresql" else {}
-    assert small == {
-        call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()
-    }
+    expected = {call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()}
+    if connection.vendor == "postgresql":
+        # A proposal on a page with a parent holds that parent shared (wiki.services.lock_pages).
+        expected["6:update_page"] += 1
+        expected["7:update_page"] += 1
+    assert small == expected
 
 
 @pytest.mark.parametrize("size", [10, 500])
