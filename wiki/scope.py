@@ -241,7 +241,8 @@ class Scope:
         return READABLE & covered if readable else covered
 
     def root_path_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
-        """`root_path` in SQL, for the `wiki_page` row `alias`."""
+        """`root_path` in SQL, for the `wiki_page` row `alias`: NULL exactly when the Scope
+        does not cover the row, so it is the coverage test too (readability aside)."""
         return self._root_path_sql(tree_key_sql(alias), connection.vendor)
 
     def _root_path_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
@@ -249,8 +250,9 @@ class Scope:
             return "%s", [EVERY_PAGE]
         assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
         covering, params = self._covering_roots_sql(key, vendor)
-        outermost = f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)"
-        return outermost, params
+        # The roots covering a page lie on its path, each a prefix of the next: the outermost
+        # is the smallest (an aggregate, cheaper to plan than a sort).
+        return f"(SELECT min(scope_root.path) {covering})", params
 
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
