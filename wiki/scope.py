@@ -18,7 +18,13 @@ everything for an all-pages agent). From one Scope come:
 - `scope.ranges()`: the tree-key ranges [low, high) it covers, in tree order, narrowed to
   `under` (an index range each on `page_readable_tree_key`); `scope.keys()`: the roots that
   have no children, covered by primary key instead (a list of keys the planner counts right);
-- `scope.covers(path)`: the same coverage in Python, for rows already read.
+- `scope.covers(path)`: the same coverage in Python, for rows already read;
+- `scope.shown(path)` / `root_path()` / `root_path_sql()`: a path as the reader sees it,
+  starting at its outermost root (nothing above its own entry shows).
+
+`ranges()` lists "" to a key above every key for everything; an empty range ("", "") is a
+root outside `under`. Search and browse read the ranges from the index on the tree key
+(`tree_key_sql`), keys by primary key.
 
 A Scope whose roots are not loaded (`roots_sql`: a query of the roots' paths) gives the same
 SQL as a subquery, for a page read that must cost one query whatever the set's size.
