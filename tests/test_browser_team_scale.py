@@ -46,8 +46,14 @@ def sized_page(request: pytest.FixtureRequest, chromium: Any) -> Iterator[Any]:
         context.close()
 
 
+# Boxes that may scroll sideways inside themselves (code, the editor's text area); they must
+# still fit the screen.
+WIDE_ON_PURPOSE = "pre, textarea"
+
+
 def check_screen(page: Any, screenshots: Path, name: str) -> None:
-    """No sideways scroll, no serious or critical axe violation, and a screenshot."""
+    """No sideways scroll (of the document, or of any box inside it but code), no serious or
+    critical axe violation, and a screenshot."""
     from axe_playwright_python.sync_playwright import Axe
 
     page.wait_for_load_state("load")
@@ -55,6 +61,45 @@ def check_screen(page: Any, screenshots: Path, name: str) -> None:
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
     assert overflow <= 0, f"{name} at {page.width}px scrolls sideways by {overflow}px"
+    offenders = page.evaluate(
+        """(skip) => {
+        const width = document.documentElement.clientWidth;
+        // What a closed <details> holds is not shown.
+        const folded = 'details:not([open]) > :not(summary)';
+        // Visually hidden text (for screen readers) is clipped to nothing: it takes no room.
+        const clipped = (el) => {
+            for (let a = el; a && a !== document.body; a = a.parentElement) {
+                const clip = getComputedStyle(a).clip;
+                if (clip && clip !== 'auto') return true;
+            }
+            return false;
+        };
+        const found = [];
+        for (const el of document.body.querySelectorAll('*')) {
+            const inner = el.parentElement && el.parentElement.closest(skip);
+            if (inner || clipped(el) || el.closest(folded)) continue;
+            const style = getComputedStyle(el);
+            if (style.display === 'none' || style.visibility === 'hidden') continue;
+            const box = el.getBoundingClientRect();
+            if (box.width === 0 || box.height === 0) continue;
+            const scrolls = !el.matches(skip) && ['auto', 'scroll'].includes(style.overflowX)
+                && el.scrollWidth > el.clientWidth + 1;
+            // Text that runs out of its box (a long word) sticks out although the box fits.
+            const spills = style.overflowX === 'visible' && style.display !== 'inline'
+                && box.left + el.scrollWidth > width + 1;
+            if (scrolls || spills || box.right > width + 1) {
+                const label = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+                    + (el.className && typeof el.className === 'string'
+                       ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+                const right = Math.max(box.right, box.left + el.scrollWidth);
+                found.push(label + ' ' + Math.round(scrolls ? el.scrollWidth : right));
+            }
+        }
+        return found.slice(0, 8);
+    }""",
+        WIDE_ON_PURPOSE,
+    )
+    assert offenders == [], f"{name} at {page.width}px: wider than the screen: {offenders}"
     results = Axe().run(page)
     blocking = [
         (violation["id"], violation["impact"], [node["target"] for node in violation["nodes"]][:3])
@@ -190,13 +235,18 @@ def test_it_walks_the_reviewers_day(
     expect(page.locator(".rv-live-above")).not_to_have_attribute("open", "")
     check_screen(page, screenshots, "review-append")
 
-    # Keyboard only for whole decisions: j selects the first row, Enter opens it, a approves
-    # and the next proposal opens; r goes to the reason, Tab to Reject, Enter rejects.
+    # Keyboard only for whole decisions: j selects the first row, Enter opens it, a twice
+    # approves and the next proposal opens; r goes to the reason, Tab to Reject, Enter rejects.
     page.goto(f"{base}/reviews/")
     page.keyboard.press("j")
     expect(rows.first).to_have_class(re.compile("rv-row-current"))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(rf"/reviews/pages/{faq.public_id}/v{appended.number}/$"))
+    # `a` asks first: the Approve button comes into view with a note; `a` again approves.
+    page.keyboard.press("a")
+    expect(page.locator("#rv-approve-armed")).to_contain_text("Press a again")
+    expect(page.locator("#approve-form button[type=submit]")).to_be_focused()
+    assert live(faq).pk != appended.pk
     page.keyboard.press("a")
     page.wait_for_url(re.compile(rf"/reviews/pages/{merge.public_id}/v{stale.number}/$"))
     expect(page.locator(".messages")).to_contain_text("approved")

@@ -72,12 +72,13 @@ def agent_with(pages: list[Page], size: int) -> Agent:
 
 
 def plan_of(agent: Agent, query: str) -> dict[str, Any]:
-    scope = selectors.search_set_scope(agent)
+    scope = selectors.agent_scope(agent)
     with CaptureQueriesContext(connection) as captured:
-        hits = search_pages(query, page_ids=scope, limit=8)
-    assert len(captured) == 1
+        hits = search_pages(query, scope=scope, limit=8)
+    # One search statement (besides the statement timeout's savepoint and the sections).
+    [sql] = [query["sql"] for query in captured if "wiki_searchdocument" in query["sql"]]
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[0]["sql"])
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
         plan: dict[str, Any] = json.loads(json.dumps(cursor.fetchone()[0]))[0]
     plan["hits"] = len(hits)
     return plan

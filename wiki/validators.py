@@ -14,7 +14,8 @@ from core.errors import InvalidArgument
 from wiki.credentials import refuse_credentials
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX
 
-QUERY_MAX = 200
+# A question with a paragraph of context (semantic search reads it whole).
+QUERY_MAX = 2000
 
 # Neither database stores these: PostgreSQL refuses NUL in text, and a lone surrogate (half of
 # a UTF-16 pair) cannot be encoded as UTF-8 at all.
