@@ -41,7 +41,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
-from wiki.validators import check_text, validate_query
+from wiki.validators import QUERY_MAX, check_text, validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -248,7 +248,7 @@ class PageListView(QuireListView):
         parameters=[
             OpenApiParameter(
                 "q",
-                {"type": "string", "maxLength": 200, "pattern": NO_NUL},
+                {"type": "string", "maxLength": QUERY_MAX, "pattern": NO_NUL},
                 description="Full-text search query",
             ),
             OpenApiParameter(
