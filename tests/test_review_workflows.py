@@ -187,3 +187,44 @@ def test_it_never_lets_an_author_approve_at_a_later_step(
     proposal = propose(lawyers[0], page, "Seven days.\n")
     with pytest.raises(Forbidden, match="your own proposal"):
         services.version_approve(actor=lawyers[0], version=proposal)
+
+
+def test_it_hands_a_reviewers_edit_at_an_earlier_step_to_the_next(
+    make_page: Callable[..., Page],
+    policies: Page,
+    lawyers: list[User],
+    reviewer: User,
+    agent: Agent,
+) -> None:
+    page = make_page("Refunds", "Five days.\n", parent=policies)
+    proposal = propose(agent, page, "Seven days.\n")
+    services.version_approve(
+        actor=lawyers[0],
+        version=proposal,
+        edited_body="Seven calendar days.\n",
+        expected_live_number=1,
+    )
+    services.version_approve(actor=lawyers[1], version=proposal)
+    proposal.refresh_from_db()
+    assert (proposal.body, proposal.proposed_body, proposal.edited_by_reviewer) == (
+        "Seven calendar days.\n",
+        "Seven days.\n",
+        True,
+    )
+    services.version_approve(actor=reviewer, version=proposal)
+    assert live(page).body == "Seven calendar days.\n"
+
+
+def test_it_refuses_a_conflicting_stale_proposal_at_every_step(
+    make_page: Callable[..., Page],
+    policies: Page,
+    lawyers: list[User],
+    editor: User,
+    reader: User,
+) -> None:
+    page = make_page("Refunds", "Five days.\n", parent=policies)
+    proposal = propose(reader, page, "Seven days.\n")
+    services.version_propose(actor=editor, page=page, body="Six days.\n", publish=True)
+    with pytest.raises(Conflict, match="overlap"):
+        services.version_approve(actor=lawyers[0], version=proposal)
+    assert not Approval.objects.filter(version=proposal).exists()
