@@ -113,6 +113,7 @@ def test_it_routes_a_proposal_through_legal_then_reviewers(
         changeSummary="Seven days now.",
     )
     assert _to(mail.wait_for(2)) == ["lena@example.com", "luis@example.com"]
+    assert "Step:     1 of 2, Legal (Legal)" in mail.messages[0].get_content()
 
     refused = _approve(team.rita, proposal)
     assert refused.status_code == 403
@@ -147,6 +148,7 @@ def test_it_routes_a_proposal_through_legal_then_reviewers(
         "rita@example.com",
     ]
     assert all("Review requested: Refunds" in str(m["Subject"]) for m in step_two)
+    assert "Step:     2 of 2, Final check (Reviewers)" in step_two[0].get_content()
 
     published = _approve(team.rita, proposal).json()
     assert (published["status"], published["review"]) == ("approved", None)
