@@ -118,7 +118,7 @@ def _check_can_publish(actor: Actor) -> User:
     return actor
 
 
-def decision_refusal(actor: Actor, version: Version) -> str | None:
+def decision_refusal(actor: Actor, version: Version, *, step: bool = True) -> str | None:
     """Why `actor` may not approve or reject `version`, or None when they may.
 
     The one statement of who decides, for every door and screen: a reviewer, and never the
@@ -135,20 +135,20 @@ def decision_refusal(actor: Actor, version: Version) -> str | None:
                 f"{agent.name} is your agent, so you cannot decide what it proposes; "
                 "ask another reviewer."
             )
-    review = review_of(version)
+    review = review_of(version) if step else None
     if review is not None and version.status == VersionStatus.IN_REVIEW:
-        step = review.current_step
-        if not actor.is_superuser and not in_group(actor, step["group"]):
+        current = review.current_step
+        if not actor.is_superuser and not in_group(actor, current["group"]):
             return (
                 f"this proposal waits on step {review.step + 1} of {len(review.steps)} "
-                f"({step['name']}), which members of {step['group']} decide, and you are not "
-                f"in {step['group']}."
+                f"({current['name']}), which members of {current['group']} decide, and you "
+                f"are not in {current['group']}."
             )
     return None
 
 
-def _check_can_decide(actor: Actor, version: Version) -> User:
-    refusal = decision_refusal(actor, version)
+def _check_can_decide(actor: Actor, version: Version, *, step: bool = True) -> User:
+    refusal = decision_refusal(actor, version, step=step)
     if refusal is not None:
         raise Forbidden(refusal)
     assert isinstance(actor, User)
@@ -833,7 +833,7 @@ def version_approve(
     may edit the proposal first (`edited_*`) against the live version they saw
     (`expected_live_number`), which must still be live, so nothing is overwritten unseen.
     """
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment)
     page, version = _lock_version(version)
     # Checked again on the locked rows: the proposal may have moved on to another step.
@@ -924,7 +924,7 @@ def _approve_step(
 @atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     """Decline a proposal, at any step, with a reason the author reads."""
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment, required=True)
     page, version = _lock_version(version)
     reviewer = _check_can_decide(actor, version)
@@ -957,7 +957,7 @@ def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
 def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
     """Send a proposal back to its author with what to change. It stays in review, waiting
     on the author; their revision continues the same review from step 1."""
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment)
     if not comment:
         raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")

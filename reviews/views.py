@@ -37,7 +37,7 @@ from reviews.forms import (
     RevertForm,
     WorkflowForm,
 )
-from reviews.merge import is_stale, merge_proposal
+from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
@@ -351,9 +351,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             and path.review.status == ReviewStatus.CHANGES_REQUESTED,
             "may_comment": context["in_review"] and services.may_comment(user, version),
             "since": since,
-            "since_diff": diff_text(
-                selectors.proposed_content(since)["body"], context["proposed"]["body"]
-            )
+            "since_diff": diff_text(_as_seen(since), context["proposed"]["body"])
             if since is not None
             else None,
             "changes_form": changes_form,
@@ -377,6 +375,14 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
         }
     )
     return render(request, "reviews/review.html", context, status=status)
+
+
+def _as_seen(version: Version) -> str:
+    """The text a reviewer read on an earlier revision (an addition: on today's live page)."""
+    if version.kind == VersionKind.APPEND and version.status != VersionStatus.APPROVED:
+        live = version.page.live_version
+        return appended_body(live.body if live else "", version.proposed_body)
+    return version.body
 
 
 def _approved_verb(version: Version) -> str:
