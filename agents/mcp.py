@@ -25,8 +25,15 @@ from typing_extensions import TypedDict
 from agents import selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
+from agents.long_pages import (
+    ChangedOut,
+    SectionOut,
+    SectionShownOut,
+    changed_lines,
+    shown_text,
+)
 from agents.models import Agent
-from agents.services import agent_page_create
+from agents.services import agent_page_create, agent_page_read
 from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
@@ -34,9 +41,17 @@ from core.json_output import pretty_json
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
+from wiki.outline import excerpt_section
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
-from wiki.validators import check_text, validate_change_summary, validate_query
+from wiki.validators import (
+    check_text,
+    validate_change_summary,
+    validate_markdown,
+    validate_query,
+    validate_tags,
+    validate_title,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +133,8 @@ class SearchHitOut(TypedDict):
     pageId: str
     title: str
     path: str
+    # The heading above the best match, or null (a match in the title, or no heading above).
+    section: str | None
     excerpt: str
     score: float
 
@@ -157,6 +174,11 @@ class PackedPage(TypedDict):
     notIncluded: list[LeftOutOut]
     # Present when notIncluded is not empty: what to do about those pages.
     hint: NotRequired[str]
+    # A long page comes as its outline (content: the text before its first heading).
+    truncated: NotRequired[bool]
+    sections: NotRequired[list[SectionOut]]
+    # The section asked for, with its line range in the page.
+    section: NotRequired[SectionShownOut]
 
 
 class PendingOut(TypedDict):
@@ -185,6 +207,11 @@ class PageSource(TypedDict):
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
+    # A long page comes as its outline (markdown: the text before its first heading).
+    truncated: NotRequired[bool]
+    sections: NotRequired[list[SectionOut]]
+    # The section asked for, with its line range in the page.
+    section: NotRequired[SectionShownOut]
 
 
 class WriteResult(TypedDict):
@@ -193,6 +220,8 @@ class WriteResult(TypedDict):
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # edit_page: the lines its edits changed, to check them without reading the page again.
+    changed: NotRequired[list[ChangedOut]]
 
 
 class EditIn(TypedDict):
@@ -202,6 +231,15 @@ class EditIn(TypedDict):
     newText: Annotated[str, Field(description="What replaces it (empty to delete it).")]
 
 
+SectionName = Annotated[
+    str | None,
+    Field(
+        description="Only this section: a heading's text as sections lists it (or its line "
+        "number when two headings read the same). A long page's outline lists them.",
+        min_length=1,
+        max_length=300,
+    ),
+]
 PageId = Annotated[
     str, Field(description="The page's id, like pg_abcdefgh, as browse or search_pages gave it.")
 ]
@@ -509,6 +547,22 @@ def pack_includes(
         )
 
 
+def _blind_replace(page_id: str, *, body: Any, title: Any, tags: Any) -> InvalidArgument:
+    """The refusal of a whole-page replace from an agent that never read the page; what is
+    wrong with the text itself is said first, as the service would."""
+    if body is not None:
+        validate_markdown(body)
+    if title is not None:
+        validate_title(title)
+    if tags is not None:
+        validate_tags(tags)
+    return InvalidArgument(
+        f"you never read page {page_id}, so this whole-page replacement would overwrite text "
+        "you have not seen. Read it with get_page_source first, or pass baseVersion (the "
+        "liveVersion your text starts from). Nothing was stored."
+    )
+
+
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -606,19 +660,23 @@ class PageTools(MCPToolset):
         pages holding all the other words; when those are fewer than 8, pages holding most
         of the words follow, ranked below them. "Quoted words" must appear together, -word
         excludes, OR accepts either side. Returns at most 8 pages, best first, each with
-        its path and a short excerpt around the best match; call get_page to read one whole.
+        its path, the section the best match is in (the heading above it, or null) and a
+        short excerpt around it; call get_page to read the page (or get_page with section on
+        a long page).
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and paths.
         scope = selectors.search_set_scope(self._agent(), under=under)
         hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
+        bodies = selectors.live_bodies([hit.page_id for hit in hits])
         return {
             "results": [
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
                     "path": hit.path,
+                    "section": excerpt_section(bodies.get(hit.page_id, ""), hit.excerpt),
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }
@@ -639,15 +697,20 @@ class PageTools(MCPToolset):
                 le=GET_PAGE_CHARS_MAX,
             ),
         ] = None,
+        section: SectionName = None,
     ) -> PackedPage:
-        """Read one page whole: its live content, its instructions, its files' text and the
-        pages its instructions point to.
+        """Read one page: its live content, its instructions, its files' text and the pages
+        its instructions point to.
 
         Call it for a page that browse or search_pages showed you, before you rely on it.
         Follow the page's instructions. Pages it references that you cannot read are listed
         in unavailable. Referenced pages are packed into includes while the answer stays
         under maxChars; those that did not fit are listed by id and title in notIncluded:
-        call get_page for each of them when you need it.
+        call get_page for each of them when you need it. A page over 24,000 characters
+        comes as its outline (truncated: true): content holds only the text before its
+        first heading, and sections lists every heading with its level, line and size; call
+        again with section set to a heading (search_pages names the section of each match)
+        to read that part alone.
         """
         agent = self._agent()
         page = selectors.page_for_agent(agent, pageId)
@@ -656,6 +719,7 @@ class PageTools(MCPToolset):
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
+        shown = shown_text(live.body, section)
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": live.title,
@@ -664,11 +728,12 @@ class PageTools(MCPToolset):
             "versionNumber": live.number,
             "updated": _iso(live.decided_at or live.created_at),
             "instructions": live.instructions,
-            "content": live.body,
+            "content": shown.text,
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
             "notIncluded": [],
+            **shown.fields,
         }
         referenced = [
             (ref, version)
@@ -676,6 +741,7 @@ class PageTools(MCPToolset):
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        agent_page_read(agent=agent, page=page, version_number=live.number)
         self._touched(
             page,
             page_ids=[page.public_id, *(item["pageId"] for item in answer["includes"])],
@@ -684,14 +750,19 @@ class PageTools(MCPToolset):
         )
         return answer  # type: ignore[return-value]
 
-    def get_page_source(self, pageId: PageId) -> PageSource:
+    def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
-        Call it before update_page or append_to_page. If you already have a proposal waiting
-        on this page, markdown is your draft, so you can revise it; lastDecision tells you
-        whether your last proposal was approved or rejected, and the reviewer's reason. A page
-        you created whose proposal was rejected has status "rejected" and that text: fix it
-        and send it again with update_page.
+        Call it before update_page, edit_page or append_to_page. If you already have a
+        proposal waiting on this page, markdown is your draft, so you can revise it;
+        lastDecision tells you whether your last proposal was approved or rejected, and the
+        reviewer's reason. A page you created whose proposal was rejected has status
+        "rejected" and that text: fix it and send it again with update_page. A page over
+        24,000 characters comes as its outline (truncated: true): markdown holds only the
+        text before its first heading, and sections lists every heading with its level, line
+        and size. Call again with section set to a heading to get that section's markdown
+        and its line range (section.line to section.lastLine); edit_page takes oldText from
+        it as from the whole page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -707,7 +778,10 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
+        part = shown_text(markdown, section)
         parent_id = page.parent.public_id if page.parent is not None else None
+        if live is not None:
+            agent_page_read(agent=agent, page=page, version_number=live.number)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -716,7 +790,7 @@ class PageTools(MCPToolset):
         return {
             "pageId": page.public_id,
             "title": shown.title,
-            "markdown": markdown,
+            "markdown": part.text,
             "tags": list(shown.tags),
             "status": _source_status(live, draft, shown),
             "parentId": parent_id,
@@ -741,6 +815,7 @@ class PageTools(MCPToolset):
             }
             if decided is not None
             else None,
+            **part.fields,  # type: ignore[typeddict-item]
         }
 
     def create_page(
@@ -792,7 +867,8 @@ class PageTools(MCPToolset):
             int | None,
             Field(
                 description="The liveVersion get_page_source gave you: the version your text "
-                "starts from. Left out, the live version you last read is used.",
+                "starts from. Left out, the live version you last read is used; a page you never "
+                "read needs it.",
                 ge=1,
             ),
         ] = None,
@@ -813,6 +889,7 @@ class PageTools(MCPToolset):
             title=title,
             tags=tags,
             base_version=baseVersion,
+            read_first=True,
         )
 
     def edit_page(
@@ -841,10 +918,13 @@ class PageTools(MCPToolset):
 
         Call get_page_source first and copy each oldText from its markdown (your own waiting
         draft, if you have one, else the live page); give enough text that it occurs exactly
-        once. The edits apply in order, each to the result of the ones before. The result is
-        a proposal like update_page's: it waits for a person to approve it, and your earlier
-        waiting proposal on the page is withdrawn. If an oldText occurs 0 or several times
-        nothing is stored and the error shows the nearest line.
+        once. On a long page, copy it from the section you read (get_page_source with
+        section): it is matched in the whole page. The edits apply in order, each to the
+        result of the ones before. The result is a proposal like update_page's: it waits for
+        a person to approve it, and your earlier waiting proposal on the page is withdrawn;
+        changed lists each changed line (its number in the new text, before and after). If an
+        oldText occurs 0 or several times nothing is stored and the error shows the nearest
+        line.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -855,14 +935,17 @@ class PageTools(MCPToolset):
             source = _appended(live.body if live else "", draft.proposed_body)
         else:
             source = (draft or live).body  # type: ignore[union-attr]
+        edited = apply_edits(source, edits)
         # The result is an ordinary replace proposal: the same base, stale and review rules.
-        return self._propose(
+        written = self._propose(
             pageId,
             kind=VersionKind.REPLACE,
             change_summary=changeSummary,
-            body=apply_edits(source, edits),
+            body=edited,
             base_version=baseVersion,
         )
+        written["changed"] = changed_lines(source, edited)
+        return written
 
     def append_to_page(
         self,
@@ -891,6 +974,7 @@ class PageTools(MCPToolset):
         title: str | None = None,
         tags: list[str] | None = None,
         base_version: int | None = None,
+        read_first: bool = False,
     ) -> WriteResult:
         agent = self._agent()
         change_summary = validate_change_summary(change_summary, required=True)
@@ -900,6 +984,8 @@ class PageTools(MCPToolset):
             # What the agent saw last, not what is live now: a person may have published
             # since, and the proposal must not silently undo that.
             base_version = selectors.last_read_live_version(agent, page)
+            if base_version is None and read_first and page.live_version_id is not None:
+                raise _blind_replace(page_id, body=body, title=title, tags=tags)
         version = services.version_propose(
             actor=agent,
             page=page,

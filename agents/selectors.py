@@ -14,14 +14,13 @@ from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import BooleanField, Exists, F, Func, Max, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 
-from agents.models import Agent, PageSetEntry
+from agents.models import Agent, PageRead, PageSetEntry
 from agents.services import token_hash
 from core.compiled_query import CompiledQuery, Slot
 from core.errors import NotFound, NotInSet
-from core.models import AuditEvent
 from wiki.models import Attachment, Page, Version, VersionStatus, tree_key
 from wiki.search import SetScope
 
@@ -359,19 +358,24 @@ def agent_page_set(agent: Agent) -> list[SetPage]:
     ]
 
 
-# The read tools whose audit row records the live version they showed (`version_number`).
-READ_TOOL_ACTIONS = ("mcp.get_page", "mcp.get_page_source")
-
-
 def last_read_live_version(agent: Agent, page: Page) -> int | None:
-    """The newest live version of `page` the agent read through get_page or get_page_source.
+    """The live version of `page` the agent last read through get_page or get_page_source:
+    what its next replace proposal started from (None if it never read the page)."""
+    return (
+        PageRead.objects.filter(agent=agent, page=page)
+        .values_list("version_number", flat=True)
+        .first()
+    )
 
-    The audit trail already knows: it is what the agent's next replace proposal started from.
-    """
-    newest = AuditEvent.objects.filter(
-        actor_agent=agent, page=page, action__in=READ_TOOL_ACTIONS, outcome="ok"
-    ).aggregate(newest=Max("version_number"))["newest"]
-    return int(newest) if newest is not None else None
+
+def live_bodies(page_ids: list[int]) -> dict[int, str]:
+    """The live markdown of each page among `page_ids` (by primary key), in one query."""
+    if not page_ids:
+        return {}
+    rows = Page.objects.filter(pk__in=page_ids, live_version__isnull=False).values_list(
+        "pk", "live_version__body"
+    )
+    return dict(rows)
 
 
 def own_pending_proposal(agent: Agent, page: Page) -> Version | None:

@@ -24,17 +24,19 @@ pytestmark = pytest.mark.django_db
 # Per call, the whole request: the token lookup, the tool's reads and writes (with the
 # savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
 # get_page: the token, the page with its live version, set check and whether it has files,
-# the referenced pages, the audit row (a page with files adds one: see below).
+# the referenced pages, the upsert of the version the agent read (editing agents only: it is
+# the base of their next replace), the audit row (a page with files adds one: see below).
 EXPECTED = {
     "0:browse": 5,
-    "1:search_pages": 4,
-    "2:get_page": 4,
-    "3:get_page_source": 5,
+    "1:search_pages": 5,  # + the hits' live text, for the section of each match
+    "2:get_page": 5,  # an editing agent's read is recorded: one upsert
+    "3:get_page_source": 6,
     "4:create_page": 22,
     "5:create_page": 15,
-    "6:update_page": 15,  # 14 + the last live version the agent read (audit trail)
-    "7:update_page": 15,
-    "8:append_to_page": 13,
+    "6:get_page_source": 6,
+    "7:update_page": 15,  # 14 + the last live version the agent read
+    "8:update_page": 15,
+    "9:append_to_page": 13,
 }
 
 
@@ -80,6 +82,7 @@ def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
         ("get_page_source", {"pageId": first.public_id}),
         ("create_page", {"title": "A new page", "markdown": "Text."}),
         ("create_page", {"title": "A new child", "markdown": "Text.", "parentId": first.public_id}),
+        ("get_page_source", {"pageId": child.public_id}),
         ("update_page", {"pageId": child.public_id, "markdown": "New.", "changeSummary": "x"}),
         ("update_page", {"pageId": child.public_id, "markdown": "Newer.", "changeSummary": "y"}),
         ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
@@ -155,5 +158,5 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
             [{"name": "notes.txt", "text": "Zebra notes."}] if page is with_files else []
         )
     counter = 0 if settings.REDIS_URL else 1
-    # No references on these pages: token, page, (files,) audit row.
-    assert counts == [3 + counter, 4 + counter]
+    # No references on these pages: token, page, (files,) the read's upsert, audit row.
+    assert counts == [4 + counter, 5 + counter]

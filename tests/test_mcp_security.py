@@ -240,6 +240,7 @@ def test_it_hides_agent_proposals_from_every_agent_until_a_reviewer_approves(
         pageId=page.public_id,
         markdown="Refunds take 5 zanzibar days.",
         changeSummary="Faster.",
+        baseVersion=1,
     )
     created = mcp.ok(
         editor_agent,
