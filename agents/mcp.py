@@ -5,6 +5,8 @@ django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` 
 turns domain errors into `code: message` tool errors and writes an audit row per call.
 """
 
+import difflib
+import functools
 import inspect
 import logging
 import time
@@ -19,10 +21,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from agents import selectors
+from agents import activity, selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
 from agents.long_pages import (
@@ -55,7 +57,7 @@ from wiki.validators import (
 
 logger = logging.getLogger(__name__)
 
-READ_TOOLS = ("browse", "search_pages", "get_page")
+READ_TOOLS = ("browse", "search_pages", "get_page", "recent_activity")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
@@ -67,7 +69,8 @@ Quire is your team's wiki. You can read only the pages that people chose for you
 Call browse first: it lists your pages, and each page's useWhen lines say when to use it
 (a large set comes 200 pages at a time; search_pages finds a page faster there).
 Read the pages marked alwaysInclude with get_page before you answer anything.
-Use search_pages to find a page by its words, then get_page to read it whole.
+Use search_pages to find a page by its words, then get_page to read it.
+Coming back to a task, call recent_activity to see what was published since.
 When you may edit, every change you submit waits for a person to approve it."""
 
 TOOL_ANNOTATIONS = {
@@ -76,6 +79,9 @@ TOOL_ANNOTATIONS = {
         title="Search your pages", readOnlyHint=True, openWorldHint=False
     ),
     "get_page": ToolAnnotations(title="Read a page", readOnlyHint=True, openWorldHint=False),
+    "recent_activity": ToolAnnotations(
+        title="What changed recently", readOnlyHint=True, openWorldHint=False
+    ),
     "get_page_source": ToolAnnotations(
         title="Read a page's markdown source", readOnlyHint=True, openWorldHint=False
     ),
@@ -109,6 +115,22 @@ TOOL_ANNOTATIONS = {
         openWorldHint=False,
     ),
 }
+
+
+def is_write_tool(name: str) -> bool:
+    """Whether the tool changes anything (get_page_source, listed only to editing agents,
+    only reads)."""
+    return not TOOL_ANNOTATIONS[name].readOnlyHint
+
+
+def editing_tools_text() -> str:
+    """What edit rights add to an agent's tools, as its form and screens say it."""
+    reads = [name for name in WRITE_TOOLS if not is_write_tool(name)]
+    writes = [name for name in WRITE_TOOLS if is_write_tool(name)]
+    return (
+        f"Adds {', '.join(reads)} (reads a page's markdown) and {len(writes)} write tools "
+        f"({', '.join(writes)})."
+    )
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -181,6 +203,32 @@ class PackedPage(TypedDict):
     section: NotRequired[SectionShownOut]
 
 
+class PublishedOut(TypedDict):
+    pageId: str
+    title: str
+    path: str
+    versionNumber: int
+    publishedAt: str
+    changeSummary: str
+
+
+class OwnDecisionOut(TypedDict):
+    pageId: str
+    title: str
+    versionNumber: int
+    status: str
+    comment: str
+    decidedAt: str
+
+
+class ActivityResult(TypedDict):
+    since: str
+    published: list[PublishedOut]
+    # Editing agents only: the decisions on their own proposals.
+    decisions: NotRequired[list[OwnDecisionOut]]
+    nextCursor: str | None
+
+
 class PendingOut(TypedDict):
     versionNumber: int
     author: str
@@ -225,6 +273,8 @@ class WriteResult(TypedDict):
 
 
 class EditIn(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
     oldText: Annotated[
         str, Field(description="Text of the page to replace; it must occur exactly once.")
     ]
@@ -404,7 +454,7 @@ class QuireMCP(DjangoMCP):
             return _error_result(f"Unknown tool: {storable(name)}")
         call.extra["arguments"] = _loggable(arguments)
         if error is None:
-            error = _text_problem(arguments)
+            error = _text_problem(arguments) or unknown_arguments(name, arguments)
         if error is None:
             try:
                 structured = await self._tool_manager.call_tool(
@@ -459,6 +509,32 @@ def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
     except InvalidArgument as error:
         return error
     return None
+
+
+@functools.cache
+def _tool_parameters(name: str) -> tuple[str, ...]:
+    """The arguments tool `name` takes, from its method's signature."""
+    signature = inspect.signature(getattr(PageTools, name))
+    return tuple(parameter for parameter in signature.parameters if parameter != "self")
+
+
+def unknown_arguments(name: str, arguments: dict[str, Any]) -> InvalidArgument | None:
+    """Refuse arguments the tool does not take: a misspelt one would otherwise be dropped
+    without a word (a `baseVersoin` lost, and the proposal based on something else)."""
+    known = _tool_parameters(name)
+    unknown = [key for key in arguments if key not in known]
+    if not unknown:
+        return None
+    guesses = [
+        f"{key} (did you mean {close[0]}?)"
+        if (close := difflib.get_close_matches(key, known, n=1))
+        else key
+        for key in unknown
+    ]
+    return InvalidArgument(
+        f"{name} does not take {', '.join(guesses)}. It takes {', '.join(known)}. "
+        "Nothing was done: call it again without the unknown argument(s)."
+    )
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -749,6 +825,41 @@ class PageTools(MCPToolset):
             read_live=live.number,
         )
         return answer  # type: ignore[return-value]
+
+    def recent_activity(
+        self,
+        since: Annotated[
+            str | None,
+            Field(
+                description="An ISO 8601 time, e.g. 2026-11-30T09:00:00Z (UTC when no offset "
+                "is given); left out, 7 days ago.",
+                max_length=60,
+            ),
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            Field(description="The nextCursor of your previous recent_activity, to see more."),
+        ] = None,
+    ) -> ActivityResult:
+        """What changed in your pages since a time: each version published, newest first,
+        with its number and change summary, and, when you may edit, the decisions on your
+        own proposals (approved or rejected, with the reviewer's comment).
+
+        Call it when you come back to a task, instead of reading your pages again; then
+        get_page for those that matter. At most 200 versions per answer: when nextCursor is
+        not null, call recent_activity(cursor=nextCursor) for older ones.
+        """
+        agent = self._agent()
+        found = activity.recent_activity(agent, since=since, cursor=cursor)
+        self._note(returned=len(found.published), since=found.since.isoformat())
+        result: dict[str, Any] = {
+            "since": found.since.isoformat(),
+            "published": found.published,
+        }
+        if found.decisions is not None:
+            result["decisions"] = found.decisions
+        result["nextCursor"] = found.next_cursor
+        return result  # type: ignore[return-value]
 
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown source before you propose a change to it.

@@ -34,6 +34,7 @@ from agents.mcp import (
     quire_mcp,
     refused,
     tool_names_for,
+    unknown_arguments,
 )
 from agents.models import Agent
 from core.audit import storable
@@ -96,7 +97,7 @@ def _run(request: Request, call: ToolCall, name: str, arguments: dict[str, Any])
         return _error(f"Unknown tool: {storable(name)}")
     call.extra["arguments"] = _loggable(arguments)
     if error is None:
-        error = _text_problem(arguments)
+        error = _text_problem(arguments) or unknown_arguments(name, arguments)
     if error is None:
         tool = quire_mcp._tool_manager.get_tool(name)
         assert tool is not None, f"{name} is listed but not registered"

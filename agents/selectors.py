@@ -120,6 +120,11 @@ def visible_pages(agent: Agent) -> QuerySet[Page]:
     return Page.objects.readable().filter(_covered(agent))
 
 
+def set_pages(agent: Agent) -> QuerySet[Page]:
+    """The pages the agent's set covers that are not archived, live or not (yet)."""
+    return Page.objects.filter(_covered(agent), archived=False)
+
+
 def _visible_among(agent: Agent, entries: list[tuple[int, str]]) -> QuerySet[Page]:
     """`visible_pages`, given the agent's entries as (page id, path) pairs."""
     if not entries:

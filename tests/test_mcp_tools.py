@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 MakePage = Callable[..., Page]
 MakeAgent = Callable[..., AgentKey]
 
-READ = ["browse", "search_pages", "get_page"]
+READ = ["browse", "search_pages", "get_page", "recent_activity"]
 WRITE = ["get_page_source", "create_page", "update_page", "edit_page", "append_to_page"]
 PACKED_KEYS = {
     "pageId",

@@ -16,7 +16,8 @@ from wiki.models import Page
 class Command(BaseCommand):
     help = (
         "Create an agent and print its token on the last line (it is shown only once). "
-        "Give it pages with --page PAGE_ID (repeatable) or every top-level page with --all-pages."
+        "Give it pages with --page PAGE_ID (repeatable) or today's top-level pages with "
+        "--all-pages."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,7 +31,8 @@ class Command(BaseCommand):
         pages.add_argument(
             "--all-pages",
             action="store_true",
-            help="Put every top-level page (and so every page) in its set.",
+            help="Put every top-level page there is now in its set, with everything under "
+            "them; a top-level page made later is not in it until you add it.",
         )
         pages.add_argument(
             "--page",
