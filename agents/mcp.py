@@ -1091,7 +1091,8 @@ class PageTools(MCPToolset):
         change_summary = validate_change_summary(change_summary, required=True)
         page = selectors.page_source_for_agent(agent, page_id)
         earlier = selectors.own_pending_proposal(agent, page)
-        if kind == VersionKind.REPLACE and base_version is None and earlier is None:
+        own_draft = earlier is not None and earlier.kind == VersionKind.REPLACE
+        if kind == VersionKind.REPLACE and base_version is None and not own_draft:
             # What the agent saw last, not what is live now: a person may have published
             # since, and the proposal must not silently undo that.
             base_version = selectors.last_read_live_version(agent, page)

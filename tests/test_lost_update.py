@@ -115,6 +115,21 @@ def test_it_refuses_a_blind_update_from_an_agent_that_never_read_the_page(
     assert Version.objects.filter(page=page).count() == 2
 
 
+def test_it_refuses_a_blind_update_after_an_append_the_agent_made_without_reading(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage
+) -> None:
+    page = make_page("Refunds", V1)
+    editor_agent.give(page)
+    mcp.ok(
+        editor_agent, "append_to_page", pageId=page.public_id, markdown="More.", changeSummary="a"
+    )
+    error = mcp.error(
+        editor_agent, "update_page", pageId=page.public_id, markdown=AGENT_TEXT, changeSummary="x"
+    )
+    assert error.startswith("invalid_argument: you never read page")
+    assert Version.objects.filter(page=page).count() == 2
+
+
 def test_it_takes_an_explicit_base_version_from_an_agent_that_never_read_the_page(
     mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User
 ) -> None:

@@ -37,6 +37,7 @@ EXPECTED = {
     "7:update_page": 15,  # 14 + the last live version the agent read
     "8:update_page": 15,
     "9:append_to_page": 13,
+    "10:recent_activity": 3,  # the token, the versions (set and own decisions), the audit row
 }
 
 
@@ -86,6 +87,7 @@ def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
         ("update_page", {"pageId": child.public_id, "markdown": "New.", "changeSummary": "x"}),
         ("update_page", {"pageId": child.public_id, "markdown": "Newer.", "changeSummary": "y"}),
         ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
+        ("recent_activity", {}),
     ]
     rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
     counts: dict[str, int] = {}
