@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo test install lint typecheck bench soak clean
+.PHONY: run demo manage test install lint typecheck bench soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -30,8 +30,13 @@ demo: $(STAMP)
 run: demo
 	$(RUN_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
+# Any management command with the settings `make run` uses: make manage ARGS="load_demo".
+manage: $(STAMP)
+	$(RUN_ENV) $(PY) manage.py $(ARGS)
+
+# In two passes, parallel then serial (tests/run.py); QUIRE_TEST_WORKERS=0 runs one plain pass.
 test: $(STAMP)
-	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) -m pytest $(PYTEST_ARGS)
+	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) tests/run.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -6,22 +6,31 @@ turns domain errors into `code: message` tool errors and writes an audit row per
 """
 
 import difflib
-import functools
 import inspect
 import logging
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from mcp.server.fastmcp.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from django.db import DEFAULT_DB_ALIAS
+from django.http import HttpRequest
+from mcp.types import (
+    CallToolResult,
+    GetPromptRequest,
+    ListPromptsRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+    ToolAnnotations,
+)
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from typing_extensions import TypedDict
 
 from agents import activity, selectors
@@ -73,54 +82,37 @@ Use search_pages to find a page by its words, then get_page to read it.
 Coming back to a task, call recent_activity to see what was published since.
 When you may edit, every change you submit waits for a person to approve it."""
 
-TOOL_ANNOTATIONS = {
-    "browse": ToolAnnotations(title="Browse your pages", readOnlyHint=True, openWorldHint=False),
-    "search_pages": ToolAnnotations(
-        title="Search your pages", readOnlyHint=True, openWorldHint=False
-    ),
-    "get_page": ToolAnnotations(title="Read a page", readOnlyHint=True, openWorldHint=False),
-    "recent_activity": ToolAnnotations(
-        title="What changed recently", readOnlyHint=True, openWorldHint=False
-    ),
-    "get_page_source": ToolAnnotations(
-        title="Read a page's markdown source", readOnlyHint=True, openWorldHint=False
-    ),
-    "create_page": ToolAnnotations(
-        title="Propose a new page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "update_page": ToolAnnotations(
-        title="Propose a new version of a page",
-        readOnlyHint=False,
-        # Nothing is lost: the proposal waits for review and every version is kept.
-        destructiveHint=False,
-        idempotentHint=True,
-        openWorldHint=False,
-    ),
-    "edit_page": ToolAnnotations(
-        title="Propose small edits to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-    "append_to_page": ToolAnnotations(
-        title="Propose an addition to a page",
-        readOnlyHint=False,
-        destructiveHint=False,
-        idempotentHint=False,
-        openWorldHint=False,
-    ),
-}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tool(
+    title: str,
+    *,
+    read_only: bool,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+) -> Callable[[F], F]:
+    """Declares a tool's human title and hints on its method, so that no tool goes without
+    them (directories of remote MCP servers require a title)."""
+
+    def declare(method: F) -> F:
+        method.tool_annotations = ToolAnnotations(  # type: ignore[attr-defined]
+            title=title,
+            readOnlyHint=read_only,
+            destructiveHint=destructive,
+            idempotentHint=idempotent,
+            openWorldHint=False,
+        )
+        return method
+
+    return declare
 
 
 def is_write_tool(name: str) -> bool:
     """Whether the tool changes anything (get_page_source, listed only to editing agents,
     only reads)."""
-    return not TOOL_ANNOTATIONS[name].readOnlyHint
+    annotations: ToolAnnotations = getattr(PageTools, name).tool_annotations
+    return not annotations.readOnlyHint
 
 
 def editing_tools_text() -> str:
@@ -342,15 +334,8 @@ def request_agent() -> Agent | None:
     return getattr(request, "quire_agent", None)
 
 
-def _error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
-
-
-def _success_result(structured: dict[str, Any]) -> CallToolResult:
-    text = pretty_json(structured)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structuredContent=structured, isError=False
-    )
+def _error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
@@ -380,6 +365,8 @@ def _rate_limited(agent: Agent) -> RateLimited | None:
 
 def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
+    if call.agent.oauth_client is not None:
+        data["client"] = call.agent.oauth_client
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{call.tool[:50]}",
@@ -410,20 +397,22 @@ QUIRE_VERSION = "0.1.0"
 
 
 class QuireMCP(DjangoMCP):
-    """django-mcp-server's server with per-agent tool lists, a call guard and audit.
+    """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
     The library keeps one tool list for every caller (and the low-level server caches it
-    across requests), so both listing and calling check the agent's rights here.
+    across requests), so listing filters it by the agent's rights here, and a `tools/call`
+    that reaches the library (the view answers the usual ones itself) goes through the same
+    `call_tool_for` as every other, never straight to a tool.
     """
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
-        for tool in tools:
-            annotations = TOOL_ANNOTATIONS.get(tool.name)
-            tool.description = inspect.cleandoc(tool.description)
+        for registered in tools:
+            annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
+            registered.description = inspect.cleandoc(registered.description)
             if annotations is not None:
-                tool.annotations = annotations
-                tool.title = annotations.title
+                registered.annotations = annotations
+                registered.title = annotations.title
         return tools
 
     async def list_tools(self) -> list[MCPTool]:
@@ -433,60 +422,81 @@ class QuireMCP(DjangoMCP):
         return sorted(tools, key=lambda tool: allowed.index(tool.name))
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        request = django_request_ctx.get(None)
         agent = request_agent()
-        if agent is None:
-            return _error_result(f"Unknown tool: {storable(name)}")
-        call = ToolCall(agent=agent, tool=name)
-        token = _current_call.set(call)
-        try:
-            result = await self._call(call, name, arguments)
-        finally:
-            _current_call.reset(token)
-        await sync_to_async(_record)(call)
-        return result
+        if request is None or agent is None:
+            return CallToolResult.model_validate(_error(f"Unknown tool: {storable(name)}"))
+        result = await sync_to_async(call_tool_for)(request, agent, name, arguments)
+        return CallToolResult.model_validate(result)
 
-    async def _call(self, call: ToolCall, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        # Every call counts, an unknown tool's too: guessing names costs the same as calling.
-        error: QuireError | None = await sync_to_async(_rate_limited)(call.agent)
-        if error is None and name not in tool_names_for(call.agent):
-            # Exactly what the library says for a tool it does not have.
-            call.outcome = "unknown_tool"
-            return _error_result(f"Unknown tool: {storable(name)}")
-        call.extra["arguments"] = _loggable(arguments)
-        if error is None:
-            error = _text_problem(arguments) or unknown_arguments(name, arguments)
-        if error is None:
-            try:
-                structured = await self._tool_manager.call_tool(
-                    name, arguments, context=self.get_context(), convert_result=False
-                )
-                return _success_result(structured)
-            except ToolError as exc:
-                cause = exc.__cause__
-                if isinstance(cause, QuireError):
-                    error = cause
-                elif isinstance(cause, ValidationError):
-                    error = _invalid_arguments(cause)
-                else:
-                    logger.error("MCP tool %s failed", name, exc_info=cause or exc)
-                    call.outcome = "error"
-                    return _error_result(
-                        "internal_error: the server could not complete this call; the error "
-                        "was logged. Try again later."
-                    )
-        refused(call, error, arguments)
-        return _error_result(f"{error.code}: {error.message}")
+
+INTERNAL_ERROR = (
+    "internal_error: the server could not complete this call; the error was logged. "
+    "Try again later."
+)
+
+
+def call_tool_for(
+    request: HttpRequest, agent: Agent, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """Run one tool call for `agent` and write its audit row: the only way to a tool.
+
+    Returns the `CallToolResult` as JSON: the result, or a tool error (`code: message`).
+    """
+    call = ToolCall(agent=agent, tool=name)
+    token = _current_call.set(call)
+    try:
+        result = _call(request, call, name, arguments)
+    finally:
+        _current_call.reset(token)
+    _record(call)
+    return result
+
+
+def _call(
+    request: HttpRequest, call: ToolCall, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    # Every call counts, an unknown tool's too: guessing names costs the same as calling.
+    error: QuireError | None = _rate_limited(call.agent)
+    if error is None and name not in tool_names_for(call.agent):
+        # Exactly what the library says for a tool it does not have.
+        call.outcome = "unknown_tool"
+        return _error(f"Unknown tool: {storable(name)}")
+    call.extra["arguments"] = _loggable(arguments)
+    if error is None:
+        error = _text_problem(arguments) or unknown_arguments(name, arguments)
+    if error is None:
+        try:
+            model = TOOL_ARGUMENTS[name]
+            parsed = model.model_validate(arguments)
+            tool = getattr(PageTools(request=request), name)
+            structured = tool(**{field: getattr(parsed, field) for field in model.model_fields})
+            return {
+                "content": [{"type": "text", "text": pretty_json(structured)}],
+                "structuredContent": structured,
+                "isError": False,
+            }
+        except QuireError as exc:
+            error = exc
+        except ValidationError as exc:
+            error = _invalid_arguments(exc)
+        except Exception:
+            logger.exception("MCP tool %s failed", name)
+            call.outcome = "error"
+            return _error(INTERNAL_ERROR)
+    refused(call, error, arguments)
+    return _error(f"{error.code}: {error.message}")
 
 
 def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:
-    """Record a refused call for its audit row (both tool-call paths use this)."""
+    """Record a refused call for its audit row."""
     call.outcome = error.code
     call.extra["error"] = error.message
     if "credentials" in error.detail:
         # The audit keeps the call, never the credential it was refused for.
         call.extra["arguments"] = {
             key: "(withheld: refused for holding a credential)"
-            if isinstance(value, str) and key != "pageId"
+            if isinstance(value, str | list | dict) and key != "pageId"
             else value
             for key, value in arguments.items()
         }
@@ -511,17 +521,10 @@ def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
     return None
 
 
-@functools.cache
-def _tool_parameters(name: str) -> tuple[str, ...]:
-    """The arguments tool `name` takes, from its method's signature."""
-    signature = inspect.signature(getattr(PageTools, name))
-    return tuple(parameter for parameter in signature.parameters if parameter != "self")
-
-
 def unknown_arguments(name: str, arguments: dict[str, Any]) -> InvalidArgument | None:
     """Refuse arguments the tool does not take: a misspelt one would otherwise be dropped
     without a word (a `baseVersoin` lost, and the proposal based on something else)."""
-    known = _tool_parameters(name)
+    known = tuple(TOOL_ARGUMENTS[name].model_fields)
     unknown = [key for key in arguments if key not in known]
     if not unknown:
         return None
@@ -561,6 +564,16 @@ def _storable(value: Any) -> Any:
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
 # Clients show the server's version; without this the low-level server reports the SDK's.
 quire_mcp._mcp_server.version = QUIRE_VERSION
+# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
+# advertises what has a handler) and asking for them is "method not found".
+for _unserved in (
+    ListPromptsRequest,
+    GetPromptRequest,
+    ListResourcesRequest,
+    ListResourceTemplatesRequest,
+    ReadResourceRequest,
+):
+    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
@@ -672,6 +685,7 @@ class PageTools(MCPToolset):
         if call is not None:
             call.extra.update(extra)
 
+    @tool("Browse your pages", read_only=True)
     def browse(
         self,
         cursor: Annotated[
@@ -710,6 +724,7 @@ class PageTools(MCPToolset):
             result["nextCursor"] = shown.next_cursor
         return result  # type: ignore[return-value]
 
+    @tool("Search your pages", read_only=True)
     def search_pages(
         self,
         query: Annotated[
@@ -760,6 +775,7 @@ class PageTools(MCPToolset):
             ]
         }
 
+    @tool("Read a page", read_only=True)
     def get_page(
         self,
         pageId: PageId,
@@ -789,21 +805,19 @@ class PageTools(MCPToolset):
         to read that part alone.
         """
         agent = self._agent()
-        page = selectors.page_for_agent(agent, pageId)
-        live = page.live_version
-        assert live is not None
+        page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
-        references = [ref for ref in page_references(live.instructions) if ref != page.public_id]
+        references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
-        shown = shown_text(live.body, section)
+        shown = shown_text(page.body, section)
         answer: dict[str, Any] = {
             "pageId": page.public_id,
-            "title": live.title,
+            "title": page.title,
             "path": page.path,
-            "tags": list(live.tags),
-            "versionNumber": live.number,
-            "updated": _iso(live.decided_at or live.created_at),
-            "instructions": live.instructions,
+            "tags": list(page.tags),
+            "versionNumber": page.version_number,
+            "updated": _iso(page.published_at),
+            "instructions": page.instructions,
             "content": shown.text,
             "files": files,
             "includes": [],
@@ -817,15 +831,17 @@ class PageTools(MCPToolset):
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
-        agent_page_read(agent=agent, page=page, version_number=live.number)
+        agent_page_read(agent=agent, page_id=page.pk, version_number=page.version_number)
         self._touched(
-            page,
+            # For the audit row's page: the id is all it needs.
+            Page.from_db(DEFAULT_DB_ALIAS, ["id", "public_id"], [page.pk, page.public_id]),
             page_ids=[page.public_id, *(item["pageId"] for item in answer["includes"])],
-            versions=[live.number],
-            read_live=live.number,
+            versions=[page.version_number],
+            read_live=page.version_number,
         )
         return answer  # type: ignore[return-value]
 
+    @tool("What changed recently", read_only=True)
     def recent_activity(
         self,
         since: Annotated[
@@ -861,6 +877,7 @@ class PageTools(MCPToolset):
         result["nextCursor"] = found.next_cursor
         return result  # type: ignore[return-value]
 
+    @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
@@ -892,7 +909,7 @@ class PageTools(MCPToolset):
         part = shown_text(markdown, section)
         parent_id = page.parent.public_id if page.parent is not None else None
         if live is not None:
-            agent_page_read(agent=agent, page=page, version_number=live.number)
+            agent_page_read(agent=agent, page_id=page.pk, version_number=live.number)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -929,6 +946,7 @@ class PageTools(MCPToolset):
             **part.fields,  # type: ignore[typeddict-item]
         }
 
+    @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
     def create_page(
         self,
         title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
@@ -963,6 +981,8 @@ class PageTools(MCPToolset):
         self._touched(version.page, versions=[version.number])
         return _write_result(version, None)
 
+    # Nothing is lost: the proposal waits for review and every version is kept.
+    @tool("Propose a new version of a page", read_only=False, destructive=False, idempotent=True)
     def update_page(
         self,
         pageId: PageId,
@@ -1003,6 +1023,7 @@ class PageTools(MCPToolset):
             read_first=True,
         )
 
+    @tool("Propose small edits to a page", read_only=False, destructive=False, idempotent=False)
     def edit_page(
         self,
         pageId: PageId,
@@ -1058,6 +1079,7 @@ class PageTools(MCPToolset):
         written["changed"] = changed_lines(source, edited)
         return written
 
+    @tool("Propose an addition to a page", read_only=False, destructive=False, idempotent=False)
     def append_to_page(
         self,
         pageId: PageId,
@@ -1114,3 +1136,21 @@ class PageTools(MCPToolset):
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+
+
+def _arguments_model(name: str) -> type[BaseModel]:
+    """The pydantic model of a tool's arguments, from its method's signature (as the library
+    builds the input schema it lists from the same signature)."""
+    method = getattr(PageTools, name)
+    hints = get_type_hints(method, include_extras=True)
+    fields: dict[str, Any] = {
+        parameter.name: (
+            hints[parameter.name],
+            ... if parameter.default is inspect.Parameter.empty else parameter.default,
+        )
+        for parameter in list(inspect.signature(method).parameters.values())[1:]
+    }
+    return create_model(f"{name}_arguments", **fields)
+
+
+TOOL_ARGUMENTS = {name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS}

@@ -9,6 +9,7 @@ JSON-RPC error otherwise, never a 500). Each refusal after the token is known is
 
 from __future__ import annotations
 
+import json
 import typing
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import ClientRequest
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
@@ -24,10 +26,10 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
-from agents.mcp import quire_mcp
-from agents.mcp_direct import direct_tool_call
+from agents.mcp import call_tool_for, quire_mcp
 from agents.models import Agent
 from agents.services import agent_mark_used
+from connect import mcp_auth
 from core.audit import audit_record, storable
 from core.json_input import BoundedJSONParser, TooDeep
 
@@ -80,9 +82,20 @@ def bearer_token(request: HttpRequest) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def _unauthorized(message: str) -> JsonResponse:
+def authenticate_agent(request: HttpRequest) -> Agent | None:
+    """The agent the request's bearer token belongs to: where a request becomes an agent.
+
+    The token is an agent's static token, or an OAuth access token bound to one agent."""
+    token = bearer_token(request)
+    if mcp_auth.is_oauth_access_token(token):
+        return mcp_auth.agent_for_access_token(request, token)
+    return selectors.agent_by_token(token)
+
+
+def _unauthorized(request: HttpRequest, message: str, *, invalid_token: bool) -> JsonResponse:
     response = JsonResponse({"error": message}, status=401)
-    response["WWW-Authenticate"] = 'Bearer realm="quire"'
+    # Where an OAuth client starts: the protected-resource metadata (RFC 9728).
+    response["WWW-Authenticate"] = mcp_auth.bearer_challenge(request, invalid_token=invalid_token)
     return response
 
 
@@ -103,7 +116,11 @@ def _refused(
         outcome={PARSE_ERROR: "parse_error", METHOD_NOT_FOUND: "method_not_found"}.get(
             code, "invalid_request"
         ),
-        data={"error": message, "jsonRpcCode": code},
+        data={
+            "error": message,
+            "jsonRpcCode": code,
+            **({"client": agent.oauth_client} if agent.oauth_client is not None else {}),
+        },
     )
     return _json_rpc_error(code, message, status, request_id)
 
@@ -166,17 +183,21 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 },
                 status=403,
             )
-        token = bearer_token(request)
-        if not token:
+        if not bearer_token(request):
             return _unauthorized(
-                "Send the agent's token as 'Authorization: Bearer <token>'. "
-                "An admin can create one with 'python manage.py create_agent'."
+                request,
+                "Send the agent's token as 'Authorization: Bearer <token>', or connect with "
+                "OAuth. An admin can create an agent with 'python manage.py create_agent'.",
+                invalid_token=False,
             )
-        agent: Agent | None = selectors.agent_by_token(token)
+        agent = authenticate_agent(request)
         if agent is None:
             return _unauthorized(
-                "This token is not valid: it may have been rotated or revoked. "
-                "Ask an admin for the agent's current token."
+                request,
+                "This token is not valid: it may have expired, been rotated or revoked, or "
+                "its connection was ended. Connect again, or ask an admin for the agent's "
+                "current token.",
+                invalid_token=True,
             )
         if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return _refused(
@@ -205,6 +226,17 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 "plain text.",
                 400,
             )
+        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
+            return _refused(
+                agent,
+                INVALID_REQUEST,
+                "Invalid request: send one JSON-RPC 2.0 request object with a method; "
+                "batches are not supported.",
+                400,
+                request_id
+                if isinstance(request_id, str | int) and not isinstance(request_id, bool)
+                else None,
+            )
         method = unknown_method(data)
         if method is not None:
             return _refused(
@@ -217,8 +249,46 @@ class QuireMCPView(MCPServerStreamableHttpView):
             )
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]
-        # Tool calls are answered here, in this thread; the rest goes through the library.
-        answer = direct_tool_call(request, agent)
-        if answer is not None:
-            return answer
+        if is_tool_call(request):
+            return tool_call_response(request, agent)
         return self.mcp_server.handle_django_request(request)
+
+
+def is_tool_call(request: Request) -> bool:
+    """A stateless `tools/call` the view answers in the request's own thread.
+
+    The library would re-encode the body, start an event loop in a new thread and hop back
+    for every ORM call; a `tools/call` needs none of that. Everything else (initialize,
+    tools/list, notifications, a wrong Accept or protocol version, odd shapes) goes to the
+    library, which sends any tool call it gets to the same `call_tool_for`.
+    """
+    message = request.data
+    accept = request.headers.get("Accept", "")
+    version = request.headers.get("Mcp-Protocol-Version")
+    return (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "tools/call"
+        and isinstance(message.get("id"), str | int)
+        and not isinstance(message.get("id"), bool)
+        and isinstance(message.get("params"), dict)
+        and isinstance(message["params"].get("name"), str)
+        and isinstance(message["params"].get("arguments", {}), dict)
+        # Otherwise the transport's own 406 and 400.
+        and "application/json" in accept
+        and "text/event-stream" in accept
+        and (version is None or version in SUPPORTED_PROTOCOL_VERSIONS)
+    )
+
+
+def tool_call_response(request: Request, agent: Agent) -> HttpResponse:
+    """The JSON-RPC response to a `tools/call` (see `is_tool_call`), as the library words it."""
+    message = typing.cast(dict[str, Any], request.data)
+    params = message["params"]
+    result = call_tool_for(request, agent, params["name"], params.get("arguments") or {})
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": message["id"], "result": result},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return HttpResponse(body.encode(), content_type="application/json")

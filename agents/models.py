@@ -24,6 +24,10 @@ class Agent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
+    # Not stored: set on the agent of a request that came with an OAuth access token, the
+    # name of the client it was issued to, so that the call's audit row names it.
+    oauth_client: str | None = None
+
     class Meta:
         ordering = ["name"]
 
@@ -41,6 +45,7 @@ class PageSetEntry(models.Model):
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name_plural = "page set entries"
         ordering = ["agent_id", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["agent", "page"], name="pageset_unique_page")

@@ -7,21 +7,25 @@ fixed number of queries whatever the size of the set.
 
 from __future__ import annotations
 
+import json
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models.signals import post_delete, post_save
 from django.db.models.sql.compiler import SQLCompiler
+from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
 from agents.services import token_hash
-from core.compiled_query import CompiledQuery, Slot
 from core.errors import NotFound, NotInSet
-from wiki.models import Attachment, Page, Version, VersionStatus, tree_key
+from wiki.models import READABLE_SQL, Attachment, Page, Version, VersionStatus, tree_key
 from wiki.search import SetScope
 
 
@@ -35,25 +39,41 @@ class SetPage:
     always_include: bool
 
 
-_AGENT_FIELDS = tuple(field.attname for field in Agent._meta.concrete_fields)
-
-# Runs on every MCP request: compiled once (core.compiled_query).
-_active_agent_by_token_hash = CompiledQuery(
-    lambda token_hash: (
-        Agent.objects.filter(token_hash=token_hash, is_active=True)
-        .order_by()
-        .values_list(*_AGENT_FIELDS)[:1]
-    ),
-    slots=["token_hash"],
-    row=lambda *columns: Agent.from_db(DEFAULT_DB_ALIAS, _AGENT_FIELDS, columns),
-)
+# Every MCP request starts by finding its agent: a process keeps what it found for a few
+# seconds. Any change to an agent (rotate, revoke, edit) empties it at once and again on
+# commit; another process sees the change when its copy expires.
+TOKEN_CACHE_SECONDS = 5.0
+_agents_by_token_hash: dict[str, tuple[float, Agent]] = {}
 
 
 def agent_by_token(token: str) -> Agent | None:
+    """The active agent whose bearer token this is, or None: the one place where a token
+    becomes an agent."""
     if not token:
         return None
-    found = _active_agent_by_token_hash(token_hash=token_hash(token))
-    return found[0] if found else None
+    digest = token_hash(token)
+    now = time.monotonic()
+    cached = _agents_by_token_hash.get(digest)
+    if cached is not None and cached[0] > now:
+        return cached[1]
+    agent = Agent.objects.filter(token_hash=digest, is_active=True).first()
+    if agent is not None:
+        _agents_by_token_hash[digest] = (now + TOKEN_CACHE_SECONDS, agent)
+    return agent
+
+
+def forget_agent_tokens() -> None:
+    """Empty the token cache, so the next request reads its agent afresh."""
+    _agents_by_token_hash.clear()
+
+
+@receiver(post_save, sender=Agent)
+@receiver(post_delete, sender=Agent)
+def _agent_changed(**kwargs: Any) -> None:
+    # Now, for this transaction's own requests (and tests), and on commit, in case another
+    # request cached the old row in between.
+    forget_agent_tokens()
+    transaction.on_commit(forget_agent_tokens)
 
 
 def agent_by_name(name: str) -> Agent:
@@ -86,7 +106,7 @@ class _CoveredBySet(Func):
         "OR substr({path}, 1, length(set_page.path) + 1) = set_page.path || '/'))"
     )
 
-    def __init__(self, agent_id: int | Slot) -> None:
+    def __init__(self, agent_id: int) -> None:
         super().__init__(F("pk"), F("path"))
         self.agent_id = agent_id
 
@@ -179,65 +199,91 @@ def _not_in_set(public_id: str) -> NotInSet:
     )
 
 
-_PAGE_FIELDS = tuple(field.attname for field in Page._meta.concrete_fields)
-_VERSION_FIELDS = tuple(field.attname for field in Version._meta.concrete_fields)
+class ReadablePage(NamedTuple):
+    """A page as get_page reads it: the page and its live version, in one row."""
+
+    pk: int
+    public_id: str
+    path: str
+    title: str
+    tags: list[str]
+    instructions: str
+    body: str
+    version_number: int
+    published_at: datetime
+    has_files: bool
 
 
-def _readable_page(*columns: Any) -> Page:
-    """A row of `_readable_page_for_agent` as the Page with its live version, `in_set` and
-    `has_files`."""
-    pages, versions = len(_PAGE_FIELDS), len(_VERSION_FIELDS)
-    page = Page.from_db(DEFAULT_DB_ALIAS, _PAGE_FIELDS, columns[:pages])
-    page.live_version = Version.from_db(
-        DEFAULT_DB_ALIAS, _VERSION_FIELDS, columns[pages : pages + versions]
+# get_page's read, on every call: plain SQL, so that no queryset is built and compiled each
+# time. The set check is the one statement of the set (`_CoveredBySet`).
+_READABLE_PAGE_SQL = f"""
+    SELECT p.id, p.public_id, p.path, v.title, v.tags, v.instructions, v.body, v.number,
+           COALESCE(v.decided_at, v.created_at),
+           EXISTS (SELECT 1 FROM wiki_attachment a WHERE a.page_id = p.id),
+           {_CoveredBySet.SQL.format(page_id="p.id", path="p.path")}
+    FROM wiki_page p
+    JOIN wiki_version v ON v.id = p.live_version_id
+    WHERE p.public_id = %s AND {READABLE_SQL.format(p="p.")}
+"""  # noqa: S608 - only constants are interpolated
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """A timestamp as the ORM gives it: SQLite returns UTC as text."""
+    if isinstance(moment, str):
+        return datetime.fromisoformat(moment).replace(tzinfo=UTC)
+    return moment
+
+
+def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
+    """The live page `public_id` with its live version, if the agent's set covers it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_READABLE_PAGE_SQL, [agent.pk, public_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise no_such_page(public_id)
+    *columns, has_files, in_set = row
+    if not in_set:
+        raise _not_in_set(public_id)
+    pk, public_id, path, title, tags, instructions, body, number, published_at = columns
+    return ReadablePage(
+        pk=pk,
+        public_id=public_id,
+        path=path,
+        title=title,
+        tags=json.loads(tags) if isinstance(tags, str) else tags,
+        instructions=instructions,
+        body=body,
+        version_number=number,
+        published_at=_aware(published_at),
+        has_files=bool(has_files),
     )
-    page.in_set, page.has_files = columns[pages + versions :]  # type: ignore[attr-defined]
-    return page
-
-
-# Every get_page runs it: compiled once (core.compiled_query). The set check is the one
-# statement of the set (`_covered`'s `_CoveredBySet`), given the agent's id at run time.
-_readable_page_for_agent = CompiledQuery(
-    lambda agent_id, public_id: (
-        Page.objects.readable()
-        .annotate(
-            in_set=_CoveredBySet(agent_id),
-            has_files=Exists(Attachment.objects.filter(page=OuterRef("pk"))),
-        )
-        .filter(public_id=public_id)
-        .order_by()
-        .values_list(
-            *_PAGE_FIELDS,
-            *(f"live_version__{name}" for name in _VERSION_FIELDS),
-            "in_set",
-            "has_files",
-        )[:1]
-    ),
-    slots=["agent_id", "public_id"],
-    row=_readable_page,
-)
 
 
 def page_for_agent(agent: Agent, public_id: str) -> Page:
-    """The live page `public_id` with its live version, if the agent's set covers it.
-
-    The page also says whether it has files (`has_files`), so that `page_files` need not ask.
-    """
-    found = _readable_page_for_agent(agent_id=agent.pk, public_id=public_id)
-    if not found:
+    """The live page `public_id` with its live version, if the agent's set covers it."""
+    page = (
+        Page.objects.readable()
+        .select_related("live_version")
+        .annotate(in_set=_covered(agent))
+        .filter(public_id=public_id)
+        .first()
+    )
+    if page is None:
         raise no_such_page(public_id)
-    page = found[0]
     if not page.in_set:  # type: ignore[attr-defined]
         raise _not_in_set(public_id)
     return page
 
 
-def page_files(page: Page) -> list[tuple[str, str]]:
-    """The (name, extracted text) of a page's files by name; no query for a page that
-    `page_for_agent` found without files."""
-    if getattr(page, "has_files", True) is False:
+def page_files(page: ReadablePage) -> list[tuple[str, str]]:
+    """The (name, extracted text) of a page's files by name; no query for a page without."""
+    if not page.has_files:
         return []
-    return list(page.attachments.order_by("name").values_list("name", "extracted_text"))
+    return list(
+        Attachment.objects.filter(page_id=page.pk)
+        .order_by("name")
+        .values_list("name", "extracted_text")
+    )
 
 
 def page_source_for_agent(agent: Agent, public_id: str) -> Page:

@@ -18,11 +18,13 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from agents.models import Agent, PageRead, PageSetEntry
+from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.unset import UNSET, Unset
 from reviews import services as review_services
+from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version
 from wiki.validators import check_one_line, check_text
 
@@ -66,6 +68,7 @@ def validate_agent_name(name: Any) -> str:
         name = check_one_line(name, field="name")
     if not isinstance(name, str) or not 1 <= len(name) <= NAME_MAX:
         raise InvalidArgument(f"an agent needs a name of 1 to {NAME_MAX} characters.", field="name")
+    refuse_credentials(name, field="name")
     return name
 
 
@@ -74,7 +77,9 @@ def validate_description(description: Any) -> str:
         return ""
     if not isinstance(description, str):
         raise InvalidArgument("the description must be text.", field="description")
-    return check_text(description, field="description").strip()
+    description = check_text(description, field="description").strip()
+    refuse_credentials(description, field="description")
+    return description
 
 
 def validate_use_when(lines: Any) -> list[str]:
@@ -87,11 +92,13 @@ def validate_use_when(lines: Any) -> list[str]:
         lines = list(lines)
     if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
         raise InvalidArgument("use-when must be a list of short sentences.", field="use_when")
-    cleaned = [
-        " ".join(check_text(line, field="use_when", name=f"use-when line {number}").split())
-        for number, line in enumerate(lines, start=1)
-    ]
-    cleaned = [line for line in cleaned if line]
+    cleaned = []
+    for number, line in enumerate(lines, start=1):
+        name = f"use-when line {number}"
+        line = " ".join(check_text(line, field="use_when", name=name).split())
+        refuse_credentials(line, field="use_when", name=name)
+        if line:
+            cleaned.append(line)
     if len(cleaned) > USE_WHEN_MAX_LINES:
         raise InvalidArgument(
             f"give at most {USE_WHEN_MAX_LINES} use-when lines; there are {len(cleaned)}.",
@@ -206,6 +213,7 @@ def agent_token_rotate(*, actor: Operator, agent: Agent) -> str:
         actor=actor,
         data={"agent": agent.name, "agentId": agent.pk, "reactivated": not was_active},
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="token rotated")
     return token
 
 
@@ -222,6 +230,7 @@ def agent_revoke(*, actor: Operator, agent: Agent) -> Agent:
     audit_record(
         action="agent.revoke", actor=actor, data={"agent": agent.name, "agentId": agent.pk}
     )
+    agent_access_replaced.send(Agent, agent=agent, actor=actor, reason="agent revoked")
     return agent
 
 
@@ -234,13 +243,17 @@ def agent_mark_used(agent: Agent) -> None:
     agent.last_used_at = now
 
 
-def agent_page_read(*, agent: Agent, page: Page, version_number: int) -> None:
+def agent_page_read(*, agent: Agent, page_id: int, version_number: int) -> None:
     """Record that an editing agent read live version `version_number` of `page`: the base
     of its next replace proposal. One upsert; agents that cannot propose keep no record."""
     if not agent.can_edit_pages:
         return
     PageRead.objects.bulk_create(
-        [PageRead(agent=agent, page=page, version_number=version_number, read_at=timezone.now())],
+        [
+            PageRead(
+                agent=agent, page_id=page_id, version_number=version_number, read_at=timezone.now()
+            )
+        ],
         update_conflicts=True,
         unique_fields=["agent", "page"],
         update_fields=["version_number", "read_at"],

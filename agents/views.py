@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -146,15 +147,50 @@ def agent_list(request: HttpRequest) -> HttpResponse:
 
 
 TOKEN_SESSION_KEY = "quire-agent-token"  # noqa: S105 (a session key, not a secret)
+TOKEN_PAD_COOKIE = "quire-token-pad"  # noqa: S105 (a cookie name, not a secret)
+TOKEN_PAD_SECONDS = 300
 
 
 def _show_token_once(
     request: HttpRequest, agent: Agent, token: str, *, rotated: bool
 ) -> HttpResponse:
     """Keep the new token for exactly one showing, then redirect to the page that shows it,
-    so reloading that page never posts the form again (and never makes another token)."""
-    request.session[TOKEN_SESSION_KEY] = {"agent": agent.pk, "token": token, "rotated": rotated}
-    return redirect("agents:token", agent_id=agent.pk)
+    so reloading that page never posts the form again (and never makes another token).
+
+    The session store (the database, Redis) must never hold the token: the session keeps it
+    sealed with a one-time pad that only this browser gets, in a cookie for the token page
+    alone that lives five minutes. Neither half shows anything without the other, and the
+    token page throws both away."""
+    pad = secrets.token_bytes(len(token))
+    request.session[TOKEN_SESSION_KEY] = {
+        "agent": agent.pk,
+        "sealed": _xor(token.encode(), pad).hex(),
+        "rotated": rotated,
+    }
+    response = redirect("agents:token", agent_id=agent.pk)
+    response.set_cookie(
+        TOKEN_PAD_COOKIE,
+        pad.hex(),
+        max_age=TOKEN_PAD_SECONDS,
+        path=reverse("agents:token", args=[agent.pk]),
+        secure=request.is_secure(),
+        httponly=True,
+        samesite="Strict",
+    )
+    return response
+
+
+def _xor(data: bytes, pad: bytes) -> bytes:
+    return bytes(a ^ b for a, b in zip(data, pad, strict=True))
+
+
+def _unseal(kept: dict[str, Any], pad: str) -> str:
+    """The token from the session's sealed half and the cookie's pad; "" if either is wrong."""
+    try:
+        sealed, key = bytes.fromhex(str(kept.get("sealed", ""))), bytes.fromhex(pad)
+        return _xor(sealed, key).decode("ascii") if sealed else ""
+    except (ValueError, UnicodeDecodeError):
+        return ""
 
 
 @login_required
@@ -166,7 +202,8 @@ def agent_token(request: HttpRequest, agent_id: int) -> HttpResponse:
     token, rotated = "", False
     if isinstance(kept, dict) and kept.get("agent") == agent.pk:
         del request.session[TOKEN_SESSION_KEY]
-        token, rotated = str(kept["token"]), bool(kept.get("rotated"))
+        token = _unseal(kept, request.COOKIES.get(TOKEN_PAD_COOKIE, ""))
+        rotated = bool(kept.get("rotated"))
     response = render(
         request,
         "agents/token.html",
@@ -181,6 +218,7 @@ def agent_token(request: HttpRequest, agent_id: int) -> HttpResponse:
     )
     # The token exists only in this response: no cache may keep it.
     add_never_cache_headers(response)
+    response.delete_cookie(TOKEN_PAD_COOKIE, path=request.path, samesite="Strict")
     return response
 
 

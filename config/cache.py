@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -71,11 +72,28 @@ class _OneClientPerPool(RedisCacheClient):
 
 
 class QuireRedisCache(RedisCache):
-    """Django's Redis cache with one redis-py client per connection pool."""
+    """Django's Redis cache with one redis-py client per connection pool, whose clear()
+    empties only its own keys when it has a KEY_PREFIX (the counters do): Django's flushes
+    the whole Redis database, sessions and queued tasks included."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = _OneClientPerPool
+
+    def clear(self) -> None:
+        if not self.key_prefix:
+            super().clear()
+            return
+        client = self._cache.get_client(None, write=True)
+        batch: list[bytes] = []
+        own = re.sub(r"([*?\[\]\\])", r"\\\1", self.key_prefix) + ":*"
+        for key in client.scan_iter(match=own, count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.delete(*batch)
+                batch.clear()
+        if batch:
+            client.delete(*batch)
 
 
 class FailSafeRedisCache(QuireRedisCache):

@@ -39,12 +39,14 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "mcp_server",
+    "oauth2_provider",
     "csp",
     "core",
     "wiki",
     "agents",
     "reviews",
     "content",
+    "connect",
     # Only for its migration that creates the database cache table (config/migrations/).
     "config",
 ]
@@ -119,12 +121,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # can save (a search over a large page set spent most of its time compiling).
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
-    # The statements every tool call runs (core/compiled_query.py) are prepared on each
-    # connection after this many runs, so PostgreSQL stops planning them every time; Django's
-    # other queries are never prepared. Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler
-    # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
-    if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True):
-        _options.setdefault("prepare_threshold", 5)
+    # Values travel apart from the SQL (Django's documented `server_side_binding`), so psycopg
+    # can prepare a statement on its connection once it has run this many times: PostgreSQL
+    # then stops planning the statements every tool call repeats (the page read took 0.7 ms
+    # to plan and 0.1 ms to run). Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler that
+    # cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
+    _options["server_side_binding"] = True
+    _options.setdefault(
+        "prepare_threshold", 5 if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True) else None
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -171,6 +176,63 @@ QUIRE_AGENT_RATE_LIMIT = env_int("QUIRE_AGENT_RATE_LIMIT", 120, minimum=1)
 # (comma-separated, e.g. an MCP inspector at http://localhost:6274).
 QUIRE_MCP_ALLOWED_ORIGINS = env_list("QUIRE_MCP_ALLOWED_ORIGINS", "")
 
+# OAuth 2.1 for MCP clients that cannot paste a token (README "Connecting an agent"):
+# django-oauth-toolkit issues the codes and tokens; the connect app adds the consent screen,
+# client registration, the agent each grant acts as and the checks at /mcp.
+QUIRE_OAUTH_REGISTRATIONS_PER_HOUR = env_int(
+    "QUIRE_OAUTH_REGISTRATIONS_PER_HOUR", 20, minimum=1, maximum=100_000
+)
+# Clients that registered (or were fetched) and never finished a connection are deleted after
+# this many hours by the cleanup task.
+QUIRE_OAUTH_UNUSED_CLIENT_HOURS = env_int("QUIRE_OAUTH_UNUSED_CLIENT_HOURS", 24, minimum=1)
+# Redirect schemes of native apps allowed besides https and loopback http (e.g. "cursor").
+QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = env_list("QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES", "")
+# Tests only: fetch client ID metadata documents from loopback addresses, trusting this CA.
+QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = env_bool("QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS", False)
+QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = env_str("QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE")
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_GRANT_MODEL = "connect.Grant"
+OAUTH2_PROVIDER = {
+    "OAUTH2_VALIDATOR_CLASS": "connect.oauth_validator.QuireOAuth2Validator",
+    "ACCESS_TOKEN_GENERATOR": "connect.tokens.new_access_token",
+    "REFRESH_TOKEN_GENERATOR": "connect.tokens.new_refresh_token",
+    "SCOPES": {"mcp": "Use Quire's MCP tools as the agent you pick"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    # Sliding: a refresh token dies 30 days after its access token expires unused.
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 86400,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "PKCE_REQUIRED": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES],
+    # RFC 8252: loopback redirects match on any port; many clients register "localhost".
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    # Access and refresh tokens are stored only as their SHA-256 (codes: connect.models.Grant).
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # Advertised in the metadata; the registration view is connect's own (public clients).
+    "DCR_ENABLED": True,
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "connect.client_documents.ClientDocumentFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none"],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Quire",
+}
+
 # Background work: Celery on Redis when REDIS_URL is set; otherwise tasks run in process
 # (after commit, since callers queue them with transaction.on_commit).
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss"))
@@ -196,6 +258,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "retry-pending-notifications": {
         "task": "reviews.tasks.retry_pending_notifications",
         "schedule": 300.0,
+    },
+    "delete-unused-oauth-clients": {
+        "task": "connect.tasks.delete_unused_clients",
+        "schedule": 3600.0,
     },
     "send-review-digests": {
         "task": "reviews.tasks.send_review_digests",
@@ -319,6 +385,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The schema documents the REST API only; /mcp speaks JSON-RPC, not REST.
     "PREPROCESSING_HOOKS": ["reviews.api.only_rest_api"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "reviews.api.declare_request_line_limit",
+    ],
 }
 
 # django-mcp-server: one stateless server; Quire lists its own tools per agent.

@@ -30,5 +30,6 @@ urlpatterns = [
     path("agents/", include("agents.urls")),
     path("api/", include("config.api_urls")),
     path("", include("agents.mcp_urls")),
+    path("", include("connect.urls")),
     path("", include((wiki_patterns, "wiki"))),
 ]

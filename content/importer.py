@@ -32,6 +32,7 @@ from core.errors import QuireError
 from reviews import outbox
 from reviews import services as review_services
 from wiki import services, validators
+from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version, VersionStatus
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -157,6 +158,15 @@ def _tag_list(value: Any) -> list[str]:
     raise BadFile("tags must be a list of words or a comma-separated string")
 
 
+def _checked_frontmatter(meta: dict[str, Any]) -> dict[str, Any]:
+    """The kept frontmatter is stored and exported again: no credential in it either (its
+    lines are counted as YAML writes them, one key or item to a line)."""
+    if meta:
+        shown = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=10_000)
+        refuse_credentials(shown, field="frontmatter", name="the frontmatter")
+    return meta
+
+
 def parse_source(
     *, text: str, source_path: str, parent_folder: str | None, folder: str | None
 ) -> SourcePage:
@@ -196,7 +206,7 @@ def parse_source(
             body=validators.validate_markdown(body, field="body"),
             tags=validators.validate_tags(_tag_list(raw_tags)),
             instructions=validators.validate_markdown(instructions, field="instructions"),
-            extra_frontmatter=meta,
+            extra_frontmatter=_checked_frontmatter(meta),
             quire_id=quire_id,
         )
     except QuireError as error:

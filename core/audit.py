@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any, NotRequired, TypedDict, Unpack
 
-from django.db import models
+from django.db import connection, models
 
 from core.actors import SystemActor, is_agent, is_person
-from core.compiled_query import CompiledInsert
 from core.models import AuditEvent
 
 # What a call refused for holding it must still be recordable: neither database stores NUL
@@ -60,13 +59,24 @@ def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     )
 
 
-# Every tool call writes one: compiled once (core.compiled_query).
-_insert_event = CompiledInsert(AuditEvent)
+# Every tool call writes one, so it skips `Model.save` (signals, RETURNING the id, building
+# the INSERT): one fixed statement, its values prepared by each field as save() would.
+_FIELDS = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
+_INSERT_SQL = "INSERT INTO {table} ({columns}) VALUES ({values})".format(  # noqa: S608
+    table=AuditEvent._meta.db_table,
+    columns=", ".join(str(field.column) for field in _FIELDS),
+    values=", ".join("%s" for _ in _FIELDS),
+)
 
 
 def audit_record(**fields: Unpack[AuditFields]) -> None:
     """Write one audit event (see `audit_event` for what it holds)."""
-    _insert_event(audit_event(**fields))
+    event = audit_event(**fields)
+    values = [
+        field.get_db_prep_save(field.pre_save(event, add=True), connection) for field in _FIELDS
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_SQL, values)
 
 
 def audit_record_many(events: list[AuditEvent]) -> None:

@@ -102,6 +102,22 @@ def only_rest_api(endpoints: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/v1/")]
 
 
+# gunicorn answers this itself, before Quire sees the request, so every path may get it.
+REQUEST_LINE_TOO_LONG = {
+    "description": "The request line (method, path and query string) is longer than the "
+    "server takes (gunicorn's limit, 4094 bytes); shorten the query. The body is the "
+    "server's own plain text, not JSON."
+}
+
+
+def declare_request_line_limit(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: every operation may answer 414."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            operation.setdefault("responses", {}).setdefault("414", REQUEST_LINE_TOO_LONG)
+    return result
+
+
 def error_response(
     code: str, message: str, http_status: int, detail: dict[str, Any] | None = None
 ) -> Response:
@@ -148,6 +164,18 @@ def _public_parent_ids(detail: dict[str, Any]) -> dict[str, Any]:
     return detail
 
 
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
+
+
 class QuireAPIView(APIView):
     # Token first, so a request without credentials gets 401 with WWW-Authenticate.
     authentication_classes = [HashedTokenAuthentication, SessionAuthentication]
@@ -155,8 +183,13 @@ class QuireAPIView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         if request.method == "POST":
-            # A malformed body is refused even where the endpoint reads none of it.
-            request.data  # noqa: B018
+            # A malformed body is refused even where the endpoint reads none of it, and so is
+            # JSON that is not an object: `[]` or `null` must not pass for "no comment".
+            if not isinstance(request.data, dict):
+                raise exceptions.ValidationError(
+                    'the body must be a JSON object, such as {"comment": "..."}, or empty; '
+                    f"it is {_json_kind(request.data)}. Nothing was changed."
+                )
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):
@@ -314,8 +347,7 @@ class ReviewListView(QuireListView):
 
 
 def _input(serializer_class: type[Any], request: Request) -> dict[str, Any]:
-    data = request.data if isinstance(request.data, dict) else {}
-    serializer = serializer_class(data=data)
+    serializer = serializer_class(data=request.data)  # an object: QuireAPIView.initial
     serializer.is_valid(raise_exception=True)
     validated: dict[str, Any] = serializer.validated_data
     return validated

@@ -22,6 +22,9 @@ from typing import NamedTuple
 from confusable_homoglyphs import categories, confusables
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from lxml import html as etree_html
+
+from core.characters import DEFAULT_IGNORABLE_CODES
 
 EMPTY = SafeString("")
 
@@ -31,29 +34,8 @@ PAIR_SIMILARITY = 0.3
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
-# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters that
-# render as nothing. Among them zero-width spaces and joiners, bidi controls, the combining
-# grapheme joiner, Hangul fillers, variation selectors (U+FE00.., U+E0100..) and tag characters.
-_DEFAULT_IGNORABLE = (
-    (0x00AD, 0x00AD),
-    (0x034F, 0x034F),
-    (0x061C, 0x061C),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x206F),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-_IGNORABLE = frozenset(code for low, high in _DEFAULT_IGNORABLE for code in range(low, high + 1))
+# Characters that render as nothing (core/characters.py).
+_IGNORABLE = DEFAULT_IGNORABLE_CODES
 # Blank without being ignorable: the Braille blank, and every space but the ASCII one (no-break,
 # en, em, thin, ideographic...) and the line and paragraph separators, which pass for spaces.
 _BLANK_CATEGORIES = frozenset({"Zs", "Zl", "Zp"})
@@ -234,6 +216,62 @@ def show(text: str) -> str:
         start = index + 1
     parts.append(escape(text[start:]))
     return "".join(parts)
+
+
+def _badge(char: str, mark: Lookalike | None) -> etree_html.HtmlElement:
+    if mark is None:
+        badge = etree_html.Element("span", {"class": "invisible-char", "title": _label(char)})
+        badge.text = f"\u27e6{_code(char)}\u27e7"
+    else:
+        badge = etree_html.Element("span", {"class": "lookalike-char", "title": mark.label})
+        badge.text = char
+    return badge
+
+
+def _badged(text: str | None) -> tuple[str, list[etree_html.HtmlElement]] | None:
+    """`text` cut at its suspicious characters: the text before the first, and a badge for
+    each with the text that follows it as its tail. None when there is nothing to mark."""
+    marks = _marks(text or "")
+    if not text or not marks:
+        return None
+    lead, start = "", 0
+    badges: list[etree_html.HtmlElement] = []
+    for index, mark in sorted(marks.items()):
+        if badges:
+            badges[-1].tail = text[start:index]
+        else:
+            lead = text[start:index]
+        badges.append(_badge(text[index], mark))
+        start = index + 1
+    badges[-1].tail = text[start:]
+    return lead, badges
+
+
+def show_html(html: str) -> str:
+    """Sanitised HTML (a rendered page or rendered diff) with the same badges as `show` puts
+    in text: every invisible character and look-alike letter in its text is marked, so the
+    rendered panes hide nothing the markdown diff shows. Tags and attributes are kept."""
+    if not html or not _marks(html):
+        return html
+    root = etree_html.fragment_fromstring(html, create_parent="div")
+    for element in list(root.iter()):
+        if not isinstance(element.tag, str):
+            continue  # a comment (the sanitiser leaves none)
+        inside = _badged(element.text)
+        if inside is not None:
+            element.text = inside[0]
+            for position, badge in enumerate(inside[1]):
+                element.insert(position, badge)
+        after = _badged(element.tail) if element is not root else None
+        if after is not None:
+            parent = element.getparent()
+            element.tail = after[0]
+            at = parent.index(element) + 1
+            for position, badge in enumerate(after[1]):
+                parent.insert(at + position, badge)
+    inner = [escape(root.text or "")]
+    inner += [etree_html.tostring(child, encoding="unicode") for child in root]
+    return "".join(inner)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from reviews import services
 from reviews.merge import appended_body
 from wiki import selectors
 from wiki.forms import AppendForm, PageForm, add_service_error, sentence
-from wiki.models import Page, Version, VersionKind
+from wiki.models import FormSubmission, Page, Version, VersionKind
 from wiki.roles import can_publish, can_review
+from wiki.services import AlreadySubmitted, submit_once
 from wiki.views import page_or_404, page_url, raise_for, tree_context
 
 
@@ -46,19 +47,32 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
         form.add_error(None, picked_parent)
     elif picked_parent is not None:
         parent = picked_parent
+    twin: Page | None = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        saved = selectors.submitted_form(request.user, data["form_token"])
+        if saved is not None:
+            return _already_saved(request, AlreadySubmitted(saved.url))
+        twin = None if data["same_title_ok"] else selectors.sibling_titled(parent, data["title"])
+        if twin is not None:
+            form.add_error("title", _twin_message(twin, parent))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            version = services.page_create(
-                actor=request.user,  # type: ignore[arg-type]
-                title=data["title"],
-                body=data["body"],
-                parent=parent,
-                tags=data["tags"],
-                instructions=data["instructions"],
-                change_summary=data["change_summary"],
-                publish=publish,
-            )
+            with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
+                version = services.page_create(
+                    actor=request.user,  # type: ignore[arg-type]
+                    title=data["title"],
+                    body=data["body"],
+                    parent=parent,
+                    tags=data["tags"],
+                    instructions=data["instructions"],
+                    change_summary=data["change_summary"],
+                    publish=publish,
+                )
+                _saved_at(claim, page_url(version.page))
+        except AlreadySubmitted as error:
+            return _already_saved(request, error)
         except QuireError as error:
             raise_for(error)
             add_service_error(form, error)
@@ -79,8 +93,32 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
         publish=publish,
         choose_parent=public_id is None,
         picked_parent=parent if public_id is None else None,
+        twin=twin,
     )
     return render(request, "wiki/page_form.html", context)
+
+
+def _twin_message(twin: Page, parent: Page | None) -> str:
+    where = f"under “{parent.title}”" if parent is not None else "at the top level"
+    return (
+        f"A page titled “{twin.title}” already exists {where} ({twin.path}). Open it instead, "
+        "change the title, or tick the box below and save again to create a second one."
+    )
+
+
+def _saved_at(claim: FormSubmission | None, url: str) -> None:
+    if claim is not None:
+        claim.url = url
+
+
+def _already_saved(request: HttpRequest, error: AlreadySubmitted) -> HttpResponse:
+    """Back and save again: show what the first save made instead of making it twice."""
+    messages.info(
+        request,
+        "This form was already saved, so nothing was saved a second time; here is what the "
+        "first save made.",
+    )
+    return redirect(error.url or "wiki:home")
 
 
 def _picked_parent(request: HttpRequest) -> Page | str | None:
@@ -145,18 +183,22 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            version = services.version_propose(
-                actor=user,  # type: ignore[arg-type]
-                page=page,
-                kind=VersionKind.REPLACE,
-                body=data["body"],
-                title=data["title"],
-                tags=data["tags"],
-                instructions=data["instructions"],
-                change_summary=data["change_summary"],
-                publish=publish,
-                base_number=data["base_number"],
-            )
+            with submit_once(actor=user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
+                version = services.version_propose(
+                    actor=user,  # type: ignore[arg-type]
+                    page=page,
+                    kind=VersionKind.REPLACE,
+                    body=data["body"],
+                    title=data["title"],
+                    tags=data["tags"],
+                    instructions=data["instructions"],
+                    change_summary=data["change_summary"],
+                    publish=publish,
+                    base_number=data["base_number"],
+                )
+                _saved_at(claim, page_url(page))
+        except AlreadySubmitted as error:
+            return _already_saved(request, error)
         except QuireError as error:
             raise_for(error)
             add_service_error(form, error)
@@ -214,15 +256,20 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
     form = AppendForm(request.POST) if request.method == "POST" else AppendForm()
     if request.method == "POST" and form.is_valid():
         earlier = selectors.own_pending_version(page, request.user)
+        token = form.cleaned_data["form_token"]
         try:
-            version = services.version_propose(
-                actor=request.user,  # type: ignore[arg-type]
-                page=page,
-                kind=VersionKind.APPEND,
-                body=form.cleaned_data["body"],
-                change_summary=form.cleaned_data["change_summary"],
-                publish=publish,
-            )
+            with submit_once(actor=request.user, token=token) as claim:  # type: ignore[arg-type]
+                version = services.version_propose(
+                    actor=request.user,  # type: ignore[arg-type]
+                    page=page,
+                    kind=VersionKind.APPEND,
+                    body=form.cleaned_data["body"],
+                    change_summary=form.cleaned_data["change_summary"],
+                    publish=publish,
+                )
+                _saved_at(claim, page_url(page))
+        except AlreadySubmitted as error:
+            return _already_saved(request, error)
         except QuireError as error:
             raise_for(error)
             add_service_error(form, error)

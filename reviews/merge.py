@@ -66,11 +66,21 @@ def merge_value(*, base: Any, live: Any, proposal: Any) -> tuple[Any, bool]:
     return proposal, True
 
 
+# What a version holds as content: two versions equal in these read the same.
+CONTENT_FIELDS = ("body", "title", "tags", "parent_id", "instructions")
+
+
 def is_stale(version: Version) -> bool:
-    """A replace proposal is stale when the page's live version is no longer its base."""
+    """A replace proposal is stale when what is live is no longer what it was written
+    against: a revert back to its base's text (a new number, the same content) is not."""
     if version.kind != VersionKind.REPLACE or version.status != VersionStatus.IN_REVIEW:
         return False
-    return version.base_version_id != version.page.live_version_id
+    base, live = version.base_version, version.page.live_version
+    if version.base_version_id == version.page.live_version_id:
+        return False
+    if base is None or live is None:
+        return True
+    return any(getattr(base, name) != getattr(live, name) for name in CONTENT_FIELDS)
 
 
 def staleness(version: Version) -> str | None:

@@ -20,6 +20,10 @@ class ReviewerSettings(models.Model):
         default=NotificationPreference.IMMEDIATE,
     )
 
+    class Meta:
+        verbose_name = "reviewer's email setting"
+        verbose_name_plural = "reviewers' email settings"
+
     def __str__(self) -> str:
         return f"{self.user} ({self.notifications})"
 

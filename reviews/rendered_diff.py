@@ -3,7 +3,8 @@
 Both sides are rendered (and sanitised) by the same code as the page view. The top-level
 blocks (paragraphs, headings, lists, tables...) are matched with difflib; a block changed
 in place gets word marks from lxml's htmldiff, a block added or removed is marked whole.
-The result passes the page sanitiser again, with only Quire's own marking classes added.
+The result passes the page sanitiser again, with only Quire's own marking classes added, and
+then gets the badges of invisible and look-alike characters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from lxml import html as lxml_html
 from lxml.html.diff import htmldiff
 
+from reviews.diff import show_html
 from wiki.markdown import sanitise_html, without_ids
 
 # Two blocks this similar (by their text) are one block changed, not one removed and one added.
@@ -81,7 +83,10 @@ def rendered_diff(old_html: str, new_html: str) -> RenderedDiff:
                 added += 1
     return RenderedDiff(
         # The rendered result shows the same headings on the same screen: no second set of ids.
-        html=mark_safe(without_ids(sanitise_html("\n".join(parts), extra_classes=MARK_CLASSES))),
+        # Invisible and look-alike characters are badged here as in the markdown diff.
+        html=mark_safe(
+            show_html(without_ids(sanitise_html("\n".join(parts), extra_classes=MARK_CLASSES)))
+        ),
         added=added,
         removed=removed,
         changed=changed,

@@ -154,7 +154,12 @@ def page_versions(page: Page) -> list[Version]:
     versions = list(
         Version.objects.filter(page=page)
         .select_related(
-            "author_user", "author_agent", "decided_by", "reverted_from", "base_version"
+            "author_user",
+            "author_agent",
+            "decided_by",
+            "reverted_from",
+            "base_version",
+            "merged_into",
         )
         .order_by("-number")
     )

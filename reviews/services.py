@@ -24,6 +24,7 @@ from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings
+from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     MARKDOWN_MAX,
@@ -77,6 +78,8 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         )
     if required and not comment:
         raise InvalidArgument(REASON_REQUIRED, field="comment")
+    # A comment is emailed to the author (an agent's owner) and kept in the history.
+    refuse_credentials(comment, field="comment")
     return comment
 
 
@@ -204,11 +207,43 @@ def _approve(version: Version, *, approver: Actor, comment: str) -> None:
     )
 
 
-def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> None:
-    """Approve `version` as it stands and make it the page's live version."""
+def _publish(page: Page, version: Version, *, approver: Actor, comment: str) -> Version:
+    """Approve `version` as it stands and make it, or its copy, the page's live version.
+
+    Version numbers run forwards: a proposal approved after a newer version went live (a
+    stale one merged, an append landing on later changes) goes live as a new version with the
+    next number, and the proposal keeps its own number, approved and "merged into" that one.
+    Returns the version that is live now.
+    """
     _approve(version, approver=approver, comment=comment)
+    live = page.live_version
+    if live is None or live.number < version.number:
+        version.save()
+        page_make_live(page, version)
+        return version
+    published = Version(
+        page=page,
+        number=allocate_version_number(page),
+        kind=version.kind,
+        title=version.title,
+        body=version.body,
+        proposed_body=version.proposed_body,
+        tags=version.tags,
+        parent=version.parent,
+        instructions=version.instructions,
+        change_summary=version.change_summary,
+        author_user=version.author_user,
+        author_agent=version.author_agent,
+        base_version=live,
+        edited_by_reviewer=version.edited_by_reviewer,
+        merged=version.merged,
+    )
+    published.move_to(VersionStatus.APPROVED, by=version.decided_by, comment=comment)
+    published.save()
+    version.merged_into = published
     version.save()
-    page_make_live(page, version)
+    page_make_live(page, published)
+    return published
 
 
 def _fill_append(page: Page, version: Version) -> None:
@@ -672,14 +707,18 @@ def version_approve(
         _fill_append(page, version)
     elif is_stale(version):
         _apply_merge(version, keep=set(), live_number=live_number)
-    _publish(page, version, approver=approver, comment=comment)
+    published = _publish(page, version, approver=approver, comment=comment)
     audit_record(
         action="version.approve",
         actor=actor,
         page=page,
         version_number=version.number,
         comment=comment,
-        data={"edited": version.edited_by_reviewer, "merged": version.merged},
+        data={
+            "edited": version.edited_by_reviewer,
+            "merged": version.merged,
+            "published_as": published.number,
+        },
     )
     outbox.queue_decision(version)
     return version
@@ -737,6 +776,13 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
         )
     if page.live_version_id == to_version.pk:
         raise InvalidArgument(f"v{to_version.number} is already live.", field="version")
+    if to_version.merged_into_id is not None:
+        merged_into = to_version.merged_into.number  # type: ignore[union-attr]
+        raise InvalidArgument(
+            f"v{to_version.number} went live merged with newer changes as v{merged_into}; "
+            f"revert to v{merged_into} instead.",
+            field="version",
+        )
     parent = to_version.parent
     version = Version.objects.create(
         page=page,

@@ -23,6 +23,7 @@ from reviews.diff import (
     diff_words,
     invisible_characters,
     show,
+    show_html,
     suspicious_characters,
     tag_changes,
 )
@@ -193,13 +194,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
             for conflict in merge["conflicts"]
         ]
     if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(_rendered(live.body if live else "", applied_title))
-        context["rendered_appended"] = mark_safe(
-            without_ids(render_page_body(version.proposed_body, ""))
+        context["rendered_live"] = mark_safe(
+            show_html(_rendered(live.body if live else "", applied_title))
         )
-    context["rendered"] = mark_safe(_rendered(applied_body, applied_title))
+        context["rendered_appended"] = mark_safe(
+            show_html(without_ids(render_page_body(version.proposed_body, "")))
+        )
+    rendered = _rendered(applied_body, applied_title)
+    # The panes badge invisible and look-alike characters as the markdown diff does.
+    context["rendered"] = mark_safe(show_html(rendered))
     context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title), context["rendered"]
+        _rendered(before_body, before_title or applied_title), rendered
     )
     return context
 
@@ -253,18 +258,18 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 approve_form = ApproveForm(request.POST)
                 if approve_form.is_valid():
                     data = approve_form.cleaned_data
-                    services.version_approve(
+                    decided = services.version_approve(
                         actor=user,
                         version=version,
                         comment=data["comment"],
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, version, "approved")
+                    return _decided(request, decided, "approved")
             elif action == "edit":
                 edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
                     data = edit_form.cleaned_data
-                    services.version_approve(
+                    decided = services.version_approve(
                         actor=user,
                         version=version,
                         comment=data["comment"],
@@ -273,7 +278,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                         edited_tags=edit_form.tag_list(),
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, version, "edited and approved")
+                    return _decided(request, decided, "edited and approved")
             elif action == "reject":
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
@@ -329,7 +334,14 @@ def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
 def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
     """After a decision the reviewer goes on: back to the queue they decided from, else to the
     next proposal waiting, else to the queue."""
-    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.")
+    published = version.merged_into
+    went_live = (
+        f" It went live as v{published.number}, together with the changes published since it "
+        "was written."
+        if published is not None
+        else ""
+    )
+    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.{went_live}")
     return_to = str(request.POST.get("return_to", ""))
     if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
         return_to, allowed_hosts={request.get_host()}

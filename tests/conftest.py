@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import reset_hashers
 from django.contrib.auth.models import Group, User
 from django.db import connection
+from django.test.signals import clear_cache_handlers
 
 from reviews import services
 from tests.prerequisites import POSTGRES, require
@@ -25,6 +28,7 @@ pytest_plugins = [
     "pytester",
     "tests.fixtures_redis",
     "tests.fixtures_servers",
+    "tests.fixtures_oauth",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +38,79 @@ HANDBOOK = CORPUS / "18f-handbook" / "pages"
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+# --- how the suite runs (`make test`: tests/run.py) -----------------------------------------
+
+# Production hashes a password with PBKDF2 at 1,000,000 iterations: about half a second per
+# user on a busy 2-core machine, and most tests make three or four users. Tests hash with MD5
+# (Django's advice for test suites); the real hashers stay listed after it, so a hash made by
+# another process (`load_demo` run as a command) still checks. The tests of login itself use
+# `real_password_hasher`.
+PRODUCTION_PASSWORD_HASHERS = list(settings.PASSWORD_HASHERS)
+FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
+
+# Tests that use one of these (or are marked `browser` or `serial`) run in the serial pass,
+# alone on the machine: a browser, a Celery worker (it consumes the one shared queue, whichever
+# xdist worker published to it), gunicorn in its own processes, or a server pointed at a
+# database that is not there.
+SERIAL_FIXTURES = frozenset(
+    {"chromium", "celery_worker", "quire_servers", "server_without_database"}
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--part",
+        choices=("parallel", "serial"),
+        help="only the tests that may run in parallel (under pytest-xdist), or only the others",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings.PASSWORD_HASHERS = [FAST_PASSWORD_HASHER, *PRODUCTION_PASSWORD_HASHERS]
+    reset_hashers(setting="PASSWORD_HASHERS")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and settings.REDIS_URL:
+        keep_redis_keys_apart(worker)
+
+
+def keep_redis_keys_apart(worker: str) -> None:
+    """xdist workers share REDIS_URL: each keys its cache and counters by its own name.
+
+    Each worker has its own database, so two of them may both have agent 1, whose rate-limit
+    counter would otherwise be one key; and a test that empties the cache (a prefixed cache
+    deletes only its own keys, config/cache.py) must not empty another worker's.
+    """
+    for alias, cache in settings.CACHES.items():
+        if "Redis" in str(cache["BACKEND"]):
+            cache["KEY_PREFIX"] = f"{cache.get('KEY_PREFIX') or alias}-{worker}"
+    clear_cache_handlers(setting="CACHES")
+
+
+def runs_serially(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    marked = any(item.get_closest_marker(name) for name in ("serial", "browser"))
+    return marked or bool(fixtures & SERIAL_FIXTURES)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    part = config.getoption("part")
+    if part is None:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        (keep if runs_serially(item) == (part == "serial") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture
+def real_password_hasher(settings: Any) -> None:
+    """Production's hashers, for the tests of login itself (and servers that check passwords)."""
+    settings.PASSWORD_HASHERS = PRODUCTION_PASSWORD_HASHERS
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -95,3 +95,17 @@ def test_it_sends_a_logged_in_admin_straight_on(admin_user: User, client: Client
     response = client.get("/admin/login/")
 
     assert response.status_code == 302 and response["Location"] == "/admin/"
+
+
+def test_it_names_every_kind_of_row_in_plural_english(admin_client_for: Client) -> None:
+    from django.contrib import admin
+
+    plurals = {
+        model._meta.label: str(model._meta.verbose_name_plural) for model in admin.site._registry
+    }
+    assert plurals["agents.PageSetEntry"] == "page set entries"
+    assert plurals["reviews.ReviewerSettings"] == "reviewers' email settings"
+    wrong = [name for name in plurals.values() if name.endswith(("ys", "ss"))]
+    assert wrong == []
+    index = admin_client_for.get(reverse("admin:index")).content.decode()
+    assert "Page set entries" in index and "Page set entrys" not in index

@@ -79,6 +79,8 @@ def world(
         "number": proposal.number,
         "attachment_id": attachment.pk,
         "agent_id": agent.pk,
+        # Disconnecting takes only POST: any id shows the 405's policy.
+        "connection_id": 1,
         "object_id": str(page.pk),
         "id": admin_user.pk,
         "app_label": "wiki",

@@ -156,6 +156,8 @@ def test_it_does_not_reset_a_changed_admin_password(tmp_path: Path) -> None:
     assert not Client().login(username="admin", password=demo_password)
     assert demo_password not in second
     assert "password you set" in printed(second, "Log in")
+    # The file no longer holds a password that does not work.
+    assert not login.exists()
 
 
 def test_make_demo_twice_keeps_an_approved_edit(tmp_path: Path) -> None:

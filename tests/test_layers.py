@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import PROJECT_ROOT
 
-PACKAGES = ("core", "wiki", "reviews", "agents", "content", "config")
+PACKAGES = ("core", "wiki", "reviews", "agents", "content", "config", "connect")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -61,3 +61,15 @@ def test_it_fails_when_a_model_imports_a_door(tmp_path: Path) -> None:
     result = _lint(root)
     assert result.returncode != 0
     assert "doors above services and selectors above models BROKEN" in result.stdout
+
+
+def test_it_fails_when_agents_imports_the_oauth_app_outside_the_mcp_auth_point(
+    tmp_path: Path,
+) -> None:
+    root = _copy_project(tmp_path)
+    services = root / "agents" / "services.py"
+    services.write_text(services.read_text() + "\nfrom connect import services  # noqa\n")
+    result = _lint(root)
+    assert result.returncode != 0
+    assert "Only the URL conf and the MCP auth point use the connect app" in result.stdout
+    assert "BROKEN" in result.stdout

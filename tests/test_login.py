@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher, identify_hasher
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -12,7 +13,8 @@ from django.urls import reverse
 if TYPE_CHECKING:
     from django.test.client import _MonkeyPatchedWSGIResponse as Response
 
-pytestmark = pytest.mark.usefixtures("throttle_cache")
+# Login itself runs on production's password hasher; every other test uses a fast one.
+pytestmark = pytest.mark.usefixtures("real_password_hasher", "throttle_cache")
 
 PASSWORD = "correct-horse-battery"
 
@@ -29,6 +31,15 @@ def test_it_logs_in_with_the_right_password(reader: User) -> None:
     assert response.status_code == 302
     assert response["Location"] == reverse("wiki:home")
     assert client.get(reverse("wiki:home")).status_code == 200
+
+
+def test_it_hashes_and_checks_passwords_with_productions_hasher(reader: User) -> None:
+    """Every other test hashes with MD5 (tests/conftest.py); login runs on the real one."""
+    hasher = identify_hasher(reader.password)
+    assert hasher.algorithm == "pbkdf2_sha256"
+    assert hasher.decode(reader.password)["iterations"] == PBKDF2PasswordHasher.iterations
+    assert PBKDF2PasswordHasher.iterations >= 1_000_000
+    assert _login(Client(), "reed", PASSWORD).status_code == 302
 
 
 def test_it_sends_anonymous_visitors_to_the_login_page(db: object) -> None:

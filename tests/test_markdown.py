@@ -16,6 +16,24 @@ def test_it_renders_tables_with_alignment() -> None:
     assert '<td align="right">1</td>' in html
 
 
+def test_it_renders_task_lists_as_ticked_and_unticked_boxes() -> None:
+    html = render_markdown("- [ ] write the **runbook**\n- [x] page on-call\n- plain item\n")
+    assert '<ul class="task-list">' in html
+    assert '<li class="task"><span class="task-box">\u2610</span> write the <strong>runbook' in html
+    assert (
+        '<li class="task"><span class="task-box task-done">\u2611</span> page on-call</li>' in html
+    )
+    assert "<li>plain item</li>" in html and "[ ]" not in html
+    # Loose lists too; an ordered list, code and a bracket later in the line stay as written.
+    assert '<p><span class="task-box task-done">\u2611</span> two</p>' in render_markdown(
+        "- [ ] one\n\n- [X] two\n"
+    )
+    assert "[ ] first" in render_markdown("1. [ ] first\n")
+    assert "a [ ] b" in render_markdown("- a [ ] b\n")
+    # No form field gets through, whatever a writer puts in raw HTML.
+    assert "<input" not in render_markdown('<input type="text"> <input type="checkbox">\n')
+
+
 def test_it_renders_fenced_code_with_a_language_class() -> None:
     html = render_markdown("```python\nx = 1 < 2\n```\n")
     assert '<pre><code class="language-python">x = 1 &lt; 2\n</code></pre>' in html

@@ -21,23 +21,24 @@ from .fixtures_mcp import rpc_tool
 
 pytestmark = pytest.mark.django_db
 
-# Per call, the whole request: the token lookup, the tool's reads and writes (with the
-# savepoints of the services' transactions) and the audit row. Same on SQLite and PostgreSQL.
-# get_page: the token, the page with its live version, set check and whether it has files,
-# the referenced pages, the upsert of the version the agent read (editing agents only: it is
-# the base of their next replace), the audit row (a page with files adds one: see below).
+# Per call, the whole request: the tool's reads and writes (with the savepoints of the
+# services' transactions) and the audit row; the token was looked up by the first call and is
+# kept (agents.selectors.agent_by_token). Same on SQLite and PostgreSQL.
+# get_page: the page with its live version, set check and whether it has files, the
+# referenced pages, the upsert of the version the agent read (editing agents only: it is the
+# base of their next replace), the audit row (a page with files adds one: see below).
 EXPECTED = {
-    "0:browse": 5,
-    "1:search_pages": 5,  # + the hits' live text, for the section of each match
-    "2:get_page": 5,  # an editing agent's read is recorded: one upsert
-    "3:get_page_source": 6,
-    "4:create_page": 22,
-    "5:create_page": 15,
-    "6:get_page_source": 6,
-    "7:update_page": 15,  # 14 + the last live version the agent read
-    "8:update_page": 15,
-    "9:append_to_page": 13,
-    "10:recent_activity": 3,  # the token, the versions (set and own decisions), the audit row
+    "0:browse": 4,
+    "1:search_pages": 4,  # + the hits' live text, for the section of each match
+    "2:get_page": 4,  # an editing agent's read is recorded: one upsert
+    "3:get_page_source": 5,
+    "4:create_page": 21,
+    "5:create_page": 14,
+    "6:get_page_source": 5,
+    "7:update_page": 14,  # 13 + the last live version the agent read
+    "8:update_page": 14,
+    "9:append_to_page": 12,
+    "10:recent_activity": 2,  # the versions (set and own decisions), the audit row
 }
 
 
@@ -89,7 +90,8 @@ def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
         ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
         ("recent_activity", {}),
     ]
-    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    # The first call of a minute also records last_used_at, and finds the token.
+    rpc_tool(client, token, "browse")
     counts: dict[str, int] = {}
     for n, (tool, arguments) in enumerate(calls):
         with CaptureQueriesContext(connection) as queries:
@@ -148,7 +150,8 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
         page=with_files,
         upload=SimpleUploadedFile("notes.txt", b"Zebra notes.", content_type="text/plain"),
     )
-    rpc_tool(client, token, "browse")  # the first call of a minute also records last_used_at
+    # The first call of a minute also records last_used_at, and finds the token.
+    rpc_tool(client, token, "browse")
     counts: list[int] = []
     for page in (plain, with_files):
         with CaptureQueriesContext(connection) as queries:
@@ -160,5 +163,5 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
             [{"name": "notes.txt", "text": "Zebra notes."}] if page is with_files else []
         )
     counter = 0 if settings.REDIS_URL else 1
-    # No references on these pages: token, page, (files,) the read's upsert, audit row.
-    assert counts == [4 + counter, 5 + counter]
+    # No references on these pages: page, (files,) the read's upsert, audit row.
+    assert counts == [3 + counter, 4 + counter]

@@ -162,10 +162,14 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
 def test_it_answers_401_with_www_authenticate_without_a_valid_token(
     mcp: MCP, reader_agent: AgentKey
 ) -> None:
-    for token in [None, "qa_not-a-real-token", reader_agent.token + "x"]:
+    metadata = f'resource_metadata="{mcp.url.removesuffix("/mcp")}'
+    metadata += '/.well-known/oauth-protected-resource/mcp"'
+    for token in [None, "qa_not-a-real-token", reader_agent.token + "x", "qo_not-an-oauth-token"]:
         response = raw_post(mcp, tools_call("browse"), token)
         assert response.status_code == 401, token
-        assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+        # Where an OAuth client starts (RFC 9728); a token that was sent is named invalid.
+        error = 'error="invalid_token", ' if token else ""
+        assert response.headers["WWW-Authenticate"] == f"Bearer {error}{metadata}"
         assert response.json()["error"].endswith(".")
     basic = raw_post(mcp, tools_call("browse"), None, Authorization="Basic dXNlcjpwYXNz")
     assert basic.status_code == 401
@@ -181,7 +185,7 @@ def test_it_refuses_a_rotated_token_on_the_next_call(
     )
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+    assert response.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
     with pytest.raises(Exception) as failure:
         mcp.call(reader_agent, "browse")
     assert "401" in repr(failure.value) or "Unauthorized" in repr(failure.value)
@@ -196,7 +200,7 @@ def test_it_refuses_a_revoked_token_on_the_next_call(
     agent_services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
     response = raw_post(mcp, tools_call("browse"), reader_agent.token)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="quire"'
+    assert response.headers["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
 
 
 def test_it_answers_get_with_405(mcp: MCP, reader_agent: AgentKey) -> None:

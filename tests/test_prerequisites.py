@@ -1,14 +1,17 @@
 """The suite's own guards: a PostgreSQL test fails when CI requires PostgreSQL, the browser
-fixture leaves nothing behind for the tests after it, and the outsider stays unrelated."""
+fixture leaves nothing behind for the tests after it, the outsider stays unrelated, users are
+hashed fast, and `make test` puts browser, worker and server tests in its serial pass."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.hashers import identify_hasher
 from django.contrib.auth.models import User
 
 from reviews import services
+from tests import run
 from tests.conftest import PROJECT_ROOT, rows_pointing_at
 from tests.fixtures_browser import ASYNC_UNSAFE, CHROMIUM
 from tests.prerequisites import BROWSER, require
@@ -87,3 +90,89 @@ def test_it_sees_a_proposal_as_a_tie_between_a_user_and_a_page(
     services.version_propose(actor=someone, page=page, body="Book trains.\n")
     tied = {name.split(".", 1)[1] for name in rows_pointing_at(someone)}
     assert "Version.author_user" in tied
+
+
+def test_it_hashes_test_users_with_a_fast_hasher(reader: User) -> None:
+    """PBKDF2 at a million iterations made most of the suite's time; tests/test_login.py
+    checks that login itself still runs on it."""
+    assert identify_hasher(reader.password).algorithm == "md5"
+    assert reader.check_password("correct-horse-battery")
+
+
+def test_it_runs_browser_worker_and_server_tests_in_the_serial_pass(
+    inner_suite: pytest.Pytester,
+) -> None:
+    inner_suite.makepyfile(
+        test_parts="""
+        import pytest
+
+        def test_plain(db):
+            pass
+
+        def test_with_a_live_server(live_server):
+            pass
+
+        def test_with_a_worker(celery_worker):
+            pass
+
+        def test_with_gunicorn(quire_servers):
+            pass
+
+        def test_with_chromium(browser_page):
+            pass
+
+        @pytest.mark.browser
+        def test_marked_browser():
+            pass
+
+        @pytest.mark.serial
+        def test_marked_serial():
+            pass
+        """
+    )
+
+    # One run (each costs a Django start-up); the parallel pass is the rest, by construction.
+    result = inner_suite.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--collect-only", "-q", "--part=serial"
+    )
+
+    assert {line.split("::")[1] for line in result.outlines if "::" in line} == {
+        "test_with_a_worker",
+        "test_with_gunicorn",
+        "test_with_chromium",
+        "test_marked_browser",
+        "test_marked_serial",
+    }
+    result.stdout.fnmatch_lines(["*5/7 tests collected (2 deselected)*"])
+
+
+@pytest.mark.parametrize(
+    ("parallel", "serial", "expected"),
+    [
+        (0, 0, 0),
+        (0, 5, 0),  # the arguments named only tests of the parallel pass
+        (5, 0, 0),
+        (5, 5, 5),  # no test at all: a failure, as with one pytest run
+        (1, 0, 1),
+        (0, 1, 1),
+        (5, 2, 2),
+    ],
+)
+def test_it_fails_make_test_when_a_pass_fails_or_nothing_ran(
+    monkeypatch: pytest.MonkeyPatch, parallel: int, serial: int, expected: int
+) -> None:
+    ran: list[tuple[str, ...]] = []
+    statuses = iter([parallel, serial])
+
+    def fake_pytest(*args: str) -> int:
+        ran.append(args)
+        return next(statuses)
+
+    monkeypatch.setattr(run, "pytest", fake_pytest)
+    monkeypatch.setenv("QUIRE_TEST_WORKERS", "2")
+
+    assert run.main(["-x", "tests/test_login.py"]) == expected
+    assert ran == [
+        ("--part=parallel", "-n", "2", "-x", "tests/test_login.py"),
+        ("--part=serial", "-x", "tests/test_login.py"),
+    ]

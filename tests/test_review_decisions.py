@@ -159,6 +159,7 @@ def test_it_leaves_one_decision_after_a_double_submit(
     for response in (again, other):
         assert response.status_code == 409
         assert "already approved by rita" in response.content.decode()
+        assert f"v{proposal.number} of “Twice” ({page.public_id})" in response.content.decode()
     proposal.refresh_from_db()
     assert (proposal.status, proposal.decided_by) == ("approved", reviewer)
     assert AuditEvent.objects.filter(action="version.approve").count() == 1

@@ -132,6 +132,60 @@ def test_the_review_page_flags_an_appended_homoglyph(
     assert "U+0455 CYRILLIC SMALL LETTER DZE looks like Latin \u201cs\u201d" in html
 
 
+def _pane(html: str, css_class: str) -> str:
+    start = html.index(f'class="{css_class}')
+    return html[start : html.index("</section>", start)]
+
+
+def test_the_rendered_panes_badge_what_the_markdown_diff_badges(
+    make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
+) -> None:
+    page = make_page("Payments", "Pay through the portal.\n")
+    proposal = services.version_propose(
+        actor=proposing_agent,
+        page=page,
+        body="Pay at **p\u0430ypal.com**.\n\nOpen `\u202egpj.exe` from the [portal](/x).\n",
+    )
+    html = _client(reviewer).get(_url(proposal)).content.decode()
+    for pane in (_pane(html, "rv-rendered-diff"), _pane(html, "rv-rendered-frame")):
+        assert (
+            '<strong>p<span class="lookalike-char" title="U+0430 CYRILLIC SMALL LETTER A looks '
+            'like Latin \u201ca\u201d in \u201cp\u0430ypal\u201d">\u0430</span>ypal.com</strong>'
+        ) in pane
+        assert (
+            '<code><span class="invisible-char" title="U+202E RIGHT-TO-LEFT OVERRIDE">'
+            "\u27e6U+202E\u27e7</span>gpj.exe</code>"
+        ) in pane
+        assert '<a href="/x" rel="noopener noreferrer nofollow">portal' in pane
+    # An addition's panes too.
+    append = services.version_propose(
+        actor=proposing_agent,
+        page=make_page("FAQ", "Q1?\n"),
+        kind="append",
+        body="Ask p\u0430ypal \u200b.",
+    )
+    html = _client(reviewer).get(_url(append)).content.decode()
+    appended = html[html.index('id="appended"') :]
+    assert '<span class="lookalike-char"' in appended.split("</section>")[0]
+    assert "\u27e6U+200B\u27e7" in appended.split("</section>")[0]
+
+
+def test_it_badges_rendered_html_without_touching_its_markup() -> None:
+    from reviews.diff import show_html
+
+    plain = '<p class="x">Safe &amp; sound &lt;b&gt; <a href="/p/pg_aaaaaaaa/">here</a></p>'
+    assert show_html(plain) == plain
+    marked = show_html("<p>a\u200bb <em>c\u202ed</em> e</p><p>\u0455upport</p>tail\u200b")
+    assert marked == (
+        '<p>a<span class="invisible-char" title="U+200B ZERO WIDTH SPACE">\u27e6U+200B\u27e7'
+        '</span>b <em>c<span class="invisible-char" title="U+202E RIGHT-TO-LEFT OVERRIDE">'
+        "\u27e6U+202E\u27e7</span>d</em> e</p><p>"
+        '<span class="lookalike-char" title="U+0455 CYRILLIC SMALL LETTER DZE looks like '
+        'Latin \u201cs\u201d in \u201c\u0455upport\u201d">\u0455</span>upport</p>tail'
+        '<span class="invisible-char" title="U+200B ZERO WIDTH SPACE">\u27e6U+200B\u27e7</span>'
+    )
+
+
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_a_reviewer_sees_the_lookalike_in_the_browser(

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from django.core.cache import caches
 from django.db import connection
 from django.test import override_settings
 
@@ -85,3 +86,18 @@ def test_a_redis_counter_lives_its_window_and_starts_again(redis_counters: Redis
 
     raw.delete(name)  # the window passed
     assert counter_hit("quire:test", timeout=60) == 1
+
+
+def test_a_prefixed_redis_cache_clears_only_its_own_keys(redis_counters: RedisServer) -> None:
+    """The counters (and, under pytest-xdist, each worker's cache) share one Redis database
+    with sessions and the task queue: clearing them must leave the rest alone."""
+    raw = redis.Redis.from_url(redis_counters.url)
+    raw.set("celery", "a queued task")
+    raw.set("counters-other:1:quire:test", 7)
+    counter_hit("quire:test", timeout=60)
+    assert len(raw.keys("counters:*")) == 1
+
+    caches["counters"].clear()
+
+    assert raw.keys("counters:*") == []
+    assert sorted(raw.keys("*")) == [b"celery", b"counters-other:1:quire:test"]

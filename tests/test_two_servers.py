@@ -22,7 +22,12 @@ from tests.fixtures_servers import QuireServer
 from wiki.models import Page
 
 # Two servers share one PostgreSQL database (SQLite is the one-process default).
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+# gunicorn checks passwords with production's hashers, so the test's users are hashed so too.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
+    pytest.mark.usefixtures("real_password_hasher"),
+]
 
 LIMIT = 120
 PASSWORD = "correct-horse-battery"

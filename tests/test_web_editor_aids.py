@@ -99,3 +99,25 @@ def test_it_marks_the_edit_form_for_keeping_the_text_in_the_browser(
     html = _client(editor).get(f"/p/{page.public_id}/edit/").content.decode()
     assert f'data-draft="/p/{page.public_id}/edit/"' in html
     assert "/static/quire/editor.js" in html and 'class="draft-restore' in html
+
+
+def test_it_picks_pages_by_part_of_any_word_of_their_title_or_path(
+    make_page: Callable[..., Page], reader: User, editor: User
+) -> None:
+    process = make_page("Process")
+    reviews = make_page("How code reviews work", parent=process)
+    make_page("Onboarding")
+    archived = make_page("Old reviews")
+    wiki_services.page_archive(actor=editor, page=archived)
+    client = _client(reader)
+
+    def picked(query: str) -> list[str]:
+        return [p["title"] for p in client.get("/pages/pick/", {"q": query}).json()["pages"]]
+
+    assert picked("revi") == ["How code reviews work"]
+    assert picked("REVI") == ["How code reviews work"]
+    assert picked("code rev") == ["How code reviews work"]
+    # A part of a path segment finds the page too, and every typed word must match.
+    assert reviews.path == "process/how-code-reviews-work"
+    assert picked("cess") == ["Process", "How code reviews work"]
+    assert picked("revi board") == []

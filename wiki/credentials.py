@@ -1,15 +1,21 @@
-"""Refuse text that holds a credential before it is stored: one check for every door.
+"""Refuse text that holds a credential before it is stored: one check for every door and
+every stored text (bodies, instructions, titles, tags, summaries, comments, attachment text).
 
 Detection is Yelp's detect-secrets (its token-shaped detectors, not its entropy or keyword
-guesses, which flag ordinary prose), plus four shapes it does not know, written as its
-plugins. A value that is plainly a placeholder (`<password>`, `${TOKEN}`, `xxxxxx`, AWS's
-`...EXAMPLE` keys) is not a credential, and neither is prose that names a variable.
+guesses, which flag ordinary prose), plus shapes it does not know, written as its plugins.
+A value that is plainly a placeholder (`<password>`, `${TOKEN}`, `xxxxxx`, AWS's `...EXAMPLE`
+keys) is not a credential, and neither is prose that names a variable. The text is checked as
+written and as a reader sees it (`as_read`): entities decoded, invisible characters gone, wide
+forms folded, emphasis flattened, so a token cannot hide behind its own markup.
 """
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from detect_secrets.filters.heuristic import (
     is_prefixed_with_dollar_sign,
@@ -35,6 +41,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 
+from core.characters import DEFAULT_IGNORABLE_RE
 from core.errors import InvalidArgument
 
 
@@ -65,29 +72,101 @@ class _ConnectionStringPasswordDetector(RegexBasedDetector):
     denylist = (re.compile(r";\s*(?:password|pwd)\s*=\s*([^;'\"\s]+)", re.IGNORECASE),)
 
 
-# Each detector with the kind of credential an author is told about.
-_DETECTORS: tuple[tuple[RegexBasedDetector, str], ...] = (
-    (AWSKeyDetector(), "AWS access key"),
-    (_AwsSecretKeyDetector(), "AWS secret access key"),
-    (AzureStorageKeyDetector(), "Azure storage account key"),
-    (_GoogleApiKeyDetector(), "Google API key"),
-    (GitHubTokenDetector(), "GitHub token"),
-    (_FineGrainedGitHubTokenDetector(), "GitHub token"),
-    (GitLabTokenDetector(), "GitLab token"),
-    (SlackDetector(), "Slack token or webhook"),
-    (StripeDetector(), "Stripe live key"),
-    (PrivateKeyDetector(), "private key block"),
-    (JwtTokenDetector(), "JSON Web Token"),
-    (BasicAuthDetector(), "password in a connection string"),
-    (_ConnectionStringPasswordDetector(), "password in a connection string"),
-    (OpenAIDetector(), "OpenAI API key"),
-    (PypiTokenDetector(), "PyPI token"),
-    (NpmDetector(), "npm token"),
-    (SendGridDetector(), "SendGrid API key"),
-    (DiscordBotTokenDetector(), "Discord bot token"),
-    (TelegramBotTokenDetector(), "Telegram bot token"),
-    (MailchimpDetector(), "Mailchimp API key"),
-    (SquareOAuthDetector(), "Square OAuth secret"),
+class _OpenAIProjectKeyDetector(RegexBasedDetector):
+    # Project, service-account and admin keys; detect-secrets knows only the older shape.
+    secret_type = "OpenAI API key"  # noqa: S105 (a kind, not a secret)
+    denylist = (re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"),)
+
+
+class _NpmTokenDetector(RegexBasedDetector):
+    # detect-secrets finds npm tokens only on an .npmrc `_authToken=` line.
+    secret_type = "npm token"  # noqa: S105 (a kind, not a secret)
+    denylist = (re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),)
+
+
+class _UrlPasswordWithoutUserDetector(RegexBasedDetector):
+    # `redis://:password@host`: Redis URLs often have a password and no user, which
+    # detect-secrets' basic-auth shape (`user:password@`) misses.
+    secret_type = "password in a connection string"  # noqa: S105 (a kind, not a secret)
+    denylist = (re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://:([^\s{}@/]+)@"),)
+
+
+class _AnyCase(RegexBasedDetector):
+    """A detector's shapes in any letter case: `GHP_...` or a Stripe key in capitals is still
+    the token to whoever reads it and types it back."""
+
+    secret_type = ""
+    denylist: tuple[re.Pattern[str], ...] = ()
+
+    def __init__(self, detector: RegexBasedDetector) -> None:
+        self.secret_type = detector.secret_type
+        self.denylist = tuple(
+            re.compile(pattern.pattern, pattern.flags | re.IGNORECASE)
+            for pattern in detector.denylist
+        )
+
+
+class _AnyCaseAwsKeyDetector(RegexBasedDetector):
+    # Bounded on both sides, unlike detect-secrets' capitals-only shape: in any case "Asia"
+    # followed by sixteen letters would otherwise be a key.
+    secret_type = "AWS access key"  # noqa: S105 (a kind, not a secret)
+    denylist = (
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+            re.IGNORECASE,
+        ),
+    )
+
+
+class _Check(NamedTuple):
+    detector: RegexBasedDetector
+    kind: str  # what the author is told
+    # A detector in any letter case is a slow regular expression: it runs only when the
+    # text, in small letters, holds one of these (none: always).
+    hints: tuple[str, ...] = ()
+
+
+_DETECTORS: tuple[_Check, ...] = (
+    _Check(AWSKeyDetector(), "AWS access key"),
+    _Check(_AnyCaseAwsKeyDetector(), "AWS access key", ("akia", "asia", "abia", "acca", "a3t")),
+    _Check(_AwsSecretKeyDetector(), "AWS secret access key"),
+    _Check(AzureStorageKeyDetector(), "Azure storage account key"),
+    _Check(_GoogleApiKeyDetector(), "Google API key"),
+    _Check(
+        _AnyCase(GitHubTokenDetector()),
+        "GitHub token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _Check(_AnyCase(_FineGrainedGitHubTokenDetector()), "GitHub token", ("github_pat_",)),
+    _Check(
+        _AnyCase(GitLabTokenDetector()),
+        "GitLab token",
+        (
+            *("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "gr1348941", "glcbt-"),
+            *("glimt-", "glptt-", "glagent-", "gloas-"),
+        ),
+    ),
+    _Check(SlackDetector(), "Slack token or webhook", ("xox", "hooks.slack.com")),
+    _Check(_AnyCase(StripeDetector()), "Stripe live key", ("k_live_",)),
+    _Check(_AnyCase(PrivateKeyDetector()), "private key block", ("private key", "putty-user-key")),
+    _Check(JwtTokenDetector(), "JSON Web Token"),
+    _Check(BasicAuthDetector(), "password in a connection string"),
+    _Check(_ConnectionStringPasswordDetector(), "password in a connection string"),
+    _Check(OpenAIDetector(), "OpenAI API key"),
+    _Check(
+        _AnyCase(_OpenAIProjectKeyDetector()),
+        "OpenAI API key",
+        ("sk-proj-", "sk-svcacct-", "sk-admin-"),
+    ),
+    _Check(PypiTokenDetector(), "PyPI token"),
+    _Check(NpmDetector(), "npm token"),
+    _Check(_AnyCase(_NpmTokenDetector()), "npm token", ("npm_",)),
+    _Check(_UrlPasswordWithoutUserDetector(), "password in a connection string", ("://:",)),
+    _Check(SendGridDetector(), "SendGrid API key"),
+    _Check(DiscordBotTokenDetector(), "Discord bot token"),
+    _Check(TelegramBotTokenDetector(), "Telegram bot token"),
+    _Check(MailchimpDetector(), "Mailchimp API key"),
+    _Check(SquareOAuthDetector(), "Square OAuth secret"),
 )
 
 _PLACEHOLDER_WORDS = {
@@ -128,28 +207,66 @@ def _holds(detector: RegexBasedDetector, text: str) -> bool:
     return any(_is_credential(value, detector=detector, context=text) for value in found)
 
 
-def refuse_credentials(text: str, *, field: str = "markdown") -> None:
-    """Raise InvalidArgument naming each credential's kind and line in `text`, if it holds any.
+# Inline markup that splits a word without showing: emphasis, strike-through and code marks,
+# and the inline HTML tags the sanitiser keeps (never `<password>`, a placeholder).
+_INLINE_MARKS = re.compile(
+    r"[*~`]|</?(?:a|abbr|b|code|del|em|i|ins|kbd|mark|q|s|small|span|strong|sub|sup|u)"
+    r"(?:\s[^<>]*)?>",
+    re.IGNORECASE,
+)
 
-    Detectors run over the whole text first (a few regular expressions), and line by line
-    only when one of them matched, so ordinary pages cost next to nothing.
-    """
+
+_MARKUP_CHARS = frozenset("&*~`<")
+
+
+def as_read(text: str) -> str:
+    """`text` as a reader of the rendered page takes it in, line for line: HTML entities
+    decoded, default-ignorable characters (zero-width, soft hyphen...) removed, full-width
+    and other compatibility forms folded (NFKC), and inline emphasis and tags flattened."""
+    lines = []
+    for line in text.split("\n"):
+        if line.isascii() and not _MARKUP_CHARS.intersection(line):
+            lines.append(line)  # most lines: nothing to decode, fold or flatten
+            continue
+        line = html.unescape(line).replace("\n", " ").replace("\r", " ")
+        line = unicodedata.normalize("NFKC", DEFAULT_IGNORABLE_RE.sub("", line))
+        lines.append(_INLINE_MARKS.sub("", line))
+    return "\n".join(lines)
+
+
+def _found(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Each (line number, kind) in the numbered lines. Detectors run over all of them at once
+    first (a few regular expressions), and line by line only when one of them matched, so
+    ordinary pages cost next to nothing."""
+    found: set[tuple[int, str]] = set()
+    text = "\n".join(line for _, line in lines)
+    lowered = text.lower()
+    for detector, kind, hints in _DETECTORS:
+        if hints and not any(hint in lowered for hint in hints):
+            continue
+        if _holds(detector, text):
+            found.update((n, kind) for n, line in lines if _holds(detector, line))
+    return found
+
+
+def refuse_credentials(text: str, *, field: str = "markdown", name: str = "") -> None:
+    """Raise InvalidArgument naming each credential's kind and line in `text`, as written or
+    as read, if it holds any. `field` is the field the error belongs to; `name` what the
+    message calls it (`tags[2]`, `the text of notes.pdf`)."""
     if not text:
         return
-    found: set[tuple[int, str]] = set()
-    lines: list[str] = []
-    for detector, kind in _DETECTORS:
-        if not _holds(detector, text):
-            continue
-        lines = lines or text.split("\n")
-        found.update((n, kind) for n, line in enumerate(lines, 1) if _holds(detector, line))
+    written = list(enumerate(text.split("\n"), 1))
+    found = _found(written)
+    # As read, only the lines that read differently need another look.
+    read = zip(written, as_read(text).split("\n"), strict=True)
+    found |= _found([(n, seen) for (n, line), seen in read if seen != line])
     if not found:
         return
     ordered = sorted(found)
     listed = ", ".join(f"line {n} ({kind})" for n, kind in ordered[:_LISTED])
     more = f" and {len(ordered) - _LISTED} more" if len(ordered) > _LISTED else ""
     raise InvalidArgument(
-        f"{field} holds what looks like a credential: {listed}{more}. Credentials must not "
+        f"{name or field} holds what looks like a credential: {listed}{more}. Credentials must not "
         "go into the wiki, where reviewers, agents and the page history would keep them. "
         "Remove it and refer to the secret by name instead (for example “the deploy token "
         "in the team vault”), then submit again; nothing was saved.",

@@ -6,8 +6,10 @@ markdown is what readers will see. The picker searches with the wiki's search se
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -17,6 +19,10 @@ from wiki.models import MARKDOWN_MAX, READABLE, Page
 from wiki.search import search_pages
 
 PICK_LIMIT = 12
+# At most this many typed words narrow the part-of-a-word match, over this many candidates.
+PICK_WORDS = 5
+PICK_SCAN = 200
+_WORD = re.compile(r"\w+")
 
 
 @login_required
@@ -35,7 +41,9 @@ def preview(request: HttpRequest) -> HttpResponse:
 
 
 def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
-    """Live pages for a picker: title or path starting with `query` first, then search hits.
+    """Live pages for a picker: those whose title or path holds every typed word as part of
+    one of its words ("revi" finds "Code reviews"), title and path prefixes first, then the
+    wiki's search hits for what is left.
 
     Every logged-in person may read these (READABLE is the rule for people too), so the
     picker shows nobody a page they could not open.
@@ -51,6 +59,10 @@ def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
         ]
     )
     if len(found) < limit:
+        found.extend(
+            _part_matches(live, query, exclude={page.pk for page in found})[: limit - len(found)]
+        )
+    if len(found) < limit:
         try:
             hits = search_pages(query, limit=limit)
         except QuireError:
@@ -60,6 +72,23 @@ def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
         by_id = live.in_bulk(wanted)
         found.extend(by_id[pk] for pk in wanted if pk in by_id)
     return found[:limit]
+
+
+def _part_matches(live: QuerySet[Page], query: str, *, exclude: set[int]) -> list[Page]:
+    """Pages whose title or path holds each word of `query` somewhere, those where a word of
+    the title starts with it first. Titles and paths only, never bodies: the search does those."""
+    words = query.lower().split()[:PICK_WORDS]
+    where = Q()
+    for word in words:
+        where &= Q(title__icontains=word) | Q(path__icontains=word)
+    candidates = list(live.filter(where).exclude(pk__in=exclude).order_by("path")[:PICK_SCAN])
+
+    def rank(page: Page) -> tuple[int, str]:
+        title_words = _WORD.findall(page.title.lower())
+        starts = all(any(w.startswith(word) for w in title_words) for word in words)
+        return (0 if starts else 1, page.path)
+
+    return sorted(candidates, key=rank)
 
 
 @login_required

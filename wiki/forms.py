@@ -3,6 +3,7 @@ messages are the same in the browser, the REST API and the MCP tools."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +66,23 @@ class TextField(forms.CharField):
         ]
 
 
-class PageForm(forms.Form):
+def new_form_token() -> str:
+    """A form's one-time token: a second save of the same form is refused (see submit_once)."""
+    return secrets.token_urlsafe(24)
+
+
+class OnceForm(forms.Form):
+    """A form that saves once: it carries a token that its save claims."""
+
+    form_token = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.fields["form_token"].initial = new_form_token()
+
+
+class PageForm(OnceForm):
     title = TextField(
         widget=forms.TextInput(attrs={"maxlength": TITLE_MAX, "autofocus": True}),
     )
@@ -96,6 +113,10 @@ class PageForm(forms.Form):
     base_number = forms.IntegerField(required=False, widget=forms.HiddenInput)
     # Set after a save met a newer live version and the body holds the merge to resolve.
     resolving = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    # Ticked to make a page whose title a sibling already has (shown only then).
+    same_title_ok = forms.BooleanField(
+        required=False, label="Yes, create a second page with this title here"
+    )
 
     def clean_title(self) -> str:
         return str(_checked(validators.validate_title, self.cleaned_data["title"]))
@@ -126,7 +147,7 @@ class PageForm(forms.Form):
         )
 
 
-class AppendForm(forms.Form):
+class AppendForm(OnceForm):
     body = TextField(
         label="Markdown to add at the end",
         strip=False,
@@ -147,6 +168,11 @@ class AppendForm(forms.Form):
         return str(
             _checked(validators.validate_change_summary, self.cleaned_data["change_summary"])
         )
+
+
+class MoveForm(forms.Form):
+    # The new parent's page id, from the picker; empty for the top level.
+    parent = forms.CharField(required=False, max_length=11, widget=forms.HiddenInput)
 
 
 class AttachmentForm(forms.Form):

@@ -18,6 +18,7 @@ import markdown
 import nh3
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
+from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 
 PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
@@ -38,7 +39,8 @@ _ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "span": {"class"},
     "div": {"class"},
     "sup": {"id"},
-    "li": {"id"},
+    "li": {"id", "class"},
+    "ul": {"class"},
     "ol": {"start"},
     "th": {"align", "colspan", "rowspan"},
     "td": {"align", "colspan", "rowspan"},
@@ -55,6 +57,10 @@ _ALLOWED_CLASSES = {
     "footnote-backref",
     "toc",
     "remote-image",
+    "task-list",
+    "task",
+    "task-box",
+    "task-done",
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 # Browsers drop tabs and newlines inside a URL and ignore leading controls and spaces, so a
@@ -110,6 +116,36 @@ class _QuireRefsExtension(Extension):
         # backticks (190) so a reference inside code stays literal.
         md.inlinePatterns.register(_PageRefProcessor(self.titles), "quire_page_ref", 175)
         md.inlinePatterns.register(_FileRefProcessor(), "quire_file_ref", 174)
+        # After the inline patterns (20), so the item's text is final.
+        md.treeprocessors.register(_TaskListProcessor(md), "quire_task_list", 15)
+
+
+_TASK_RE = re.compile(r"\[([ xX])\]\s+")
+
+
+class _TaskListProcessor(Treeprocessor):
+    """`- [ ] to do` and `- [x] done` list items as boxes, unticked and ticked.
+
+    Shown as characters, not form fields: a page is read, not filled in, and no `<input>`
+    ever gets past the sanitiser.
+    """
+
+    def run(self, root: etree.Element) -> None:
+        for listing in root.iter("ul"):
+            for item in listing.findall("li"):
+                # A loose list wraps the item's text in a paragraph.
+                holder = item[0] if not (item.text or "").strip() and len(item) else item
+                match = _TASK_RE.match(holder.text or "")
+                if holder.tag not in ("li", "p") or match is None:
+                    continue
+                done = match.group(1) != " "
+                box = etree.Element("span", {"class": "task-box task-done" if done else "task-box"})
+                box.text = "\u2611" if done else "\u2610"
+                box.tail = " " + (holder.text or "")[match.end() :]
+                holder.text = ""
+                holder.insert(0, box)
+                item.set("class", "task")
+                listing.set("class", "task-list")
 
 
 def _page_titles(public_ids: list[str]) -> dict[str, str]:

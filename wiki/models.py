@@ -185,6 +185,11 @@ class Version(models.Model):
     # Set when the reviewer changed the proposal before approving it, or approved a merge.
     edited_by_reviewer = models.BooleanField(default=False)
     merged = models.BooleanField(default=False)
+    # A proposal approved after a newer version went live is published as a new version (so
+    # the live version is always the newest number); this is that version.
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["page_id", "number"]
@@ -242,15 +247,16 @@ class Version(models.Model):
         current = self.get_status_display().lower()
         if status == VersionStatus.WITHDRAWN:
             return Conflict(
-                f"v{self.number} is {current}, not in review; only a waiting proposal can be "
-                "withdrawn.",
+                f"v{self.number} of “{self.page.title}” is {current}, not in review; only a "
+                "waiting proposal can be withdrawn.",
                 detail={"status": self.status},
             )
         decider = self.decided_by.get_username() if self.decided_by is not None else None
         by = f" by {decider}" if decider and self.status != VersionStatus.WITHDRAWN else ""
         return Conflict(
-            f"v{self.number} of {self.page.public_id} was already {current}{by}; there is "
-            "nothing left to decide. Open the review queue for the proposals still waiting.",
+            f"v{self.number} of “{self.page.title}” ({self.page.public_id}) was already "
+            f"{current}{by}; there is nothing left to decide. Open the review queue for the "
+            "proposals still waiting.",
             detail={"status": self.status, "decidedBy": decider},
         )
 
@@ -305,3 +311,20 @@ class SearchDocument(models.Model):
 
     def __str__(self) -> str:
         return f"search document of page {self.page_id}"
+
+
+class FormSubmission(models.Model):
+    """A web form's one-time token, claimed by the save it made (see wiki.services.submit_once).
+
+    Going back and saving the same form again finds the token taken and is shown what the
+    first save made, instead of making it twice.
+    """
+
+    token = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Where the first save's result is, for the "already saved" message.
+    url = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"form {self.token[:8]}… saved by user {self.user_id}"

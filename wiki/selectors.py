@@ -13,7 +13,15 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
 from core.errors import NotFound
-from wiki.models import READABLE, Attachment, Page, PageQuerySet, Version, VersionStatus
+from wiki.models import (
+    READABLE,
+    Attachment,
+    FormSubmission,
+    Page,
+    PageQuerySet,
+    Version,
+    VersionStatus,
+)
 from wiki.roles import can_publish, can_review
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
@@ -390,3 +398,18 @@ def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
         .only("id", "public_id", "title", "path")[:limit]
     )
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
+
+
+def sibling_titled(parent: Page | None, title: str) -> Page | None:
+    """A page (live or waiting, not archived) under `parent` already titled `title`, any case."""
+    siblings = Page.objects.filter(archived=False, title__iexact=title.strip())
+    return (
+        siblings.filter(parent__isnull=True) if parent is None else siblings.filter(parent=parent)
+    ).first()
+
+
+def submitted_form(user: Any, token: str) -> FormSubmission | None:
+    """The earlier save of the form with this one-time token, if it was saved."""
+    if not token or not getattr(user, "is_authenticated", False):
+        return None
+    return FormSubmission.objects.filter(token=token, user=user).first()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,15 @@ from django.utils.text import slugify
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from wiki import search
-from wiki.models import Attachment, Page, Version
+from wiki.credentials import refuse_credentials
+from wiki.models import (
+    CHANGE_SUMMARY_MAX,
+    Attachment,
+    FormSubmission,
+    Page,
+    Version,
+    VersionStatus,
+)
 from wiki.roles import can_publish
 from wiki.validators import check_one_line
 
@@ -284,6 +293,64 @@ def page_restore(*, actor: User, page: Page) -> Page:
 
 
 @transaction.atomic
+def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
+    """Move a live page, and everything under it, under `parent` (None: the top level).
+
+    The move is a new approved version, identical to the live one but for its parent, so the
+    history shows it and a proposal written before it is stale and merges onto the new place
+    instead of moving the page back. Paths below follow; `[[pg_...]]` links and agents' page
+    set entries name the page by id, so they follow it too.
+    """
+    _check_can_publish(actor)
+    # The page and its new parent, locked in id order (two moves never wait on each other
+    # in opposite orders).
+    wanted = [page.pk] if parent is None else sorted({page.pk, parent.pk})
+    locked = {
+        p.pk: p for p in Page.objects.select_for_update().filter(pk__in=wanted).order_by("pk")
+    }
+    if page.pk not in locked or (parent is not None and parent.pk not in locked):
+        raise NotFound("the page or its new parent no longer exists; reload and try again.")
+    page, parent = locked[page.pk], (locked[parent.pk] if parent is not None else None)
+    live = page.live_version
+    if page.archived or live is None:
+        raise Conflict(f"page {page.public_id} is not live; only a live page can be moved.")
+    if parent is not None and parent.live_version_id is None:
+        raise InvalidArgument(
+            f"the page {parent.public_id} is not live yet; choose a live parent.", field="parent"
+        )
+    check_parent(page, parent)
+    if page.parent_id == (parent.pk if parent is not None else None):
+        where = f"under “{parent.title}”" if parent is not None else "at the top level"
+        raise InvalidArgument(f"the page is already {where}.", field="parent")
+    old_path = page.path
+    summary = f"Moved under “{parent.title}”." if parent is not None else "Moved to the top level."
+    version = Version.objects.create(
+        page=page,
+        number=allocate_version_number(page),
+        title=live.title,
+        body=live.body,
+        proposed_body=live.body,
+        tags=live.tags,
+        parent=parent,
+        instructions=live.instructions,
+        change_summary=summary[:CHANGE_SUMMARY_MAX],
+        base_version=live,
+        author_user=actor,
+    )
+    version.move_to(VersionStatus.APPROVED, by=actor, comment=summary)
+    version.save()
+    page_make_live(page, version)
+    audit_record(
+        action="page.move",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        data={"from": old_path, "to": page.path},
+    )
+    return version
+
+
+@transaction.atomic
 def page_set_import_metadata(
     *, actor: User, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]
 ) -> Page:
@@ -304,6 +371,49 @@ def page_set_import_metadata(
         data={"source_path": source_path},
     )
     return page
+
+
+# --- forms ------------------------------------------------------------------------------------
+
+FORM_TOKEN_MAX = 64
+
+
+class AlreadySubmitted(Conflict):
+    """The form was saved before with this token; `url` is what that save made."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(
+            "this form was already saved; nothing was saved a second time. Open what the first "
+            "save made, or reload the form to start a new one.",
+            detail={"url": url},
+        )
+        self.url = url
+
+
+@contextmanager
+def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
+    """One transaction around a form's save that claims the form's one-time token first.
+
+    Saving the same form again (back, then save) raises AlreadySubmitted; two saves at once
+    wait on the token's unique index and the second is refused the same way. If the save
+    fails, the claim is undone with it, so the person can correct the form and save again.
+    The caller sets `url` on the claim to where the result is. A form without a token (an
+    old page or a script) is saved as before.
+    """
+    token = str(token or "").strip()[:FORM_TOKEN_MAX]
+    with transaction.atomic():
+        if not token:
+            yield None
+            return
+        try:
+            with transaction.atomic():
+                claim = FormSubmission.objects.create(token=token, user=actor)
+        except IntegrityError:
+            earlier = FormSubmission.objects.filter(token=token, user=actor).first()
+            raise AlreadySubmitted(earlier.url if earlier is not None else "") from None
+        yield claim
+        if claim.url:
+            claim.save(update_fields=["url"])
 
 
 # --- attachments ------------------------------------------------------------------------------
@@ -339,7 +449,10 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
         if upload.content_type and upload.content_type != "application/octet-stream"
         else (mimetypes.guess_type(name)[0] or "application/octet-stream")
     )
+    refuse_credentials(name, field="file", name="the file name")
     text = extract_text(name=name, content_type=content_type, data=data)
+    # Agents read this text through get_page and search finds it: no credential either.
+    refuse_credentials(text, field="file", name=f"the text of {name}")
     page = lock_page(page)
     if page.attachments.filter(name=name).exists():
         raise InvalidArgument(

@@ -96,6 +96,7 @@ def validate_title(title: Any) -> str:
             "Shorten it and try again.",
             field="title",
         )
+    refuse_credentials(title, field="title")
     return title
 
 
@@ -111,6 +112,7 @@ def validate_tags(tags: Any) -> list[str]:
         tag = check_one_line(tag, field="tags", name=f"tags[{index}]")
         if not tag:
             continue
+        refuse_credentials(tag, field="tags", name=f"tags[{index}]")
         if len(tag) > TAG_MAX:
             raise InvalidArgument(
                 f"each tag must be 1 to {TAG_MAX} characters; {tag[:20]!r}... has {len(tag)}.",
@@ -179,6 +181,7 @@ def validate_change_summary(summary: Any, *, required: bool = False) -> str:
             "a change summary is required: say in one sentence what you changed and why.",
             field="change_summary",
         )
+    refuse_credentials(summary, field="change_summary", name="changeSummary")
     return summary
 
 

@@ -37,7 +37,7 @@ from django.views.decorators.http import require_POST
 
 from core.errors import Forbidden, NotFound, QuireError
 from wiki import login_throttle, selectors, services
-from wiki.forms import AttachmentForm, SearchForm, add_service_error, sentence
+from wiki.forms import AttachmentForm, MoveForm, SearchForm, add_service_error, sentence
 from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.roles import can_publish, can_review
@@ -294,6 +294,37 @@ def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
     else:
         messages.success(request, f"Restored “{page.title}”.")
     return redirect(page_url(page))
+
+
+@login_required
+def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Move a page, with everything under it, under another parent or to the top level."""
+    page = page_or_404(request, public_id)
+    _require_publish(request, "move pages")
+    form = MoveForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        chosen = form.cleaned_data["parent"].strip()
+        try:
+            parent = (
+                selectors.page_for_person(request.user, chosen, live_only=True) if chosen else None
+            )
+            services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
+        except QuireError as error:
+            if not isinstance(error, NotFound):
+                raise_for(error)
+            form.add_error(None, sentence(error.message))
+        else:
+            page.refresh_from_db()
+            where = f"under “{parent.title}”" if parent is not None else "to the top level"
+            messages.success(
+                request,
+                f"Moved “{page.title}” {where}; its address is now {page.path}. Links to it "
+                "and agents' page sets follow it.",
+            )
+            return redirect(page_url(page))
+    context = tree_context(page)
+    context.update(page=page, form=form)
+    return render(request, "wiki/page_move.html", context)
 
 
 # --- attachments ----------------------------------------------------------------------------

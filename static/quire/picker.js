@@ -36,6 +36,9 @@
     }
 
     function choose(option) {
+      // An answer still on its way must not reopen the list over the choice.
+      window.clearTimeout(timer);
+      asked++;
       value.value = option.getAttribute("data-page-id");
       input.value = option.getAttribute("data-label");
       close();

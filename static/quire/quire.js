@@ -40,8 +40,40 @@
     }
   });
 
+  // A form saves once: its one-time token (input form_token) is claimed by the save. A form
+  // reopened with Back is fetched again with a new token while the browser puts the typed
+  // text back, so the token it was sent with is kept for this tab and put back too: saving
+  // it again is then recognised and shows what the first save made.
+  var TOKEN_KEY = "quire-form-token:";
+  document.addEventListener("submit", function (event) {
+    var token = event.target.querySelector && event.target.querySelector("input[name=form_token]");
+    if (token && !event.defaultPrevented) {
+      try {
+        window.sessionStorage.setItem(TOKEN_KEY + window.location.pathname, token.value);
+      } catch (e) { /* storage off: the server's duplicate-title question still holds */ }
+    }
+  });
+
+  function restoreFormTokens() {
+    var navigation = window.performance && performance.getEntriesByType
+      ? performance.getEntriesByType("navigation")[0] : null;
+    if (!navigation || navigation.type !== "back_forward") {
+      return;
+    }
+    var sent = null;
+    try {
+      sent = window.sessionStorage.getItem(TOKEN_KEY + window.location.pathname);
+    } catch (e) { return; }
+    if (sent) {
+      Array.prototype.forEach.call(document.querySelectorAll("input[name=form_token]"), function (t) {
+        t.value = sent;
+      });
+    }
+  }
+
   function settle() {
     document.documentElement.classList.add("js");
+    restoreFormTokens();
     if (narrow.matches) {
       // The tree would push the content below the fold: start folded.
       Array.prototype.forEach.call(document.querySelectorAll(".sidebar-fold"), function (d) {

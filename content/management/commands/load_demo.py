@@ -110,12 +110,16 @@ def ensure_admin(login_file: Path) -> tuple[User, str | None]:
     """The superuser 'admin' and the demo password, or None when it no longer logs in.
 
     The admin is created once, with a password kept in `login_file`; after that its account
-    is the operator's: a password they changed is never reset.
+    is the operator's: a password they changed is never reset, and the file is removed.
     """
     password = _read_password(login_file)
     admin = User.objects.filter(username=ADMIN_USERNAME).first()
     if admin is not None:
-        return admin, password if password and admin.check_password(password) else None
+        if password and admin.check_password(password):
+            return admin, password
+        # The operator changed the password: a file still holding the old one would mislead.
+        login_file.unlink(missing_ok=True)
+        return admin, None
     if password is None:
         password = secrets.token_urlsafe(12)
         login_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""Tool calls answered in the request thread say exactly what the library's path says."""
+"""One path to a tool: a tools/call answered by the view and one that reaches the library
+run the same `call_tool_for` and say exactly the same thing."""
 
 from __future__ import annotations
 
@@ -20,17 +21,17 @@ pytestmark = pytest.mark.django_db
 MakePage = Callable[..., Page]
 
 
-def both_paths(
+def both_ways(
     client: Client, monkeypatch: pytest.MonkeyPatch, token: str, tool: str, arguments: Any
 ) -> tuple[Any, Any]:
     params = {"name": tool, "arguments": arguments}
-    direct = rpc(client, token, "tools/call", params)
+    by_view = rpc(client, token, "tools/call", params)
     with monkeypatch.context() as patch:
-        patch.setattr(mcp_views, "direct_tool_call", lambda request, agent: None)
-        library = rpc(client, token, "tools/call", params)
-    assert direct.status_code == library.status_code == 200
-    assert direct["Content-Type"] == library["Content-Type"] == "application/json"
-    return json.loads(direct.content), json.loads(library.content)
+        patch.setattr(mcp_views, "is_tool_call", lambda request: False)
+        by_library = rpc(client, token, "tools/call", params)
+    assert by_view.status_code == by_library.status_code == 200
+    assert by_view["Content-Type"] == by_library["Content-Type"] == "application/json"
+    return json.loads(by_view.content), json.loads(by_library.content)
 
 
 def test_it_answers_every_kind_of_call_as_the_library_does(
@@ -49,14 +50,16 @@ def test_it_answers_every_kind_of_call_as_the_library_does(
         ("get_page", {"pageId": outside.public_id}),  # not_in_set
         ("get_page", {"pageId": "pg_zzzzzzzz"}),  # not_found
         ("get_page", {}),  # invalid arguments
+        ("get_page", {"pageId": page.public_id, "maxChars": 10}),  # out of range
         ("search_pages", {"query": "x" * 300}),  # invalid_argument from the tool
         ("get_page_source", {"pageId": page.public_id}),
+        ("edit_page", {"pageId": page.public_id, "edits": "no", "changeSummary": "x"}),
         ("no_such_tool", {}),
     ]
     for tool, arguments in calls:
-        direct, library = both_paths(client, monkeypatch, editor_agent.token, tool, arguments)
-        assert direct == library, tool
-    assert AuditEvent.objects.filter(action="mcp.get_page").count() == 8
+        by_view, by_library = both_ways(client, monkeypatch, editor_agent.token, tool, arguments)
+        assert by_view == by_library, tool
+    assert AuditEvent.objects.filter(action="mcp.get_page").count() == 10
 
 
 def test_it_leaves_anything_but_a_plain_tool_call_to_the_library(
@@ -78,3 +81,29 @@ def test_it_leaves_anything_but_a_plain_tool_call_to_the_library(
         HTTP_MCP_PROTOCOL_VERSION="1999-01-01",
     )
     assert old.status_code == 400
+
+
+def test_it_runs_a_tool_call_of_an_odd_shape_through_the_same_checks(
+    client: Client, make_page: MakePage, reader_agent: AgentKey
+) -> None:
+    # `arguments: null` is not the view's to answer; the library's call still goes through
+    # call_tool_for: the rights check, the audit row.
+    answer = rpc(client, reader_agent.token, "tools/call", {"name": "get_page_source"})
+    by_library = client.post(
+        "/mcp",
+        data=json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "get_page_source", "arguments": None},
+            }
+        ),
+        content_type="application/json",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_AUTHORIZATION=f"Bearer {reader_agent.token}",
+    )
+    assert answer.json()["result"]["content"][0]["text"] == "Unknown tool: get_page_source"
+    assert by_library.json()["result"] == answer.json()["result"]
+    refused = AuditEvent.objects.filter(action="mcp.get_page_source", outcome="unknown_tool")
+    assert refused.count() == 2

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0002_initial'),
+        ('agents', '0003_verbose_names'),
         ('wiki', '0009_page_readable_tree_key'),
     ]
 

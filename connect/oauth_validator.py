@@ -1,0 +1,121 @@
+"""django-oauth-toolkit's validator with Quire's rules on its extension points.
+
+A code carries the agent the person picked; exchanging it opens a connection whose id is the
+token family of every refresh token after it. A code for an agent the person may no longer
+connect is invalid; a refresh token of an ended connection is refused, and one that comes
+back after it was used ends its connection (the library revokes the chain).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.db.models import Q
+from oauth2_provider.models import AbstractAccessToken, RefreshToken
+from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauthlib.common import Request
+
+from connect import services
+from connect.models import Connection, Grant
+
+
+class QuireOAuth2Validator(OAuth2Validator):
+    def validate_redirect_uri(
+        self, client_id: str, redirect_uri: str, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        if services.redirect_uri_problem(redirect_uri) is not None:
+            return False
+        return bool(
+            super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs)
+        )
+
+    def _create_authorization_code(
+        self, request: Request, code: dict[str, str], expires: Any = None
+    ) -> Grant:
+        grant: Grant = super()._create_authorization_code(request, code, expires)
+        # The authorize view passes the agent the person picked as a credential.
+        grant.agent_id = getattr(request, "quire_agent_id", None)
+        Grant.objects.filter(pk=grant.pk).update(agent_id=grant.agent_id)
+        return grant
+
+    def validate_code(
+        self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        if not super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return False
+        grant = Grant.objects.select_related("agent", "user").get(code=code, application=client)
+        return grant.agent is not None and services.can_connect(grant.user, grant.agent)
+
+    def _save_bearer_token(
+        self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any
+    ) -> Any:
+        if request.grant_type == "authorization_code":
+            grant = Grant.objects.select_related("agent", "user", "application").get(
+                code=request.code, application=request.client
+            )
+            request.quire_family = services.connection_open(grant=grant).family
+        return super()._save_bearer_token(token, request, *args, **kwargs)
+
+    def _create_refresh_token(
+        self,
+        request: Request,
+        refresh_token_code: str,
+        access_token: AbstractAccessToken,
+        previous_refresh_token: RefreshToken | None,
+    ) -> RefreshToken:
+        # The family is the connection's: every token of the chain leads back to it.
+        family = (
+            previous_refresh_token.token_family
+            if previous_refresh_token is not None
+            else request.quire_family
+        )
+        refresh_token = RefreshToken(
+            user=request.user,
+            application=request.client,
+            access_token=access_token,
+            token_family=family,
+            resource=getattr(request, "resource", []),
+        )
+        self._set_token_value(refresh_token, refresh_token_code)
+        refresh_token.save()
+        return refresh_token
+
+    def validate_refresh_token(
+        self, refresh_token: str, client: Any, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+            digest = hashlib.sha256(refresh_token.encode("utf-8")).hexdigest()
+            family = (
+                RefreshToken.objects.filter(token_checksum=digest, revoked__isnull=False)
+                .values_list("token_family", flat=True)
+                .first()
+            )
+            if family is not None:
+                services.connection_end_chain(family=family, reason="reused")
+            return False
+        return Connection.objects.filter(
+            family=request.refresh_token_instance.token_family,
+            ended_at__isnull=True,
+            agent__is_active=True,
+            allowed_by__is_active=True,
+        ).exists()
+
+    def revoke_token(
+        self, token: str, token_type_hint: str | None, request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        # Revoking either token of a chain revokes the chain (RFC 7009 allows it; the library
+        # does it): its connection ends too, and leaves the agent's screen.
+        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
+        family = (
+            RefreshToken.objects.filter(
+                Q(token_checksum=digest) | Q(access_token__token_checksum=digest),
+                application=getattr(request, "client", None),
+                revoked__isnull=True,
+            )
+            .values_list("token_family", flat=True)
+            .first()
+        )
+        super().revoke_token(token, token_type_hint, request, *args, **kwargs)
+        if family is not None:
+            services.connection_end_chain(family=family, reason="revoked by the app")

@@ -1,0 +1,106 @@
+"""Reads for OAuth: the agent an access token acts as, and what the screens show."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.db.models import Count, JSONField, Prefetch, QuerySet, Subquery
+from django.http import HttpRequest
+from django.utils import timezone
+from oauth2_provider.models import AccessToken
+
+from agents.models import Agent, PageSetEntry
+from agents.services import can_manage_agents
+from connect.models import Connection
+
+RESOURCE_PATH = "/mcp"
+RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+SUMMARY_ENTRIES = 5
+
+
+def mcp_resource(request: HttpRequest) -> str:
+    """The MCP endpoint as an OAuth resource (RFC 8707/9728): `<base>/mcp`."""
+    return request.build_absolute_uri(RESOURCE_PATH)
+
+
+def resource_metadata_url(request: HttpRequest) -> str:
+    return request.build_absolute_uri(RESOURCE_METADATA_PATH)
+
+
+def same_resource(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def connection_for_access_token(token: str, *, resource: str) -> Connection | None:
+    """The live connection an unexpired access token for `resource` belongs to, with its
+    agent and client, in one query; None for anything else (unknown, expired, other
+    audience, ended, agent revoked, the person who allowed it deactivated)."""
+    digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
+    token_rows = AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
+    connection = (
+        Connection.objects.select_related("agent", "application")
+        .annotate(audiences=Subquery(token_rows.values("resource")[:1], output_field=JSONField()))
+        .filter(
+            family=Subquery(token_rows.values("refresh_token__token_family")[:1]),
+            ended_at__isnull=True,
+            agent__is_active=True,
+            allowed_by__is_active=True,
+        )
+        .first()
+    )
+    if connection is None:
+        return None
+    audiences = connection.audiences  # type: ignore[attr-defined]
+    if not any(same_resource(resource, audience) for audience in audiences or []):
+        return None
+    return connection
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """An agent on the authorize screen: what it would read, and whether it may edit."""
+
+    agent: Agent
+    entry_titles: list[str]
+    entry_count: int
+
+    @property
+    def more(self) -> int:
+        return self.entry_count - len(self.entry_titles)
+
+
+def connectable_agents(person: User) -> list[AgentChoice]:
+    """The agents `person` may connect a client as: any active one for admins, else their own."""
+    agents: QuerySet[Agent] = Agent.objects.filter(is_active=True)
+    if not can_manage_agents(person):
+        agents = agents.filter(owner=person)
+    # The first few entries of each set, however large the sets are.
+    first_entries = PageSetEntry.objects.select_related("page").order_by("position", "id")
+    agents = agents.annotate(entry_count=Count("page_set")).prefetch_related(
+        Prefetch("page_set", queryset=first_entries[:SUMMARY_ENTRIES], to_attr="first_entries")
+    )
+    return [
+        AgentChoice(
+            agent=agent,
+            entry_titles=[entry.page.title for entry in agent.first_entries],  # type: ignore[attr-defined]
+            entry_count=agent.entry_count,  # type: ignore[attr-defined]
+        )
+        for agent in agents
+    ]
+
+
+def connections_for_agent(agent: Agent) -> list[Connection]:
+    """The agent's live connections, newest first, for its screen."""
+    return list(
+        Connection.objects.filter(agent=agent, ended_at__isnull=True).select_related(
+            "application", "allowed_by"
+        )
+    )
+
+
+def connection_by_id(connection_id: int) -> Connection | None:
+    return (
+        Connection.objects.select_related("application", "agent").filter(pk=connection_id).first()
+    )

@@ -1,0 +1,35 @@
+"""OAuth for MCP clients. The names are django-oauth-toolkit's (its metadata view builds the
+endpoint URLs from them); the discovery documents live at the root, the rest under /oauth/."""
+
+from django.urls import URLPattern, path
+from oauth2_provider import views as oauth_views
+
+from connect import views
+
+app_name = "oauth2_provider"
+urlpatterns: list[URLPattern] = [
+    path(
+        ".well-known/oauth-authorization-server",
+        oauth_views.OAuthServerMetadataView.as_view(),
+        name="oauth-server-metadata",
+    ),
+    path(
+        ".well-known/oauth-protected-resource",
+        views.ResourceMetadataView.as_view(),
+        name="oauth-resource-metadata",
+    ),
+    path(
+        ".well-known/oauth-protected-resource/mcp",
+        views.ResourceMetadataView.as_view(),
+        name="oauth-resource-metadata-path",
+    ),
+    path("oauth/authorize/", views.AuthorizeView.as_view(), name="authorize"),
+    path("oauth/token/", oauth_views.TokenView.as_view(), name="token"),
+    path("oauth/revoke/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("oauth/register/", views.register, name="dcr-register"),
+    path(
+        "oauth/connections/<int:connection_id>/disconnect/",
+        views.disconnect,
+        name="disconnect",
+    ),
+]

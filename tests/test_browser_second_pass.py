@@ -1,0 +1,206 @@
+"""The newcomer's walk, second pass, in Debian's Chromium at 390 px and 1280 px: a form saves
+once, the pickers find part of a word, a page moves with its links and agents' sets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from agents.models import Agent
+from agents.selectors import visible_pages
+from agents.services import page_set_add
+from core.actors import SystemActor
+from reviews import services
+from tests.test_browser_narrow import check_narrow
+from tests.test_browser_team_scale import log_in, sized_page
+from wiki.models import Page
+
+__all__ = ["sized_page"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("throttle_cache"),
+]
+
+
+def test_it_makes_one_page_when_the_editor_goes_back_and_saves_again(
+    live_server: Any, sized_page: Any, screenshots: Path, editor: User
+) -> None:
+    from playwright.sync_api import expect
+
+    page, base = sized_page, live_server.url
+    log_in(page, base, editor.username)
+    page.goto(f"{base}/new/")
+    page.fill("#id_title", "Release checklist")
+    page.fill("#id_body", "- [ ] tag the release\n- [x] write the notes\n")
+    page.get_by_role("button", name="Create and publish").click()
+    page.wait_for_url(re.compile(r"/p/pg_[a-z2-7]{8}/$"))
+    first_url = page.url
+    expect(page.locator("article .task-box")).to_have_count(2)
+    expect(page.locator("article .task-done")).to_have_text("\u2611")
+    check_narrow(page, screenshots, "once-created")
+
+    # Back to the form (the browser puts the text back) and save again: the first save's
+    # page is shown, nothing is made twice.
+    page.go_back()
+    page.wait_for_url(re.compile(r"/new/$"))
+    expect(page.locator("#id_title")).to_have_value("Release checklist")
+    page.get_by_role("button", name="Create and publish").click()
+    page.wait_for_url(first_url)
+    expect(page.locator(".messages")).to_contain_text("This form was already saved")
+    assert Page.objects.filter(title="Release checklist").count() == 1
+
+    # A new form with the same title under the same parent asks first.
+    page.goto(f"{base}/new/")
+    page.fill("#id_title", "release checklist")
+    page.get_by_role("button", name="Create and publish").click()
+    expect(page.locator(".field-error")).to_contain_text(
+        "A page titled “Release checklist” already exists at the top level"
+    )
+    expect(page.get_by_label("Yes, create a second page with this title here")).not_to_be_checked()
+    check_narrow(page, screenshots, "once-same-title")
+    assert Page.objects.filter(title__iexact="Release checklist").count() == 1
+
+
+def test_it_finds_reviews_by_part_of_a_word_in_every_page_picker(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    admin_user: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    process = make_page("Process")
+    make_page("Code reviews", parent=process)
+    make_page("Onboarding")
+    agent = Agent.objects.create(name="docs-bot")
+    page, base = sized_page, live_server.url
+    log_in(page, base, admin_user.username)
+    for screen, url in (
+        ("picker-parent", f"{base}/new/"),
+        ("picker-page-set", f"{base}/agents/{agent.pk}/"),
+    ):
+        page.goto(url)
+        page.locator(".picker-input").fill("revi")
+        options = page.locator(".picker-options [role=option]")
+        expect(options).to_have_count(1)
+        expect(options.first).to_contain_text("Code reviews")
+        expect(options.first).to_contain_text("process/code-reviews")
+        check_narrow(page, screenshots, screen)
+
+
+def test_it_moves_a_page_in_the_browser_keeping_links_and_agents_sets(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    editor: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    make_page("Guides")
+    tools = make_page("Tools")
+    slack = make_page("Slack", "Chat rules.\n", parent=tools)
+    etiquette = make_page("Etiquette", "Be kind.\n", parent=slack)
+    index = make_page("Index", f"See [[{slack.public_id}]] and [[{etiquette.public_id}]].\n")
+    bot = Agent.objects.create(name="slack-bot")
+    page_set_add(actor=SystemActor("tests"), agent=bot, page=slack)
+
+    page, base = sized_page, live_server.url
+    log_in(page, base, editor.username)
+    page.goto(f"{base}/p/{slack.public_id}/")
+    page.get_by_role("link", name="Move").click()
+    expect(page.locator("h1")).to_have_text("Move “Slack”")
+    page.locator(".picker-input").fill("guid")
+    page.locator(".picker-options [role=option]", has_text="Guides").click()
+    check_narrow(page, screenshots, "move-page")
+    page.get_by_role("button", name="Move").click()
+    page.wait_for_url(f"{base}/p/{slack.public_id}/")
+    expect(page.locator(".messages")).to_contain_text("its address is now guides/slack")
+    expect(page.locator("nav.breadcrumbs")).to_contain_text("Guides")
+    check_narrow(page, screenshots, "moved-page")
+
+    etiquette.refresh_from_db()
+    assert etiquette.path == "guides/slack/etiquette"
+    # The links still lead to both pages, and the agent's set still holds them.
+    page.goto(f"{base}/p/{index.public_id}/")
+    page.locator("article a.page-link", has_text="Etiquette").click()
+    page.wait_for_url(f"{base}/p/{etiquette.public_id}/")
+    assert {slack.pk, etiquette.pk} <= set(visible_pages(bot).values_list("pk", flat=True))
+    # The history records the move.
+    page.goto(f"{base}/reviews/pages/{slack.public_id}/history/")
+    expect(page.locator("main")).to_contain_text("Moved under “Guides”.")
+    check_narrow(page, screenshots, "moved-history")
+
+
+def test_it_badges_a_homoglyph_and_an_override_in_the_rendered_panes(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    payments = make_page("Payments", "Pay through the portal.\n")
+    proposal = services.version_propose(
+        actor=proposing_agent,
+        page=payments,
+        body="Pay at **p\u0430ypal.com**.\n\nOpen `\u202egpj.exe` to pay.\n",
+        change_summary="A quicker way to pay",
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/pages/{payments.public_id}/v{proposal.number}/")
+    for pane in (".rv-rendered-diff", ".rv-rendered-frame"):
+        lookalike = page.locator(f"{pane} .lookalike-char")
+        expect(lookalike).to_be_visible()
+        expect(lookalike).to_have_text("\u0430")
+        expect(lookalike).to_have_attribute("title", re.compile("CYRILLIC SMALL LETTER A"))
+        expect(page.locator(f"{pane} .invisible-char")).to_have_text("\u27e6U+202E\u27e7")
+    check_narrow(page, screenshots, "review-rendered-badges")
+
+
+def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    editor: User,
+    reader: User,
+    reviewer: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    merge = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
+    stale = services.version_propose(
+        actor=reader, page=merge, body="ALPHA\n\nbeta\n\ngamma\n", change_summary="Shout alpha"
+    )
+    services.version_propose(
+        actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/pages/{merge.public_id}/v{stale.number}/")
+    page.locator("form:has(input[name=action][value=approve]) button[type=submit]").first.click()
+    expect(page.locator(".messages")).to_contain_text("It went live as v4")
+    page.goto(f"{base}/reviews/pages/{merge.public_id}/history/")
+    rows = page.locator("table.rv-history tbody tr")
+    expect(rows.first).to_contain_text("v4")
+    expect(rows.first.locator(".rv-badge-live")).to_be_visible()
+    proposal_row = rows.filter(has=page.get_by_role("link", name="v2", exact=True))
+    expect(proposal_row).to_contain_text("merged into v4")
+    expect(page.get_by_role("button", name="Revert to v2")).to_have_count(0)
+    check_narrow(page, screenshots, "history-merged-into")
+    page.goto(f"{base}/p/{merge.public_id}/")
+    expect(page.locator(".meta")).to_contain_text("v4")
+    expect(page.locator("article")).to_contain_text("ALPHA")
+    expect(page.locator("article")).to_contain_text("GAMMA")

@@ -1,0 +1,181 @@
+"""The statements every tool call runs, in plain SQL: the same values as the ORM's, the token
+found once and forgotten when it changes, and on PostgreSQL prepared so that they are not
+planned again on each call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from agents import selectors
+from agents import services as agent_services
+from core.actors import SystemActor
+from core.audit import audit_event, audit_record
+from core.models import AuditEvent
+from wiki.models import Page
+
+from .conftest import is_postgres
+from .fixtures_mcp import AgentKey, rpc, rpc_tool
+
+pytestmark = pytest.mark.django_db
+
+
+def concrete_values(instance: Any) -> dict[str, Any]:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def test_it_reads_a_page_as_the_orm_does(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    top = make_page("Travel", "Book trains.\n", tags=["travel", "ops"], instructions="Be brief.")
+    child = make_page("Per diem", "Rates.\n", parent=top)
+    reader_agent.give(top)
+
+    for page in (top, child):
+        read = selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
+        orm = Page.objects.select_related("live_version").get(pk=page.pk)
+        live = orm.live_version
+        assert live is not None
+        assert read == selectors.ReadablePage(
+            pk=orm.pk,
+            public_id=orm.public_id,
+            path=orm.path,
+            title=live.title,
+            tags=live.tags,
+            instructions=live.instructions,
+            body=live.body,
+            version_number=live.number,
+            published_at=live.decided_at or live.created_at,
+            has_files=False,
+        )
+        # Converted as the ORM converts: an aware datetime, a JSON list, a real boolean.
+        assert read.published_at.tzinfo is not None
+        assert read.has_files is False
+    assert selectors.readable_page_for_agent(reader_agent.agent, top.public_id).tags == [
+        "travel",
+        "ops",
+    ]
+
+
+def test_it_still_refuses_a_page_outside_the_set_and_one_that_is_not_there(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    given, other = make_page("Given"), make_page("Other")
+    reader_agent.give(given)
+    for read in (selectors.readable_page_for_agent, selectors.page_for_agent):
+        with pytest.raises(Exception, match="not in your page set"):
+            read(reader_agent.agent, other.public_id)
+        with pytest.raises(Exception, match="there is no page pg_nothere"):
+            read(reader_agent.agent, "pg_nothere")
+
+
+def test_it_finds_an_active_agent_by_token_as_a_whole_agent(reader_agent: AgentKey) -> None:
+    found = selectors.agent_by_token(reader_agent.token)
+    assert found is not None
+    assert concrete_values(found) == concrete_values(reader_agent.agent)
+    reader_agent.agent.is_active = False
+    reader_agent.agent.save()
+    assert selectors.agent_by_token(reader_agent.token) is None
+
+
+def test_it_looks_a_token_up_once_then_forgets_it_when_the_token_is_rotated_or_revoked(
+    client: Client, reader_agent: AgentKey, make_page: Callable[..., Page]
+) -> None:
+    page = make_page("Cached")
+    reader_agent.give(page)
+    selectors.forget_agent_tokens()
+    with CaptureQueriesContext(connection) as first:
+        rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)
+    with CaptureQueriesContext(connection) as second:
+        rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)
+    assert any("token_hash" in query["sql"] for query in first.captured_queries)
+    assert not any("agents_agent" in query["sql"] for query in second.captured_queries)
+
+    actor = SystemActor("tests")
+    new_token = agent_services.agent_token_rotate(actor=actor, agent=reader_agent.agent)
+    assert rpc(client, reader_agent.token, "tools/list").status_code == 401
+    assert rpc(client, new_token, "tools/list").status_code == 200
+    agent_services.agent_update(actor=actor, agent=reader_agent.agent, can_edit_pages=True)
+    listed = rpc(client, new_token, "tools/list").json()["result"]["tools"]
+    assert "update_page" in [tool["name"] for tool in listed]
+    agent_services.agent_revoke(actor=actor, agent=reader_agent.agent)
+    assert rpc(client, new_token, "tools/list").status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_forgets_a_token_again_when_its_change_commits(
+    client: Client, reader_agent: AgentKey
+) -> None:
+    assert rpc(client, reader_agent.token, "tools/list").status_code == 200
+    # Another request may read the old row after the change and before its commit.
+    agent_services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
+    assert rpc(client, reader_agent.token, "tools/list").status_code == 401
+
+
+def test_it_writes_the_audit_row_that_save_would_write(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    page = make_page("Audited")
+    fields: dict[str, Any] = {
+        "actor": reader_agent.agent,
+        "page": page,
+        "version_number": 1,
+        "outcome": "ok",
+        "comment": "a comment \u00e9\u4e2d",
+        "duration_ms": 7,
+        "data": {"pageIds": [page.public_id], "nested": {"a": [1, None, True]}},
+    }
+    audit_record(action="test.sql", **fields)
+    audit_record(action="test.sql", actor=SystemActor("tests"))
+    audit_event(action="test.sql", **fields).save()
+    by_agent, by_system, saved = AuditEvent.objects.filter(action="test.sql").order_by("id")
+    ignored = {"id", "at"}
+    assert {k: v for k, v in concrete_values(by_agent).items() if k not in ignored} == {
+        k: v for k, v in concrete_values(saved).items() if k not in ignored
+    }
+    assert by_agent.actor_agent_id == reader_agent.agent.pk and by_agent.page_id == page.pk
+    assert (by_agent.version_number, by_agent.outcome, by_agent.duration_ms) == (1, "ok", 7)
+    assert by_agent.comment == fields["comment"] and by_agent.data == fields["data"]
+    assert by_agent.at is not None and by_agent.at.tzinfo is not None
+    assert by_system.actor_system == "tests" and by_system.data == {}
+    assert by_system.actor_agent_id is None and by_system.page_id is None
+
+
+def test_it_logs_each_statement_with_its_values(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    page = make_page("Logged")
+    reader_agent.give(page)
+    with CaptureQueriesContext(connection) as queries:
+        selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
+    assert len(queries) == 1
+    assert page.public_id in queries.captured_queries[0]["sql"]
+
+
+@pytest.mark.skipif(not is_postgres(), reason="prepared statements are PostgreSQL's")
+def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    page = make_page("Prepared")
+    reader_agent.give(page)
+
+    def prepared_page_reads() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_prepared_statements "
+                "WHERE statement LIKE %s AND statement LIKE %s",
+                ["%wiki_page%", "%set_entry%"],
+            )
+            return int(cursor.fetchone()[0])
+
+    for _ in range(6):
+        selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
+    assert prepared_page_reads() == 1
+    for _ in range(20):
+        selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
+    assert prepared_page_reads() == 1  # prepared once, then reused

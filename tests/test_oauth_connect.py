@@ -1,0 +1,654 @@
+"""Connecting an MCP client by OAuth, end to end against a live server: discovery from the
+401, registration, the consent screen in Chromium, the code exchange, the official MCP client
+with the access token, refresh and its rotation, and everything that must be refused."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from oauth2_provider.models import AccessToken, RefreshToken
+
+from agents import services as agent_services
+from agents.models import Agent
+from connect.models import Connection, Grant
+from core.actors import SystemActor
+from core.models import AuditEvent
+from tests.fixtures_mcp import AgentKey
+from tests.fixtures_oauth import (
+    Browserless,
+    CallbackServer,
+    OAuthClient,
+    allowed_code,
+    callback_query,
+    consent_in_chromium,
+    registered_client,
+    require_chromium,
+)
+from wiki.models import Page
+
+pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
+
+
+async def _tools_and_pages(url: str, token: str) -> tuple[list[str], dict[str, str], list[str]]:
+    """tools/list (names and titles) and browse, through the official MCP client."""
+    async with (
+        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        browse = await session.call_tool("browse", {})
+        assert not browse.isError, browse.content
+        assert browse.structuredContent is not None
+        titles = [page["title"] for page in browse.structuredContent["pages"]]
+        return [tool.name for tool in tools], {t.name: t.title or "" for t in tools}, titles
+
+
+def mcp_status(base: str, token: str) -> int:
+    response = httpx.post(
+        base + "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    return response.status_code
+
+
+@pytest.fixture
+def other_agent(make_agent: Callable[..., AgentKey], make_page: Callable[..., Page]) -> AgentKey:
+    return make_agent("payroll-bot", can_edit=True, pages=(make_page("Payroll secrets"),))
+
+
+def connect_over_http(
+    live_url: str, person: Browserless, callback: CallbackServer, agent: Agent
+) -> tuple[OAuthClient, dict[str, Any]]:
+    """Register, consent without a browser, exchange: a client holding its first tokens."""
+    client = OAuthClient(live_url, callback.uri)
+    assert client.register().status_code == 201
+    query = callback_query(person.decide(client.authorize_url(), agent_id=agent.pk), callback.uri)
+    tokens = client.exchange(query["code"])
+    assert tokens.status_code == 200, tokens.text
+    return client, tokens.json()
+
+
+# --- the whole flow -------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_it_connects_a_client_from_the_401_to_the_tools(
+    live_server: Any,
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+    other_agent: AgentKey,
+) -> None:
+    require_chromium()
+    base = live_server.url
+
+    async def flow() -> dict[str, Any]:
+        from playwright.async_api import async_playwright
+
+        async with httpx.AsyncClient(timeout=30) as http:
+            # Discovery starts from the 401.
+            refused = await http.post(
+                base + "/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+            assert refused.status_code == 401
+            challenge = refused.headers["WWW-Authenticate"]
+            metadata_url = re.fullmatch(r'Bearer resource_metadata="([^"]+)"', challenge)
+            assert metadata_url is not None, challenge
+            assert metadata_url.group(1) == base + "/.well-known/oauth-protected-resource/mcp"
+            resource = (await http.get(metadata_url.group(1))).json()
+            assert resource["resource"] == base + "/mcp"
+            (issuer,) = resource["authorization_servers"]
+            server = (await http.get(issuer + "/.well-known/oauth-authorization-server")).json()
+            assert server["issuer"] == issuer
+            assert server["client_id_metadata_document_supported"] is True
+            assert server["code_challenge_methods_supported"] == ["S256"]
+            assert server["response_types_supported"] == ["code"]
+            assert set(server["grant_types_supported"]) == {"authorization_code", "refresh_token"}
+            # Dynamic registration, as an older client does it.
+            registered = await http.post(
+                server["registration_endpoint"],
+                json={"client_name": "Playwright Desk", "redirect_uris": [callback.uri]},
+            )
+            assert registered.status_code == 201, registered.text
+            client = OAuthClient(base, callback.uri, client_id=registered.json()["client_id"])
+            assert registered.json()["token_endpoint_auth_method"] == "none"
+
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
+            )
+            try:
+                seen = await consent_in_chromium(
+                    browser,
+                    client.authorize_url(),
+                    username=owner.username,
+                    agent_name="helpdesk-bot",
+                )
+            finally:
+                await browser.close()
+        query = await asyncio.to_thread(callback.wait)
+
+        async with httpx.AsyncClient(timeout=30) as http:
+            # A wrong verifier gets nothing; the right one, once.
+            wrong = await http.post(
+                base + "/oauth/token/",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": query["code"],
+                    "redirect_uri": callback.uri,
+                    "client_id": client.client_id,
+                    "code_verifier": "x" * 64,
+                    "resource": base + "/mcp",
+                },
+            )
+        assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+        tokens = await asyncio.to_thread(client.exchange, query["code"])
+        assert tokens.status_code == 200, tokens.text
+        again = await asyncio.to_thread(client.exchange, query["code"])
+        assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+        pair = tokens.json()
+        names, titles, pages = await _tools_and_pages(base + "/mcp", pair["access_token"])
+        return {
+            "seen": seen,
+            "query": query,
+            "client": client,
+            "pair": pair,
+            "names": names,
+            "titles": titles,
+            "pages": pages,
+        }
+
+    result = asyncio.run(flow())
+    # The screen said who asks, where it goes back to, and what each agent would read.
+    assert "Playwright Desk" in result["seen"]
+    assert "127.0.0.1:" in result["seen"]
+    assert "helpdesk-bot" in result["seen"] and "payroll-bot" not in result["seen"]
+    assert "Refund policy" in result["seen"] and "read only" in result["seen"]
+    assert result["query"]["state"] == result["client"].state
+    pair = result["pair"]
+    assert pair["token_type"] == "Bearer" and pair["expires_in"] == 3600
+    assert pair["scope"] == "mcp"
+    assert result["names"] == ["browse", "search_pages", "get_page"]
+    assert all(result["titles"].values())
+    assert sorted(result["pages"]) == ["Refund policy", "Returns"]
+    # Audited: the person's decision, the connection, and tool calls naming the client.
+    assert AuditEvent.objects.filter(action="oauth.allow", actor_user=owner).exists()
+    browse = AuditEvent.objects.filter(action="mcp.browse", actor_agent=owned_agent.agent).get()
+    assert browse.data["client"] == "Playwright Desk"
+    # Stored hashed: no token or code in the clear.
+    assert not AccessToken.objects.exclude(token="").exists()
+    assert not RefreshToken.objects.exclude(token="").exists()
+
+    # Refresh: a new pair; the old refresh token is refused and ends the connection.
+    client: OAuthClient = result["client"]
+    refreshed = client.refresh(pair["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text
+    new = refreshed.json()
+    assert new["refresh_token"] != pair["refresh_token"]
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert mcp_status(live_server.url, new["access_token"]) == 200
+    reused = client.refresh(pair["refresh_token"])
+    assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
+    assert mcp_status(live_server.url, new["access_token"]) == 401
+    assert client.refresh(new["refresh_token"]).status_code == 400
+    assert Connection.objects.get().ended_reason == "reused"
+
+
+# --- what ends a connection -----------------------------------------------------------------
+
+
+def _revoke(agent: Agent, owner: User) -> None:
+    agent_services.agent_revoke(actor=SystemActor("tests"), agent=agent)
+
+
+def _rotate(agent: Agent, owner: User) -> None:
+    agent_services.agent_token_rotate(actor=SystemActor("tests"), agent=agent)
+
+
+def _deactivate(agent: Agent, owner: User) -> None:
+    owner.is_active = False
+    owner.save()
+
+
+def _disconnect(agent: Agent, owner: User) -> None:
+    from connect import services
+
+    services.connection_disconnect(actor=owner, connection=Connection.objects.get(agent=agent))
+
+
+@pytest.mark.parametrize(
+    "end", [_revoke, _rotate, _deactivate, _disconnect], ids=lambda end: end.__name__[1:]
+)
+def test_it_ends_the_tokens_at_once(
+    end: Callable[[Agent, User], None],
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    end(owned_agent.agent, owner)
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    refused = client.refresh(pair["refresh_token"])
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    assert Connection.objects.get().ended_at is not None
+    assert not AccessToken.objects.exists()
+
+
+def test_it_keeps_the_agents_static_token_working_beside_oauth(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    _, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert mcp_status(live_server.url, owned_agent.token) == 200
+
+
+def test_it_lists_the_connection_on_the_agent_screen_with_disconnect(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+    admin_user: User,
+    client_as: Callable[[User], Any],
+) -> None:
+    _, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    admin = client_as(admin_user)
+    screen = admin.get(f"/agents/{owned_agent.agent.pk}/").content.decode()
+    assert "Connected apps" in screen and "Test client" in screen and owner.username in screen
+    connection = Connection.objects.get()
+    assert connection.last_used_at is not None
+    done = admin.post(f"/oauth/connections/{connection.pk}/disconnect/")
+    assert done.status_code == 302
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    screen = admin.get(f"/agents/{owned_agent.agent.pk}/").content.decode()
+    assert "No app is connected as this agent." in screen
+
+
+def test_it_lets_only_an_admin_or_the_person_who_allowed_it_disconnect(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+    reader: User,
+    client_as: Callable[[User], Any],
+) -> None:
+    _, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    connection = Connection.objects.get()
+    refused = client_as(reader).post(f"/oauth/connections/{connection.pk}/disconnect/")
+    assert refused.status_code == 403
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert (
+        client_as(owner).post(f"/oauth/connections/{connection.pk}/disconnect/").status_code == 302
+    )
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+
+
+# --- who may connect what -------------------------------------------------------------------
+
+
+def test_it_tells_a_reader_who_owns_no_agent_and_grants_nothing(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    reader: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    person = browserless(reader.username)
+    screen = person.screen(client.authorize_url()).text
+    assert "You have no agent you may connect an app to." in screen
+    assert "helpdesk-bot" not in screen and 'name="agent"' not in screen
+    # Allowing anyway, with someone else's agent, grants nothing.
+    refused = person.decide(client.authorize_url(), agent_id=owned_agent.agent.pk)
+    assert refused.status_code == 200
+    assert "Pick the agent this client will act as." in refused.text
+    assert not Grant.objects.exists() and not Connection.objects.exists()
+    # Going back says no to the client, with its state.
+    back = person.decide(client.authorize_url(), agent_id=None, allow=False)
+    query = callback_query(back, callback.uri)
+    assert query["error"] == "access_denied" and query["state"] == client.state
+    assert not Grant.objects.exists()
+
+
+def test_it_lets_an_admin_connect_any_agent_and_an_owner_only_theirs(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    admin_user: User,
+    owned_agent: AgentKey,
+    other_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    admin_screen = browserless(admin_user.username).screen(client.authorize_url()).text
+    assert "helpdesk-bot" in admin_screen and "payroll-bot" in admin_screen
+    assert "proposes edits" in admin_screen
+    owner_person = browserless(owner.username)
+    refused = owner_person.decide(client.authorize_url(), agent_id=other_agent.agent.pk)
+    assert refused.status_code == 200 and not Grant.objects.exists()
+
+
+def test_it_passes_state_back_unchanged_on_deny(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = OAuthClient(live_server.url, callback.uri, state="a state/with+odd=chars&more")
+    client.register()
+    denied = browserless(owner.username).decide(
+        client.authorize_url(), agent_id=owned_agent.agent.pk, allow=False
+    )
+    query = callback_query(denied, callback.uri)
+    assert query["error"] == "access_denied"
+    assert query["state"] == "a state/with+odd=chars&more"
+    assert not Grant.objects.exists()
+    assert AuditEvent.objects.filter(action="oauth.deny", actor_user=owner).exists()
+
+
+# --- what is refused ------------------------------------------------------------------------
+
+
+def test_it_refuses_a_redirect_uri_that_was_not_registered(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    person = browserless(owner.username)
+    for elsewhere in [
+        "https://attacker.example/callback",
+        callback.uri + "/other",
+        callback.uri + "?extra=1",
+        callback.uri.replace("127.0.0.1", "localhost"),
+    ]:
+        response = person.screen(client.authorize_url(redirect_uri=elsewhere))
+        # Never sent anywhere: the person is told on Quire's own page.
+        assert response.status_code == 400, elsewhere
+        assert "Location" not in response.headers
+        assert "cannot go on" in response.text
+    # Loopback: any port is the same registered redirect (RFC 8252).
+    other_port = re.sub(r":\d+/", ":1/", callback.uri)
+    assert person.screen(client.authorize_url(redirect_uri=other_port)).status_code == 200
+    assert not Grant.objects.exists()
+
+
+def test_it_refuses_a_token_for_another_resource(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    person = browserless(owner.username)
+    asked = person.screen(client.authorize_url(resource="https://elsewhere.example/mcp"))
+    query = callback_query(asked, callback.uri)
+    assert query["error"] == "invalid_target" and query["state"] == client.state
+    # A code for /mcp cannot become a token for another resource.
+    code = callback_query(
+        person.decide(client.authorize_url(), agent_id=owned_agent.agent.pk), callback.uri
+    )["code"]
+    other = client.exchange(code, resource="https://elsewhere.example/mcp")
+    assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+    # A token whose audience is another resource (say, this server under another name).
+    pair = client.exchange(code).json()
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    AccessToken.objects.update(resource=["https://quire.elsewhere.example/mcp"])
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+
+
+def test_it_binds_the_token_to_mcp_when_the_client_names_no_resource(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    url = client.authorize_url(resource=None)  # type: ignore[arg-type]
+    code = callback_query(
+        browserless(owner.username).decide(url, agent_id=owned_agent.agent.pk), callback.uri
+    )["code"]
+    pair = client.exchange(code, resource="").json()
+    assert AccessToken.objects.get().resource == [live_server.url + "/mcp"]
+    assert mcp_status(live_server.url, pair["access_token"]) == 200
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"code_challenge_method": "plain"},
+        {"code_challenge": None, "code_challenge_method": None},
+        {"response_type": "token"},
+    ],
+    ids=["plain-pkce", "no-pkce", "implicit"],
+)
+def test_it_offers_only_the_code_flow_with_pkce_s256(
+    overrides: dict[str, Any],
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    person = browserless(owner.username)
+    if overrides.get("code_challenge_method") == "plain":
+        overrides = {**overrides, "code_challenge": client.pkce.verifier}
+    response = person.screen(client.authorize_url(**overrides))
+    if response.status_code == 302:
+        assert callback_query(response, callback.uri)["error"] in {
+            "invalid_request",
+            "unsupported_response_type",
+            "unauthorized_client",
+        }
+    else:
+        assert response.status_code == 400
+    assert not Grant.objects.exists()
+
+
+def test_it_refuses_the_password_and_client_credentials_grants(
+    live_server: Any, callback: CallbackServer, owner: User
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    for data in [
+        {"grant_type": "password", "username": owner.username, "password": "x"},
+        {"grant_type": "client_credentials"},
+    ]:
+        response = httpx.post(
+            live_server.url + "/oauth/token/", data={**data, "client_id": client.client_id}
+        )
+        assert response.status_code in (400, 401), data
+        assert response.json()["error"] in {
+            "unsupported_grant_type",
+            "unauthorized_client",
+            "invalid_client",
+            "invalid_grant",
+        }
+    assert not AccessToken.objects.exists()
+
+
+def test_it_protects_the_consent_screen(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    person = browserless(owner.username)
+    screen = person.screen(client.authorize_url())
+    assert screen.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in screen.headers["Content-Security-Policy"]
+    # The form may go on to the client's redirect, and nowhere else.
+    assert "form-action 'self' http://127.0.0.1:" in screen.headers["Content-Security-Policy"]
+    assert "no-store" in screen.headers.get(
+        "Cache-Control", ""
+    ) or "max-age=0" in screen.headers.get("Cache-Control", "")
+    # Without the CSRF token, nothing is decided.
+    data = {
+        "client_id": client.client_id,
+        "redirect_uri": callback.uri,
+        "allow": "on",
+        "agent": str(owned_agent.agent.pk),
+        "response_type": "code",
+        "scope": "mcp",
+        "state": client.state,
+        "code_challenge": client.pkce.challenge,
+        "code_challenge_method": "S256",
+    }
+    forged = person.http.post(client.authorize_url(), data=data)
+    assert forged.status_code == 403
+    assert not Grant.objects.exists()
+
+
+def test_it_sends_a_signed_out_person_to_sign_in_first(
+    live_server: Any, callback: CallbackServer, owned_agent: AgentKey
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    response = httpx.get(client.authorize_url())
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
+
+
+def test_it_stores_codes_and_tokens_only_hashed(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client = registered_client(live_server.url, callback.uri)
+    code = allowed_code(browserless(owner.username), client, owned_agent.agent)
+    stored = Grant.objects.values_list("code", flat=True).get()
+    assert code not in stored and stored.startswith("sha256:")
+    pair = client.exchange(code).json()
+    assert pair["access_token"].startswith("qo_") and pair["refresh_token"].startswith("qr_")
+    for model in (AccessToken, RefreshToken):
+        row = model.objects.values("token", "token_checksum").get()
+        assert row["token"] == ""
+        assert row["token_checksum"] not in (pair["access_token"], pair["refresh_token"])
+
+
+# --- an OAuth token is the agent ------------------------------------------------------------
+
+
+def test_an_oauth_call_costs_one_query_more_than_a_static_one(
+    db: Any, owner: User, owned_agent: AgentKey
+) -> None:
+    from django.db import connection as database
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.fixtures_mcp import rpc_tool
+    from tests.fixtures_oauth import issue_tokens
+
+    oauth = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    client = Client()
+    counts = {}
+    for label, token in [("static", owned_agent.token), ("oauth", oauth)]:
+        rpc_tool(client, token, "browse")  # the first call also records when it was used
+        with CaptureQueriesContext(database) as queries:
+            assert rpc_tool(client, token, "browse")["isError"] is False
+        counts[label] = len(queries)
+    # One query: the connection with its agent and client, found by the access token.
+    assert counts["oauth"] == counts["static"] + 1
+
+
+def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
+    db: Any, owner: User, owned_agent: AgentKey, settings: Any
+) -> None:
+    from django.test import Client
+
+    from tests.fixtures_mcp import rpc_tool
+    from tests.fixtures_oauth import issue_tokens
+
+    settings.QUIRE_AGENT_RATE_LIMIT = 2
+    oauth = issue_tokens(
+        owned_agent.agent, owner, resource="http://testserver/mcp", client_name="Claude"
+    )
+    client = Client()
+    assert rpc_tool(client, owned_agent.token, "browse")["isError"] is False
+    assert rpc_tool(client, oauth, "browse")["isError"] is False
+    limited = rpc_tool(client, oauth, "browse")
+    assert limited["isError"] is True
+    assert limited["content"][0]["text"].startswith("rate_limited:")
+    clients = list(
+        AuditEvent.objects.filter(action="mcp.browse")
+        .order_by("id")
+        .values_list("data__client", flat=True)
+    )
+    assert clients == [None, "Claude", "Claude"]
+
+
+def test_it_refuses_an_expired_access_token(db: Any, owner: User, owned_agent: AgentKey) -> None:
+    from datetime import timedelta
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from tests.fixtures_mcp import rpc
+    from tests.fixtures_oauth import issue_tokens
+
+    token = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    assert rpc(Client(), token, "tools/list").status_code == 200
+    AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=1))
+    refused = rpc(Client(), token, "tools/list")
+    assert refused.status_code == 401
+    assert refused["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
+
+
+def test_it_ends_the_connection_when_the_app_revokes_its_token(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    owned_agent: AgentKey,
+) -> None:
+    client, pair = connect_over_http(
+        live_server.url, browserless(owner.username), callback, owned_agent.agent
+    )
+    revoked = httpx.post(
+        live_server.url + "/oauth/revoke/",
+        data={"token": pair["refresh_token"], "client_id": client.client_id},
+    )
+    assert revoked.status_code == 200
+    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert Connection.objects.get().ended_reason == "revoked by the app"
