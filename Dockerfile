@@ -10,8 +10,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-COPY requirements.txt ./
-RUN pip install -r requirements.txt
+# QUIRE_S3=1 adds the optional S3 storage for attachments (requirements-s3.txt).
+ARG QUIRE_S3=0
+COPY requirements.txt requirements-s3.txt ./
+RUN pip install -r requirements.txt \
+    && if [ "$QUIRE_S3" = "1" ]; then pip install -r requirements-s3.txt; fi
 
 COPY . .
 RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin quire \

@@ -1,7 +1,8 @@
 """recent_activity: what changed in an agent's set since a time, for an agent coming back.
 
 Pages published in the set, newest first, and, for an editing agent, the decisions on its own
-proposals; one query per answer whatever the size of the set, paged like browse.
+proposals; two queries per answer (the set's entries, the versions) whatever the size of the
+set, paged like browse.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.utils import timezone
 from agents import selectors
 from agents.models import Agent
 from core.errors import InvalidArgument
-from wiki.models import Version, VersionStatus
+from wiki.models import Page, Version, VersionStatus
 
 PAGE_SIZE = 200
 DEFAULT_DAYS = 7
@@ -50,12 +51,14 @@ def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> A
         start = from_cursor
     if start is None:
         start = timezone.now() - timedelta(days=DEFAULT_DAYS)
-    published = Q(status=VersionStatus.APPROVED, page__in=selectors.visible_pages(agent))
-    wanted = published
+    scope = selectors.agent_scope(agent)
+    readable = Page.objects.filter(scope.q())
+    wanted = Q(status=VersionStatus.APPROVED, page__in=readable)
     if agent.can_edit_pages:
-        wanted |= Q(author_agent=agent, page__in=selectors.set_pages(agent)) & ~Q(
-            status__in=_NOT_DECISIONS
-        )
+        # Its own proposals on pages of its set, live or not (yet): a new page it proposed
+        # that was rejected never went live.
+        own_pages = Page.objects.filter(scope.q(readable=False), archived=False)
+        wanted |= Q(author_agent=agent, page__in=own_pages) & ~Q(status__in=_NOT_DECISIONS)
     versions = Version.objects.filter(wanted, decided_at__gte=start)
     if after is not None:
         at, pk = after
@@ -81,7 +84,11 @@ def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> A
     next_cursor = _encode_cursor(start, rows[-1]) if more else None
     return Activity(
         since=start,
-        published=[_published(v) for v in rows if v.status == VersionStatus.APPROVED],
+        published=[
+            _published(v, scope.shown(v.page.path))
+            for v in rows
+            if v.status == VersionStatus.APPROVED
+        ],
         decisions=[_decision(v) for v in rows if v.author_agent_id == agent.pk]
         if agent.can_edit_pages
         else None,
@@ -93,11 +100,11 @@ def _iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
-def _published(version: Version) -> dict[str, Any]:
+def _published(version: Version, path: str) -> dict[str, Any]:
     return {
         "pageId": version.page.public_id,
         "title": version.title,
-        "path": version.page.path,
+        "path": path,
         "versionNumber": version.number,
         "publishedAt": _iso(version.decided_at),
         "changeSummary": version.change_summary,

@@ -18,15 +18,15 @@ from typing import Any
 from django.db import connection
 
 from agents.models import Agent, PageSetEntry
-from agents.selectors import SetRow, page_set_rows
+from agents.selectors import SetRow, narrow_to, page_set_rows, set_entries
 from core.errors import InvalidArgument, NotFound
 from core.json_output import pretty_json
-from wiki.models import READABLE_SQL, TREE_KEY_SQL, Page, tree_key, tree_key_range
+from wiki.models import Page
+from wiki.scope import Root, Scope, covers, readable_sql, shown_path, tree_key, tree_key_sql
 
 PAGE_SIZE = 200
 # Every answer stays under 100,000 characters of pretty JSON; the rest is the envelope.
 CHARS_MAX = 98_000
-PAGE_ID_PREFIX = "pg_"
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def entry_json(row: SetRow) -> dict[str, Any]:
     return {
         "pageId": row.public_id,
         "title": row.title,
-        "path": row.path,
+        "path": row.shown_path,
         "alwaysInclude": row.entry.always_include,
         "useWhen": row.entry.use_when,
     }
@@ -59,14 +59,14 @@ def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> Brows
                 "with the same under, or without a cursor to start over."
             )
         under = position["under"]
-    entries = list(
-        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
-    )
-    under_path = _under_path(entries, under) if under else None
+    entries = set_entries(agent)
+    scope = Scope.of(_root(entry) for entry in entries)
+    if under:
+        scope = narrow_to(scope, under)
     ranked = sorted(entries, key=lambda entry: not entry.always_include)
-    window = SetWindow(ranked, under_path)
-    if window.nested or (under_path is not None and window.total == 0):
-        return _browse_in_python(agent, position=position, under=under)
+    window = SetWindow(ranked, scope)
+    if window.nested or (scope.under is not None and window.total == 0):
+        return _browse_in_python(agent, position=position, under=under, scope=scope)
     if window.total <= PAGE_SIZE and not under and position is None:
         # A small set comes whole, in the entries' own order (always-include not first).
         whole = [entry_json(row) for row in window.in_order(entries).rows(0, PAGE_SIZE)]
@@ -98,15 +98,25 @@ def _paged(rows: list[SetRow], *, start: int, total: int, under: str) -> BrowseP
     return BrowsePage(entries, total, next_cursor, paged=True)
 
 
+def _root(entry: PageSetEntry) -> Root:
+    return Root(entry.page_id, entry.page.path)
+
+
 def _browse_in_python(
-    agent: Agent, *, position: dict[str, Any] | None, under: str | None
+    agent: Agent, *, position: dict[str, Any] | None, under: str | None, scope: Scope
 ) -> BrowsePage:
     """The general case (entries nested in other entries' subtrees): the whole set is
     ordered here, as `page_set_rows` does for the screens."""
     rows = page_set_rows(agent)
     whole_set = len(rows)
     if under:
-        rows = _under(rows, under)
+        rows = [row for row in rows if scope.covers(row.path)]
+        if not rows:
+            raise NotFound(
+                f"no page you can browse is {under!r} or lies under it. Give a pageId or a "
+                "path as browse shows them (like 'tools/slack'); call browse without under "
+                "to see them, or search_pages."
+            )
     if whole_set <= PAGE_SIZE and not under and position is None:
         entries = [entry_json(row) for row in rows]
         if _size(entries) <= CHARS_MAX:
@@ -115,21 +125,6 @@ def _browse_in_python(
     rows = sorted(rows, key=lambda row: not row.entry.always_include)
     start = _start(rows, position) if position is not None else 0
     return _paged(rows[start:], start=start, total=len(rows), under=under or "")
-
-
-def _under_path(entries: list[PageSetEntry], under: str) -> str:
-    under = under.strip()
-    if not under.startswith(PAGE_ID_PREFIX):
-        return under.strip("/")
-    path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
-    if path is None or not any(
-        path == e.page.path or path.startswith(e.page.path + "/") for e in entries
-    ):
-        raise NotFound(
-            f"page {under} is not among the pages you can browse. Call browse without "
-            "under to list them, or pass a path such as 'tools/slack'."
-        )
-    return path
 
 
 class SetWindow:
@@ -142,12 +137,13 @@ class SetWindow:
     """
 
     def __init__(
-        self, ranked: list[PageSetEntry], under: str | None, counts: list[int] | None = None
+        self, ranked: list[PageSetEntry], scope: Scope, counts: list[int] | None = None
     ) -> None:
         self.entries = ranked
-        self.under = under
-        paths = sorted({entry.page.path for entry in ranked})
-        self.nested = any(b.startswith(a + "/") for a, b in pairwise(paths))
+        self.scope = scope
+        paths = sorted({entry.page.path for entry in ranked}, key=tree_key)
+        # In tree order a root's subtree follows it, so a nested entry follows the one above.
+        self.nested = any(covers(a, b) for a, b in pairwise(paths))
         if counts is None:
             counts = [] if self.nested or not ranked else self._counts()
         self.counts = counts
@@ -156,23 +152,15 @@ class SetWindow:
     def in_order(self, entries: list[PageSetEntry]) -> SetWindow:
         """The same set with its entries in another order (no query)."""
         count_of = {entry.pk: count for entry, count in zip(self.entries, self.counts, strict=True)}
-        return SetWindow(entries, self.under, [count_of[entry.pk] for entry in entries])
+        return SetWindow(entries, self.scope, [count_of[entry.pk] for entry in entries])
 
     def _ranges(self, entries: list[PageSetEntry]) -> list[tuple[str, str]]:
-        """Each entry's tree-key range, narrowed to `under`'s (empty when outside it)."""
-        ranges = [tree_key_range(entry.page.path) for entry in entries]
-        if self.under is None:
-            return ranges
-        # Two subtrees are nested or apart, so their intersection is one of them or empty.
-        low, high = tree_key_range(self.under)
-        return [
-            (max(lo, low), min(hi, high)) if lo < high and low < hi else ("", "")
-            for lo, hi in ranges
-        ]
+        """Each entry's tree-key range, narrowed to the scope's `under` (empty outside it)."""
+        return self.scope.ranges([_root(entry) for entry in entries])
 
     def _counts(self) -> list[int]:
         # Each entry is one range of the readable pages' tree-key index: counted from it.
-        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        key, readable = tree_key_sql("p"), readable_sql("p")
         ranges = self._ranges(self.entries)
         count = (
             f"SELECT count(*) FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable}"  # noqa: S608
@@ -206,7 +194,7 @@ class SetWindow:
             return []
         if connection.vendor != "postgresql":
             return self._rows_sqlite(spanned, limit)
-        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        key, readable = tree_key_sql("p"), readable_sql("p")
         ranges = self._ranges([entry for entry, _ in spanned])
         # One ordered index range per spanned entry; OFFSET 0 keeps each lateral as written.
         inner = (
@@ -230,13 +218,13 @@ class SetWindow:
             cursor.execute(sql, params)
             found = cursor.fetchall()
         return [
-            SetRow(pk, public_id, title, path, spanned[n - 1][0])
+            _row(spanned[n - 1][0], pk, public_id, title, path)
             for n, pk, public_id, title, path in found
         ]
 
     def _rows_sqlite(self, spanned: list[tuple[PageSetEntry, int]], limit: int) -> list[SetRow]:
         # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
-        key, readable = _tree_key_sql(), READABLE_SQL.format(p="p.")
+        key, readable = tree_key_sql("p"), readable_sql("p")
         ranges = self._ranges([entry for entry, _ in spanned])
         arms: list[str] = []
         params: list[Any] = []
@@ -252,7 +240,7 @@ class SetWindow:
             cursor.execute(sql, [*params, limit])
             found = cursor.fetchall()
         return [
-            SetRow(pk, public_id, title, path, spanned[n][0])
+            _row(spanned[n][0], pk, public_id, title, path)
             for n, pk, public_id, title, path, _ in found
         ]
 
@@ -262,13 +250,12 @@ class SetWindow:
             before = self.rows(offset - 1, 1)
             if before and before[0].public_id == page_id:
                 return offset
-        row = Page.objects.filter(public_id=page_id).values_list("pk", "path").first()
-        if row is None:
+        path = Page.objects.filter(public_id=page_id).values_list("path", flat=True).first()
+        if path is None:
             return min(offset, self.total)
-        pk, path = row
         seen = 0
         for entry, count in zip(self.entries, self.counts, strict=True):
-            if pk == entry.page_id or path.startswith(entry.page.path + "/"):
+            if covers(entry.page.path, path):
                 key = tree_key(path)
                 earlier = sum(1 for other in self.rows(seen, count) if tree_key(other.path) <= key)
                 return seen + earlier
@@ -276,30 +263,9 @@ class SetWindow:
         return min(offset, self.total)
 
 
-def _tree_key_sql() -> str:
-    return TREE_KEY_SQL[connection.vendor].format(p="p.")
-
-
-def _under(rows: list[SetRow], under: str) -> list[SetRow]:
-    """The rows of the subtree that `under` names: a page id, or a path (prefix of segments)."""
-    under = under.strip()
-    if under.startswith(PAGE_ID_PREFIX):
-        root = next((row for row in rows if row.public_id == under), None)
-        if root is None:
-            raise NotFound(
-                f"page {under} is not among the pages you can browse. Call browse without "
-                "under to list them, or pass a path such as 'tools/slack'."
-            )
-        prefix = root.path
-    else:
-        prefix = under.strip("/")
-    inside = [row for row in rows if row.path == prefix or row.path.startswith(prefix + "/")]
-    if not inside:
-        raise NotFound(
-            f"no page you can browse has the path {prefix!r} or lies under it. Paths look "
-            "like 'tools/slack'; call browse without under to see them, or search_pages."
-        )
-    return inside
+def _row(entry: PageSetEntry, pk: int, public_id: str, title: str, path: str) -> SetRow:
+    # Entries of a window are not nested: each page's outermost entry is its own.
+    return SetRow(pk, public_id, title, path, entry, shown_path(path, entry.page.path))
 
 
 def _size(entries: list[dict[str, Any]]) -> int:

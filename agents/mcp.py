@@ -49,6 +49,7 @@ from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
+from reviews import selectors as review_selectors
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
@@ -221,11 +222,38 @@ class ActivityResult(TypedDict):
     nextCursor: str | None
 
 
+class ReviewCommentOut(TypedDict):
+    author: str
+    kind: str
+    comment: str
+    line: int | None
+    lineText: str | None
+    onVersion: int
+    createdAt: str
+
+
+class ReviewOut(TypedDict):
+    """The workflow step a proposal waits on (DESIGN, "Review workflows")."""
+
+    workflow: str
+    status: str
+    step: int
+    steps: int
+    stepName: str
+    group: str
+    approvals: int
+    required: int
+    approvedBy: list[str]
+    revision: int
+    comments: list[ReviewCommentOut]
+
+
 class PendingOut(TypedDict):
     versionNumber: int
     author: str
     createdAt: str
     changeSummary: str
+    review: NotRequired[ReviewOut | None]
 
 
 class DecisionOut(TypedDict):
@@ -579,6 +607,14 @@ for _unserved in (
 # --- the tools -------------------------------------------------------------------------------
 
 
+def _review_out(version: Version) -> ReviewOut | None:
+    summary = review_selectors.review_summary(version)
+    if summary is None:
+        return None
+    summary.pop("path", None)
+    return summary  # type: ignore[return-value]
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -756,9 +792,9 @@ class PageTools(MCPToolset):
         a long page).
         """
         query = validate_query(query)
-        # The set goes into the search query as its entries' ids and paths.
-        scope = selectors.search_set_scope(self._agent(), under=under)
-        hits = search_index(query, page_ids=scope, limit=SEARCH_LIMIT)
+        # The set goes into the search query as its entries' ids and tree ranges.
+        scope = selectors.agent_scope(self._agent(), under=under)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
         self._touched(page_ids=[hit.public_id for hit in hits])
         bodies = selectors.live_bodies([hit.page_id for hit in hits])
         return {
@@ -766,7 +802,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": hit.path,
+                    "path": scope.shown(hit.path),
                     "section": excerpt_section(bodies.get(hit.page_id, ""), hit.excerpt),
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
@@ -813,7 +849,7 @@ class PageTools(MCPToolset):
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
-            "path": page.path,
+            "path": selectors.agent_path(page),
             "tags": list(page.tags),
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
@@ -895,8 +931,9 @@ class PageTools(MCPToolset):
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
-        draft = selectors.own_pending_proposal(agent, page)
+        draft = selectors.own_pending_proposal(agent, page, with_review=True)
         decided = selectors.own_last_decision(agent, page)
+        asked = review_selectors.changes_request(draft) if draft is not None else None
         # A page the agent created that never went live and has nothing waiting: its last
         # proposal (rejected, with the reason in lastDecision) is the text to revise.
         shown = draft or live or decided or selectors.own_newest_version(agent, page)
@@ -907,7 +944,7 @@ class PageTools(MCPToolset):
         else:
             markdown = shown.body
         part = shown_text(markdown, section)
-        parent_id = page.parent.public_id if page.parent is not None else None
+        parent = selectors.parent_in_set(page)
         if live is not None:
             agent_page_read(agent=agent, page_id=page.pk, version_number=live.number)
         self._touched(
@@ -921,8 +958,8 @@ class PageTools(MCPToolset):
             "markdown": part.text,
             "tags": list(shown.tags),
             "status": _source_status(live, draft, shown),
-            "parentId": parent_id,
-            "path": page.path,
+            "parentId": parent.public_id if parent is not None else None,
+            "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
             "inReview": draft is not None,
             "pending": [
@@ -931,11 +968,19 @@ class PageTools(MCPToolset):
                     "author": draft.author_name,
                     "createdAt": _iso(draft.created_at),
                     "changeSummary": draft.change_summary,
+                    "review": _review_out(draft),
                 }
             ]
             if draft is not None
             else [],
             "lastDecision": {
+                "versionNumber": draft.number,
+                "status": "changes_requested",
+                "comment": asked.body,
+                "decidedAt": _iso(asked.created_at),
+            }
+            if draft is not None and asked is not None
+            else {
                 "versionNumber": decided.number,
                 "status": decided.status,
                 "comment": decided.decision_comment,

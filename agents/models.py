@@ -18,6 +18,10 @@ class Agent(models.Model):
     )
     is_active = models.BooleanField(default=True)
     can_edit_pages = models.BooleanField(default=False)
+    # One entry that covers every page, now and later (`create_agent --all-pages`, "every
+    # page" in the set editor): its set is the whole wiki, its other entries only add use-when
+    # lines to their pages.
+    all_pages = models.BooleanField(default=False)
     # The token is shown once; only its SHA-256 is stored, and a short prefix for display.
     token_prefix = models.CharField(max_length=16, blank=True, default="")
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)

@@ -16,17 +16,25 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.signals import post_delete, post_save
-from django.db.models.sql.compiler import SQLCompiler
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
 from agents.services import token_hash
-from core.errors import NotFound, NotInSet
-from wiki.models import READABLE_SQL, Attachment, Page, Version, VersionStatus, tree_key
-from wiki.search import SetScope
+from core.errors import NotFound
+from wiki.models import Attachment, Page, Version, VersionStatus
+from wiki.scope import (
+    EVERY_PAGE,
+    EVERYTHING,
+    Root,
+    Scope,
+    nearest_root,
+    shown_path,
+    tree_key,
+)
+
+PAGE_ID_PREFIX = "pg_"
 
 
 @dataclass(frozen=True)
@@ -84,118 +92,71 @@ def agent_by_name(name: str) -> Agent:
     return agent
 
 
-# Past this many entries the coverage stays a subquery: a long OR of path prefixes would
-# exceed SQLite's expression depth limit.
-PREFIX_CONDITIONS_MAX = 100
+# The roots of an agent's set, as the subquery a Scope of roots not loaded reads: the
+# paths of its entries' pages.
+_ENTRY_PATHS_SQL = (
+    "SELECT set_page.path FROM agents_pagesetentry set_entry INNER JOIN wiki_page set_page "
+    "ON set_page.id = set_entry.page_id WHERE set_entry.agent_id = %s"
+)
 
 
-class _CoveredBySet(Func):
-    """True for a page (the row) that one of the agent's entries covers: the entry's page
-    itself, or a page whose path starts with the entry page's path and a slash.
-
-    Written as one SQL fragment (the same on PostgreSQL and SQLite) rather than an ORM
-    subquery: it is compiled on every tool call, and Django spent milliseconds building the
-    equivalent `Exists` (with its escaped LIKE pattern) for a check that runs in microseconds.
-    """
-
-    output_field = BooleanField()
-    SQL = (
-        "EXISTS (SELECT 1 FROM agents_pagesetentry set_entry "
-        "INNER JOIN wiki_page set_page ON set_page.id = set_entry.page_id "
-        "WHERE set_entry.agent_id = %s AND (set_entry.page_id = {page_id} "
-        "OR substr({path}, 1, length(set_page.path) + 1) = set_page.path || '/'))"
-    )
-
-    def __init__(self, agent_id: int) -> None:
-        super().__init__(F("pk"), F("path"))
-        self.agent_id = agent_id
-
-    def as_sql(  # type: ignore[override]
-        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
-    ) -> tuple[str, list[Any]]:
-        page_id, path = self.get_source_expressions()
-        page_id_sql, page_id_params = compiler.compile(page_id)
-        path_sql, path_params = compiler.compile(path)
-        sql = self.SQL.format(page_id=page_id_sql, path=path_sql)
-        return sql, [self.agent_id, *page_id_params, *path_params]
+def _entries_scope(agent_id: int) -> Scope:
+    """The agent's set as a Scope whose roots stay in the database (a subquery)."""
+    return Scope(roots_sql=(_ENTRY_PATHS_SQL, (agent_id,)))
 
 
-def _covered(agent: Agent, entries: list[tuple[int, str]] | None = None) -> _CoveredBySet | Q:
-    """The one statement of the agent's set: true for a page (the row) that one of its
-    entries covers, the entry's page itself or any page under it.
+def _unloaded_scope(agent: Agent) -> Scope:
+    return EVERYTHING if agent.all_pages else _entries_scope(agent.pk)
 
-    Given the entries as (page id, path) pairs, the prefixes are spelled out and cost a few
-    comparisons per page instead of a subquery over the entries for each page.
-    """
-    if entries is None or len(entries) > PREFIX_CONDITIONS_MAX:
-        return _CoveredBySet(agent.pk)
-    covered = Q(pk__in=[page_id for page_id, _ in entries])
-    for path in dict.fromkeys(path for _, path in entries):
-        covered |= Q(path__startswith=path + "/")
-    return covered
+
+def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
+    """What the agent may see, with its entries loaded (one query; none for an all-pages
+    agent). `under` narrows it to a page of the set (by id) or a path as the agent sees
+    it; an id the agent cannot read is `no_such_page`."""
+    if agent.all_pages:
+        scope = EVERYTHING
+    else:
+        # An entry whose page has no children covers that page alone: a key, not a range,
+        # so that a set of single pages is a list of keys, which the planner counts right.
+        has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
+        entries = (
+            PageSetEntry.objects.filter(agent=agent)
+            .annotate(has_children=has_children)
+            .values_list("page_id", "page__path", "has_children")
+        )
+        scope = Scope.of(Root(*entry) for entry in entries)
+    return narrow_to(scope, under) if under else scope
+
+
+def narrow_to(scope: Scope, under: str) -> Scope:
+    """`scope` narrowed to a page of it (by id: one query) or a path as its reader sees it;
+    an id it does not cover is `no_such_page`, whether the page exists or not."""
+    under = under.strip()
+    if not under:
+        return scope
+    if under.startswith(PAGE_ID_PREFIX):
+        path = scope_pages(scope).filter(public_id=under).values_list("path", flat=True).first()
+        if path is None:
+            raise no_such_page(under)
+        return scope.narrowed((path,))
+    return scope.narrowed(tuple(scope.real_paths(under)))
+
+
+def scope_pages(scope: Scope) -> QuerySet[Page]:
+    """The pages a Scope lets its reader see."""
+    return Page.objects.filter(scope.q())
 
 
 def visible_pages(agent: Agent) -> QuerySet[Page]:
-    """The pages the agent may read: readable (live, not archived) and covered by its set."""
-    return Page.objects.readable().filter(_covered(agent))
-
-
-def set_pages(agent: Agent) -> QuerySet[Page]:
-    """The pages the agent's set covers that are not archived, live or not (yet)."""
-    return Page.objects.filter(_covered(agent), archived=False)
-
-
-def _visible_among(agent: Agent, entries: list[tuple[int, str]]) -> QuerySet[Page]:
-    """`visible_pages`, given the agent's entries as (page id, path) pairs."""
-    if not entries:
-        return Page.objects.none()
-    return Page.objects.readable().filter(_covered(agent, entries))
-
-
-def search_scope(agent: Agent) -> QuerySet[Page]:
-    """`visible_pages` for a search to embed as a subquery; costs one query (the entries)."""
-    entries = list(PageSetEntry.objects.filter(agent=agent).values_list("page_id", "page__path"))
-    return _visible_among(agent, entries)
-
-
-def search_set_scope(agent: Agent, *, under: str | None = None) -> SetScope:
-    """The agent's set for `search_pages`, in one query (the entries); `under` narrows it
-    to a page id's subtree or a path's."""
-    # An entry whose page has no children covers that page alone: no path range for it, so
-    # a set of single pages is a list of keys, which the planner counts right.
-    has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
-    entries = list(
-        PageSetEntry.objects.filter(agent=agent)
-        .annotate(has_children=has_children)
-        .values_list("page_id", "page__path", "has_children")
-    )
-    under_path = None
-    if under:
-        under = under.strip()
-        if under.startswith("pg_"):
-            under_path = Page.objects.filter(public_id=under).values_list("path", flat=True).first()
-            if under_path is None:
-                raise no_such_page(under)
-        else:
-            under_path = under.strip("/")
-    return SetScope(
-        page_ids=tuple(page_id for page_id, _, _ in entries),
-        paths=tuple(dict.fromkeys(path for _, path, children in entries if children)),
-        under=under_path,
-    )
+    """The pages the agent may read: readable and covered by its set (one query)."""
+    return scope_pages(_unloaded_scope(agent))
 
 
 def no_such_page(public_id: str) -> NotFound:
+    """The one answer for a page the agent cannot read, whether it exists or not."""
     return NotFound(
         f"there is no page {public_id} that you can read. "
         "Call browse to list the pages you can use."
-    )
-
-
-def _not_in_set(public_id: str) -> NotInSet:
-    return NotInSet(
-        f"page {public_id} is not in your page set. Call browse to list the pages you can "
-        "use, or ask an admin to add this one."
     )
 
 
@@ -212,19 +173,20 @@ class ReadablePage(NamedTuple):
     version_number: int
     published_at: datetime
     has_files: bool
+    root_path: str  # the outermost entry covering it, for `agent_path`
 
 
 # get_page's read, on every call: plain SQL, so that no queryset is built and compiled each
-# time. The set check is the one statement of the set (`_CoveredBySet`).
-_READABLE_PAGE_SQL = f"""
+# time. The set check and the entry covering the page come from the agent's Scope.
+_READABLE_PAGE_SQL = """
     SELECT p.id, p.public_id, p.path, v.title, v.tags, v.instructions, v.body, v.number,
            COALESCE(v.decided_at, v.created_at),
            EXISTS (SELECT 1 FROM wiki_attachment a WHERE a.page_id = p.id),
-           {_CoveredBySet.SQL.format(page_id="p.id", path="p.path")}
+           {root_path}
     FROM wiki_page p
     JOIN wiki_version v ON v.id = p.live_version_id
-    WHERE p.public_id = %s AND {READABLE_SQL.format(p="p.")}
-"""  # noqa: S608 - only constants are interpolated
+    WHERE p.public_id = %s AND {in_scope}
+"""
 
 
 def _aware(moment: datetime | str) -> datetime:
@@ -235,15 +197,18 @@ def _aware(moment: datetime | str) -> datetime:
 
 
 def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
-    """The live page `public_id` with its live version, if the agent's set covers it."""
+    """The live page `public_id` with its live version, if the agent may read it; else the
+    same `no_such_page` whether it exists or not."""
+    scope = _unloaded_scope(agent)
+    root_path, root_params = scope.root_path_sql("p")
+    in_scope, scope_params = scope.sql("p")
+    sql = _READABLE_PAGE_SQL.format(root_path=root_path, in_scope=in_scope)
     with connection.cursor() as cursor:
-        cursor.execute(_READABLE_PAGE_SQL, [agent.pk, public_id])
+        cursor.execute(sql, [*root_params, public_id, *scope_params])
         row = cursor.fetchone()
     if row is None:
         raise no_such_page(public_id)
-    *columns, has_files, in_set = row
-    if not in_set:
-        raise _not_in_set(public_id)
+    *columns, has_files, root = row
     pk, public_id, path, title, tags, instructions, body, number, published_at = columns
     return ReadablePage(
         pk=pk,
@@ -256,23 +221,29 @@ def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
         version_number=number,
         published_at=_aware(published_at),
         has_files=bool(has_files),
+        root_path=root,
     )
 
 
 def page_for_agent(agent: Agent, public_id: str) -> Page:
-    """The live page `public_id` with its live version, if the agent's set covers it."""
+    """The live page `public_id` with its live version, if the agent may read it; else the
+    same `no_such_page` whether it exists or not."""
+    scope = _unloaded_scope(agent)
     page = (
-        Page.objects.readable()
+        Page.objects.filter(scope.q())
         .select_related("live_version")
-        .annotate(in_set=_covered(agent))
+        .annotate(root_path=scope.root_path())
         .filter(public_id=public_id)
         .first()
     )
     if page is None:
         raise no_such_page(public_id)
-    if not page.in_set:  # type: ignore[attr-defined]
-        raise _not_in_set(public_id)
     return page
+
+
+def agent_path(page: Page | ReadablePage) -> str:
+    """The page's path as the agent that read it sees it: from its own entry down."""
+    return shown_path(page.path, page.root_path)  # type: ignore[union-attr]
 
 
 def page_files(page: ReadablePage) -> list[tuple[str, str]]:
@@ -287,21 +258,30 @@ def page_files(page: ReadablePage) -> list[tuple[str, str]]:
 
 
 def page_source_for_agent(agent: Agent, public_id: str) -> Page:
-    """A page the agent may propose changes to: live, or not live yet but written by it."""
+    """A page the agent may propose changes to: live, or not live yet but written by it;
+    with `root_path` as `page_for_agent` gives it and the parent, which `parent_in_set` says
+    whether the agent may see."""
+    scope = _unloaded_scope(agent)
     own_versions = Version.objects.filter(page=OuterRef("pk"), author_agent=agent)
     page = (
         Page.objects.select_related("live_version", "parent")
-        .annotate(in_set=_covered(agent), has_own_version=Exists(own_versions))
-        .filter(public_id=public_id)
+        .filter(scope.q(readable=False), public_id=public_id, archived=False)
+        .annotate(has_own_version=Exists(own_versions), root_path=scope.root_path())
         .first()
     )
-    if page is None or page.archived:
+    if page is None:
         raise no_such_page(public_id)
     if page.live_version_id is None and not page.has_own_version:  # type: ignore[attr-defined]
         raise no_such_page(public_id)
-    if not page.in_set:  # type: ignore[attr-defined]
-        raise _not_in_set(public_id)
     return page
+
+
+def parent_in_set(page: Page) -> Page | None:
+    """The parent of a page read for an agent, if the agent may see it: a page's parent is
+    outside the set exactly when the page is the outermost entry covering it."""
+    if page.parent is None or page.path == page.root_path:  # type: ignore[attr-defined]
+        return None
+    return page.parent
 
 
 def pages_for_agent(agent: Agent, public_ids: Iterable[str]) -> dict[str, Page]:
@@ -321,10 +301,25 @@ class SetRow(NamedTuple):
     title: str
     path: str
     entry: PageSetEntry
+    shown_path: str  # the path as the agent sees it: from its outermost entry down
 
 
-def _tree_key(row: tuple[int, str, str, str]) -> str:
-    return tree_key(row[3])
+def set_entries(agent: Agent) -> list[PageSetEntry]:
+    """The agent's entries in curated order, with their pages; an all-pages agent's one
+    entry for every page comes last, so that its other entries keep their own pages."""
+    entries = list(
+        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
+    )
+    if agent.all_pages:
+        entries.append(every_page_entry(agent, position=len(entries)))
+    return entries
+
+
+def every_page_entry(agent: Agent, *, position: int = 0) -> PageSetEntry:
+    """An all-pages agent's entry for every page (not a row: the agent's `all_pages` flag)."""
+    entry = PageSetEntry(pk=0, agent=agent, use_when=[], always_include=False, position=position)
+    entry.page = Page(pk=None, title="Every page", path=EVERY_PAGE)
+    return entry
 
 
 def page_set_rows(agent: Agent) -> list[SetRow]:
@@ -334,30 +329,25 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
     order. A page belongs to the nearest entry above it (or its own entry) and carries that
     entry's use-when lines and always-include flag; every page is listed once.
     """
-    entries = list(
-        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
-    )
+    entries = set_entries(agent)
     if not entries:
         return []
-    entry_by_path: dict[str, PageSetEntry] = {}
+    by_path: dict[str, PageSetEntry] = {}
     for entry in entries:
-        entry_by_path.setdefault(entry.page.path, entry)
-    pages = _visible_among(agent, [(entry.page_id, entry.page.path) for entry in entries])
-    grouped: dict[int, list[tuple[int, str, str, str]]] = {entry.pk: [] for entry in entries}
-    for row in pages.values_list("pk", "public_id", "title", "path"):
-        path = row[3]
-        nearest = entry_by_path.get(path)
-        cut = len(path)
-        while nearest is None and cut > 0:
-            cut = path.rfind("/", 0, cut)
-            if cut < 0:
-                break
-            nearest = entry_by_path.get(path[:cut])
+        by_path.setdefault(entry.page.path, entry)
+    scope = Scope.of(Root(entry.page_id, entry.page.path) for entry in entries)
+    grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
+    for pk, public_id, title, path in scope_pages(scope).values_list(
+        "pk", "public_id", "title", "path"
+    ):
+        nearest = nearest_root(path, by_path)
         if nearest is not None:
-            grouped[nearest.pk].append(row)
+            grouped[nearest.pk].append(
+                SetRow(pk, public_id, title, path, nearest, scope.shown(path))
+            )
     result: list[SetRow] = []
     for entry in entries:
-        result.extend(SetRow(*row, entry) for row in sorted(grouped[entry.pk], key=_tree_key))
+        result.extend(sorted(grouped[entry.pk], key=lambda row: tree_key(row.path)))
     return result
 
 
@@ -374,20 +364,11 @@ def page_set_coverage(entries: list[tuple[int, str]]) -> Counter[int]:
     covered: Counter[int] = Counter()
     if not by_path:
         return covered
-    roots = {path.split("/", 1)[0] for path in by_path}
-    live = Page.objects.filter(live_version__isnull=False, archived=False).values_list(
-        "path", flat=True
-    )
-    for path in live:
-        if path.split("/", 1)[0] not in roots:
-            continue
-        nearest = by_path.get(path)
-        cut = len(path)
-        while nearest is None and cut > 0:
-            cut = path.rfind("/", 0, cut)
-            if cut < 0:
-                break
-            nearest = by_path.get(path[:cut])
+    # Only the top-level subtrees the entries lie in: a set of a few areas reads those.
+    tops = {path.split("/", 1)[0] for path in by_path}
+    scope = Scope.of(Root(None, top) for top in tops)
+    for path in scope_pages(scope).values_list("path", flat=True):
+        nearest = nearest_root(path, by_path)
         if nearest is not None:
             covered[nearest] += 1
     return covered
@@ -429,12 +410,17 @@ def live_bodies(page_ids: list[int]) -> dict[int, str]:
     return dict(rows)
 
 
-def own_pending_proposal(agent: Agent, page: Page) -> Version | None:
-    return (
-        Version.objects.filter(page=page, author_agent=agent, status=VersionStatus.IN_REVIEW)
-        .order_by("-number")
-        .first()
-    )
+def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False) -> Version | None:
+    """The agent's proposal waiting on `page`; `with_review`: with its workflow step,
+    approvals and comments loaded (a fixed number of queries)."""
+    pending = Version.objects.filter(
+        page=page, author_agent=agent, status=VersionStatus.IN_REVIEW
+    ).order_by("-number")
+    if with_review:
+        pending = pending.select_related("review").prefetch_related(
+            "review__approvals__user", "review__comments__author", "review__comments__version"
+        )
+    return pending.first()
 
 
 def own_last_decision(agent: Agent, page: Page) -> Version | None:

@@ -133,8 +133,10 @@ def agent_create(
     owner: User | None = None,
     can_edit_pages: bool = False,
     pages: Iterable[Page] = (),
+    all_pages: bool = False,
 ) -> tuple[Agent, str]:
-    """Create an agent, its first token and its page set (`pages`, in order).
+    """Create an agent, its first token and its page set (`pages`, in order; with
+    `all_pages`, the one entry that covers every page, now and later).
 
     The token is returned once and never stored.
     """
@@ -150,6 +152,7 @@ def agent_create(
                 description=validate_description(description),
                 owner=owner,
                 can_edit_pages=can_edit_pages,
+                all_pages=all_pages,
                 token_prefix=prefix,
                 token_hash=digest,
             )
@@ -158,7 +161,12 @@ def agent_create(
     audit_record(
         action="agent.create",
         actor=actor,
-        data={"agent": agent.name, "agentId": agent.pk, "canEditPages": can_edit_pages},
+        data={
+            "agent": agent.name,
+            "agentId": agent.pk,
+            "canEditPages": can_edit_pages,
+            "allPages": all_pages,
+        },
     )
     for page in pages:
         page_set_add(actor=actor, agent=agent, page=page)
@@ -324,6 +332,28 @@ def page_set_add(
 
 
 @transaction.atomic
+def page_set_all_pages(*, actor: Operator, agent: Agent, all_pages: bool) -> Agent:
+    """Give `agent` the one entry that covers every page, now and later, or take it away.
+
+    It is a flag on the agent, not a snapshot of today's pages: a page published later is in
+    the set at once. The agent's other entries stay, to give their pages use-when lines.
+    """
+    _check_can_manage(actor)
+    agent = _lock_agent(agent)
+    if agent.all_pages == all_pages:
+        state = "already has" if all_pages else "does not have"
+        raise Conflict(f"{agent.name} {state} every page in its set; reload the page set.")
+    agent.all_pages = all_pages
+    agent.save(update_fields=["all_pages"])
+    audit_record(
+        action="page_set.all_pages",
+        actor=actor,
+        data={"agent": agent.name, "agentId": agent.pk, "allPages": all_pages},
+    )
+    return agent
+
+
+@transaction.atomic
 def page_set_add_tagged(
     *,
     actor: Operator,
@@ -474,6 +504,7 @@ def agent_page_create(
         tags=tags,
         change_summary=change_summary,
     )
-    if parent is None:
+    # An all-pages agent's set covers it already (once it is live).
+    if parent is None and not agent.all_pages:
         page_set_add(actor=agent, agent=agent, page=version.page)
     return version

@@ -15,6 +15,7 @@ urlpatterns: list[URLPattern] = [
     path("<int:agent_id>/revoke/", views.agent_revoke, name="revoke"),
     path("<int:agent_id>/preview/", views.agent_preview, name="preview"),
     path("<int:agent_id>/pages/add/", views.page_set_add, name="page_set_add"),
+    path("<int:agent_id>/pages/every/", views.page_set_all_pages, name="page_set_all_pages"),
     path("<int:agent_id>/pages/<str:page_id>/", views.page_set_update, name="page_set_update"),
     path(
         "<int:agent_id>/pages/<str:page_id>/remove/",

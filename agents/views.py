@@ -324,7 +324,10 @@ def _agent_page(
         .order_by("position", "id")
         .values_list("pk", "page__path")
     )
-    covers = selectors.page_set_coverage(order)
+    every_page = selectors.every_page_entry(agent) if agent.all_pages else None
+    covers = selectors.page_set_coverage(
+        order + ([(every_page.pk, every_page.page.path)] if every_page is not None else [])
+    )
     paginator = Paginator(order, ENTRIES_PER_SCREEN)
     screen = paginator.get_page(request.GET.get("entries"))
     offset = screen.start_index() - 1 if order else 0
@@ -384,6 +387,8 @@ def _agent_page(
             "add_form": add_form or PageSetAddForm(),
             "rows": rows,
             "entry_count": len(order),
+            "every_page": every_page,
+            "every_page_covers": covers[every_page.pk] if every_page is not None else 0,
             "entries_screen": screen,
             "visible_count": sum(covers.values()),
             "crumbs": [*_agent_crumbs(agent)[:-1], (agent.name, "")],
@@ -504,6 +509,26 @@ def page_set_add(request: HttpRequest, agent_id: int) -> HttpResponse:
             return _back(agent, "page-set")
     messages.error(request, "Nothing was added. Correct the errors in the form below.")
     return _agent_page(request, agent, add_form=form, status=400)
+
+
+@login_required
+@require_POST
+def page_set_all_pages(request: HttpRequest, agent_id: int) -> HttpResponse:
+    user = _admin(request)
+    agent = _agent_or_404(agent_id)
+    give = request.POST.get("all_pages") == "1"
+    try:
+        services.page_set_all_pages(actor=user, agent=agent, all_pages=give)
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        done = (
+            "now sees every page, those published later included"
+            if give
+            else ("no longer sees every page: only its entries")
+        )
+        messages.success(request, f"{agent.name} {done}.")
+    return _back(agent, "page-set")
 
 
 @login_required

@@ -360,11 +360,11 @@ def search_sql(url: str, queries: list[str]) -> dict[str, list[str]]:
     from wiki.search import search_pages
 
     agent = Agent.objects.get(name="bench-agent")
-    scope = selectors.search_set_scope(agent)
+    scope = selectors.agent_scope(agent)
     statements = {}
     for query in queries:
         with CaptureQueriesContext(connection) as captured:
-            search_pages(query, page_ids=scope, limit=8)
+            search_pages(query, scope=scope, limit=8)
         statements[query] = [q["sql"] for q in captured]
     connection.close()
     return statements

@@ -312,7 +312,8 @@ SESSION_ENGINE = (
 )
 
 # Attachments: the local disk (MEDIA_ROOT) by default; S3 or any S3-compatible store (MinIO,
-# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set. The credentials
+# Ceph, R2...) through django-storages when AWS_STORAGE_BUCKET_NAME is set (an optional
+# extra: requirements-s3.txt). The credentials
 # are read by boto3 from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or an instance role).
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
 STORAGES: dict[str, dict[str, object]] = {
@@ -320,6 +321,15 @@ STORAGES: dict[str, dict[str, object]] = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 if AWS_STORAGE_BUCKET_NAME:
+    try:
+        import boto3  # noqa: F401
+        import storages.backends.s3  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "AWS_STORAGE_BUCKET_NAME is set, so attachments go to S3, but boto3 and "
+            "django-storages are not installed: run `pip install -r requirements-s3.txt`, or "
+            "unset AWS_STORAGE_BUCKET_NAME to keep them on the local disk."
+        ) from None
     STORAGES["default"] = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {

@@ -100,6 +100,15 @@ def connections_for_agent(agent: Agent) -> list[Connection]:
     )
 
 
+def connections_allowed_by(person: User) -> list[Connection]:
+    """The live connections `person` allowed, newest first, for their own list."""
+    return list(
+        Connection.objects.filter(allowed_by=person, ended_at__isnull=True).select_related(
+            "application", "agent"
+        )
+    )
+
+
 def connection_by_id(connection_id: int) -> Connection | None:
     return (
         Connection.objects.select_related("application", "agent").filter(pk=connection_id).first()

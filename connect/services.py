@@ -60,6 +60,9 @@ def redirect_uri_problem(uri: Any) -> str | None:
     (any port, RFC 8252), or a native app's scheme that the operator allowed."""
     if not isinstance(uri, str) or not uri or len(uri) > REDIRECT_URI_CHARS_MAX:
         return f"each redirect URI must be a URL of at most {REDIRECT_URI_CHARS_MAX} characters."
+    if any(ord(char) <= 0x20 or 0x7F <= ord(char) <= 0x9F for char in uri) or not uri.isascii():
+        # Stored space-separated: a space would make two redirect URIs of one.
+        return f"{uri!r} holds a space, a control or a non-ASCII character; percent-encode it."
     try:
         parts = urlsplit(uri)
         parts.port  # noqa: B018 (raises on a bad port)

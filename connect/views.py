@@ -8,6 +8,8 @@ these views add what a person decides and what the MCP endpoint is.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,7 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
@@ -33,9 +35,33 @@ from agents.models import Agent
 from agents.services import can_manage_agents
 from connect import selectors, services
 from core.errors import QuireError, RateLimited
+from core.json_input import MAX_DEPTH, nesting_depth
 from wiki.login_throttle import client_address
 
 REGISTRATION_MAX_BYTES = 16 * 1024
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "3600",
+}
+
+
+def open_to_browsers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """For endpoints a client running in a browser calls (an MCP inspector): any origin may
+    read the answer, since they take no cookie and answer only what the request proves."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "OPTIONS":
+            response = HttpResponse(status=204)
+        else:
+            response = view(request, *args, **kwargs)
+        for header, value in CORS_HEADERS.items():
+            response[header] = value
+        return response
+
+    return csrf_exempt(wrapped)
 
 
 class ConsentForm(AllowForm):
@@ -172,7 +198,7 @@ def _registration_error(error: str, description: str, status: int = 400) -> Json
     return JsonResponse({"error": error, "error_description": description}, status=status)
 
 
-@csrf_exempt
+@open_to_browsers
 @require_POST
 def register(request: HttpRequest) -> HttpResponse:
     """Dynamic client registration (RFC 7591) for clients without a metadata document."""
@@ -184,9 +210,11 @@ def register(request: HttpRequest) -> HttpResponse:
         )
     try:
         metadata = json.loads(request.body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        metadata = None
+    if metadata is None or nesting_depth(metadata) > MAX_DEPTH:
         return _registration_error(
-            "invalid_client_metadata", "Send the client's metadata as a JSON object."
+            "invalid_client_metadata", "Send the client's metadata as one flat JSON object."
         )
     try:
         application = services.client_register(metadata=metadata, address=client_address(request))
@@ -215,6 +243,13 @@ def register(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def my_connections(request: HttpRequest) -> HttpResponse:
+    """The apps the signed-in person connected, each with Disconnect."""
+    connections = selectors.connections_allowed_by(request.user)  # type: ignore[arg-type]
+    return render(request, "connect/connections.html", {"connections": connections})
+
+
+@login_required
 @require_POST
 def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
     connection = selectors.connection_by_id(connection_id)
@@ -229,6 +264,6 @@ def disconnect(request: HttpRequest, connection_id: int) -> HttpResponse:
         f"Disconnected {connection.application.name or 'the client'} from "
         f"{connection.agent.name}: its tokens no longer work.",
     )
-    if can_manage_agents(request.user):  # type: ignore[arg-type]
-        return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")
-    return HttpResponseRedirect(reverse("wiki:home"))
+    if request.POST.get("back") == "mine" or not can_manage_agents(request.user):  # type: ignore[arg-type]
+        return HttpResponseRedirect(reverse("oauth2_provider:connections"))
+    return redirect(reverse("agents:detail", args=[connection.agent_id]) + "#connections")

@@ -36,11 +36,6 @@ class NotFound(QuireError):
     http_status = 404
 
 
-class NotInSet(QuireError):
-    code = "not_in_set"
-    http_status = 403
-
-
 class Forbidden(QuireError):
     code = "forbidden"
     http_status = 403

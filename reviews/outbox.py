@@ -17,6 +17,7 @@ from smtplib import SMTPException
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.db import transaction
@@ -75,13 +76,18 @@ def batched() -> Iterator[list[int]]:
         transaction.on_commit(lambda: send_digests(ids=ids))
 
 
-def queue_review_requested(version: Version) -> list[int]:
-    """Owe every reviewer an email about `version`: now, in the digest, or not at all."""
-    return queue_reviews_requested([version])
+def queue_review_requested(version: Version, *, group: str = REVIEWERS) -> list[int]:
+    """Owe every member of `group` (the workflow step `version` waits on) an email about it:
+    now, in the digest, or not at all, as each one prefers."""
+    return queue_reviews_requested([version], group=group)
 
 
-def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
-    """`queue_review_requested` for several versions by one author, in two queries."""
+def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWERS) -> list[int]:
+    """`queue_review_requested` for several versions by one author, in two queries.
+
+    Superusers hear about the default step (Reviewers), as before workflows; a step of
+    another group is announced to that group's members alone.
+    """
     if not versions:
         return []
     first = versions[0]
@@ -90,8 +96,13 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
         for v in versions
     ), "one author's versions at a time"
     user_model = get_user_model()
+    members = (
+        Q(groups__name=group) | Q(is_superuser=True)
+        if group == REVIEWERS
+        else Q(groups__name=group)
+    )
     reviewers = (
-        user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=REVIEWERS), is_active=True)
+        user_model.objects.filter(members, is_active=True)
         .exclude(email="")
         .values_list("pk", "reviewer_settings__notifications")
         .distinct()
@@ -127,14 +138,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
 
 def queue_decision(version: Version) -> list[int]:
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's decision."""
-    if version.author_agent_id is not None:
-        recipient_id = (
-            Agent.objects.filter(pk=version.author_agent_id)
-            .values_list("owner_id", flat=True)
-            .first()
-        )
-    else:
-        recipient_id = version.author_user_id
+    recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
     row = Notification(
@@ -144,6 +148,32 @@ def queue_decision(version: Version) -> list[int]:
         recipient_id=recipient_id,
     )
     return _save_and_dispatch([row])
+
+
+def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser) -> list[int]:
+    """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
+    recipient_id = _author_recipient(version)
+    if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    row = Notification(
+        kind=NotificationKind.CHANGES_REQUESTED,
+        delivery=NotificationDelivery.IMMEDIATE,
+        version=version,
+        recipient_id=recipient_id,
+    )
+    return _save_and_dispatch([row])
+
+
+def _author_recipient(version: Version) -> int | None:
+    """Who hears about decisions on `version`: its human author, or its agent's owner."""
+    if version.author_agent_id is not None:
+        owner_id: int | None = (
+            Agent.objects.filter(pk=version.author_agent_id)
+            .values_list("owner_id", flat=True)
+            .first()
+        )
+        return owner_id
+    return version.author_user_id
 
 
 def _save_and_dispatch(rows: list[Notification]) -> list[int]:

@@ -555,7 +555,7 @@ def test_it_searches_and_reads_pages_as_the_agent(
     called = rpc_tool(Client(), key.token, "get_page", pageId=inside[2].public_id)
     assert raw == called["content"][0]["text"]
     refused = text(admin.get(preview_url(key.agent, page=outside[0].public_id)))
-    assert f"not_in_set: page {outside[0].public_id} is not in your page set" in refused
+    assert f"not_found: there is no page {outside[0].public_id} that you can read" in refused
     assert "Salary bands" not in refused
     unknown = text(admin.get(preview_url(key.agent, page="pg_zzzzzzzz")))
     assert "not_found: there is no page pg_zzzzzzzz" in unknown
@@ -616,9 +616,9 @@ def test_it_shows_the_agents_recent_tool_calls(
     rpc_tool(client, key.token, "get_page", pageId=outside[0].public_id)
     body = text(admin.get(detail_url(key.agent)))
     activity = body[body.index('id="activity"') :]
-    assert "mcp.get_page" in activity and "not_in_set" in activity
+    assert "mcp.get_page" in activity and "not_found" in activity
     assert inside[1].public_id in activity
-    assert activity.index("not_in_set") < activity.index(inside[1].public_id)  # newest first
+    assert activity.index("not_found") < activity.index(inside[1].public_id)  # newest first
     assert f'{{"pageId": "{outside[0].public_id}"}}' in activity
 
 
@@ -749,7 +749,7 @@ def test_it_walks_the_admins_path_in_a_browser(
         pool.submit(rpc_tool, Client(), token, "browse").result(timeout=60)
         pool.submit(rpc_tool, Client(), token, "get_page", pageId=salaries.public_id).result(60)
     page.reload()
-    expect(page.locator("#activity")).to_contain_text("not_in_set")
+    expect(page.locator("#activity")).to_contain_text("not_found")
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(screenshots / "agent-page.png"), full_page=True)
 

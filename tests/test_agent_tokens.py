@@ -135,16 +135,20 @@ def test_it_creates_an_agent_from_the_command_line_with_the_token_last(
     ]
 
 
-def test_it_gives_every_top_level_page_with_all_pages(make_page: MakePage) -> None:
+def test_it_gives_every_page_now_and_later_with_all_pages(make_page: MakePage) -> None:
     top = make_page("Top")
     make_page("Child", parent=top)
-    other = make_page("Other")
+    make_page("Other")
     out = StringIO()
     call_command("create_agent", "reader-bot", "--all-pages", stdout=out)
+    assert "with every page, now and later, in its set" in out.getvalue()
     agent = selectors.agent_by_token(last_line(out.getvalue()))
-    assert agent is not None and not agent.can_edit_pages
-    assert {e.page for e in PageSetEntry.objects.filter(agent=agent)} == {top, other}
+    assert agent is not None and not agent.can_edit_pages and agent.all_pages
+    # One entry, not a snapshot of today's top-level pages.
+    assert not PageSetEntry.objects.filter(agent=agent).exists()
     assert len(selectors.agent_page_set(agent)) == 3
+    make_page("Published later")
+    assert len(selectors.agent_page_set(agent)) == 4
 
 
 def test_its_all_pages_help_says_whether_a_later_page_is_in_the_set(

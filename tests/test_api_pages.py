@@ -114,7 +114,10 @@ def test_it_lists_versions_and_shows_one_with_its_diffs(
         actor=proposing_agent, page=page, body="one\ntwo\nthree\n", change_summary="Add three"
     )
     services.version_propose(actor=editor, page=page, body="one\n2\n", publish=True)
-    api = _api(reader)
+    # A reader sees what went live; the agent's proposal is for editors and reviewers.
+    seen = _api(reader).get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
+    assert [v["number"] for v in seen] == [3, 1]
+    api = _api(editor)
     listed = api.get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
     assert [(v["number"], v["status"], v["live"], v["stale"]) for v in listed] == [
         (3, "approved", True, False),

@@ -118,6 +118,7 @@ def test_it_moves_a_page_in_the_browser_keeping_links_and_agents_sets(
     page.goto(f"{base}/p/{slack.public_id}/")
     page.get_by_role("link", name="Move").click()
     expect(page.locator("h1")).to_have_text("Move “Slack”")
+    page.wait_for_load_state("load")  # the picker's script is set up
     page.locator(".picker-input").fill("guid")
     page.locator(".picker-options [role=option]", has_text="Guides").click()
     check_narrow(page, screenshots, "move-page")
@@ -204,3 +205,46 @@ def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
     expect(page.locator(".meta")).to_contain_text("v4")
     expect(page.locator("article")).to_contain_text("ALPHA")
     expect(page.locator("article")).to_contain_text("GAMMA")
+
+
+def test_it_offers_approve_in_the_queue_only_beside_the_whole_change(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    shipping = make_page("Shipping", "Parcels leave within 2 days.\n\nTracking is emailed.\n")
+    faq = make_page("FAQ", "## Returns\n\nWithin 30 days.\n")
+    long_page = make_page("Long", "".join(f"Line {n}.\n\n" for n in range(12)))
+    services.version_propose(
+        actor=proposing_agent, page=shipping, body="Parcels leave within 1 day.\n\nTracking.\n"
+    )
+    services.version_propose(
+        actor=proposing_agent, page=faq, kind="append", body="## Shipping\n\nOne day."
+    )
+    services.version_propose(
+        actor=proposing_agent, page=long_page, body="".join(f"LINE {n}.\n\n" for n in range(12))
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/")
+    rows = page.locator("tr.rv-row")
+    expect(rows).to_have_count(3)
+    approvable = rows.filter(has=page.locator(".rv-row-approve"))
+    expect(approvable).to_have_count(2)
+    for n in range(2):
+        row = approvable.nth(n)
+        lines = row.locator(".rv-row-preview .rv-inline > div")
+        assert lines.count() >= 2
+        for i in range(lines.count()):
+            expect(lines.nth(i)).to_be_visible()
+    expect(approvable.first.locator(".rv-row-preview")).to_contain_text("1 day")
+    # The change too long to show whole opens the review page instead.
+    long_row = rows.filter(has_text="Long")
+    expect(long_row.locator(".rv-row-approve")).to_have_count(0)
+    expect(long_row.get_by_role("link", name="Review")).to_be_visible()
+    check_narrow(page, screenshots, "queue-whole-change")

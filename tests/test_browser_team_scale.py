@@ -190,13 +190,18 @@ def test_it_walks_the_reviewers_day(
     expect(page.locator(".rv-live-above")).not_to_have_attribute("open", "")
     check_screen(page, screenshots, "review-append")
 
-    # Keyboard only for whole decisions: j selects the first row, Enter opens it, a approves
-    # and the next proposal opens; r goes to the reason, Tab to Reject, Enter rejects.
+    # Keyboard only for whole decisions: j selects the first row, Enter opens it, a twice
+    # approves and the next proposal opens; r goes to the reason, Tab to Reject, Enter rejects.
     page.goto(f"{base}/reviews/")
     page.keyboard.press("j")
     expect(rows.first).to_have_class(re.compile("rv-row-current"))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(rf"/reviews/pages/{faq.public_id}/v{appended.number}/$"))
+    # `a` asks first: the Approve button comes into view with a note; `a` again approves.
+    page.keyboard.press("a")
+    expect(page.locator("#rv-approve-armed")).to_contain_text("Press a again")
+    expect(page.locator("#approve-form button[type=submit]")).to_be_focused()
+    assert live(faq).pk != appended.pk
     page.keyboard.press("a")
     page.wait_for_url(re.compile(rf"/reviews/pages/{merge.public_id}/v{stale.number}/$"))
     expect(page.locator(".messages")).to_contain_text("approved")

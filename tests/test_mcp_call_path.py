@@ -47,7 +47,7 @@ def test_it_answers_every_kind_of_call_as_the_library_does(
         ("browse", {}),
         ("search_pages", {"query": "refunds"}),
         ("get_page", {"pageId": page.public_id}),
-        ("get_page", {"pageId": outside.public_id}),  # not_in_set
+        ("get_page", {"pageId": outside.public_id}),  # outside the set: not_found too
         ("get_page", {"pageId": "pg_zzzzzzzz"}),  # not_found
         ("get_page", {}),  # invalid arguments
         ("get_page", {"pageId": page.public_id, "maxChars": 10}),  # out of range

@@ -172,5 +172,5 @@ def test_it_costs_the_same_queries_for_a_small_and_a_large_history(
         assert result["isError"] is False
         counts.append(len(queries))
     counter = 0 if settings.REDIS_URL else 1
-    # The versions, the audit row (the token was looked up by the browse before).
-    assert counts == [2 + counter, 2 + counter]
+    # The set's entries, the versions, the audit row (the token was kept from the browse).
+    assert counts == [3 + counter, 3 + counter]

@@ -79,30 +79,3 @@ def test_it_answers_a_batch_or_a_non_request_with_invalid_request(
     assert answer["jsonrpc"] == "2.0" and answer["id"] == request_id
     assert answer["error"]["code"] == -32600
     assert answer["error"]["message"].endswith(".")
-
-
-def test_the_readmes_python_snippet_runs_on_the_pinned_sdk(
-    mcp: MCP, reader_agent: AgentKey
-) -> None:
-    import asyncio
-    import re
-    import textwrap
-    from pathlib import Path
-
-    import httpx
-    from mcp.client.streamable_http import streamable_http_client
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("With the official Python SDK") :]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match is not None
-    snippet = match.group(1).replace("https://wiki.example.org/mcp", mcp.url)
-    source = "async def snippet(token):\n" + textwrap.indent(snippet, "    ") + "    return pages\n"
-    namespace: dict[str, Any] = {
-        "httpx": httpx,
-        "streamable_http_client": streamable_http_client,
-        "ClientSession": ClientSession,
-    }
-    exec(source, namespace)  # noqa: S102 (the README's own example, run as a reader would)
-    pages = asyncio.run(namespace["snippet"](reader_agent.token))
-    assert pages.isError is False and pages.structuredContent == {"pages": []}

@@ -66,8 +66,10 @@ def test_it_refuses_to_read_a_page_outside_the_set(
 ) -> None:
     _, outside = inside_and_outside
     error = mcp.error(reader_agent, "get_page", pageId=outside.public_id)
-    assert error.startswith(f"not_in_set: page {outside.public_id} is not in your page set.")
-    assert "Call browse" in error
+    missing = mcp.error(reader_agent, "get_page", pageId="pg_zzzzzzzz")
+    # Word for word what a page that does not exist gets: nothing says this one does.
+    assert error == missing.replace("pg_zzzzzzzz", outside.public_id)
+    assert error.startswith("not_found: ") and "Call browse" in error
     assert "1234567" not in error
 
 
@@ -114,7 +116,10 @@ def test_it_refuses_a_parent_outside_the_set_and_writes_nothing(
     error = mcp.error(
         editor_agent, "create_page", title="Sneaky", markdown="x", parentId=outside.public_id
     )
-    assert error.startswith("not_in_set: ")
+    assert error == (
+        f"not_found: there is no page {outside.public_id} that you can read. "
+        "Call browse to list the pages you can use."
+    )
     assert counts() == before
 
 
@@ -130,7 +135,8 @@ def test_it_refuses_to_change_or_show_the_source_of_pages_outside_the_set(
         ("append_to_page", {"markdown": "more", "changeSummary": "x"}),
     ]:
         error = mcp.error(editor_agent, tool, pageId=outside.public_id, **arguments)
-        assert error.startswith("not_in_set: "), tool
+        missing = mcp.error(editor_agent, tool, pageId="pg_zzzzzzzz", **arguments)
+        assert error == missing.replace("pg_zzzzzzzz", outside.public_id), tool
         assert "secret words" not in error
     assert counts() == before
 

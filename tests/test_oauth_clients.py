@@ -155,6 +155,15 @@ def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
             "invalid_client_metadata",
         ),
         (["not", "an", "object"], "invalid_client_metadata"),
+        (
+            {"redirect_uris": ["https://a.example/cb https://evil.example/cb"]},
+            "invalid_redirect_uri",
+        ),
+        ({"redirect_uris": ["https://a.example/c\x00b"]}, "invalid_redirect_uri"),
+        (
+            {"redirect_uris": ["https://a.example/cb"], "client_name": "A\x00B"},
+            "invalid_client_metadata",
+        ),
     ],
 )
 def test_it_refuses_a_registration_it_cannot_honour(
@@ -335,3 +344,64 @@ def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
     }
     accepted = httpx.post(live_server.url + "/oauth/register/", json=body)
     assert accepted.status_code == 201, accepted.text
+
+
+def test_the_hourly_task_deletes_the_same_unused_clients(live_server: Any) -> None:
+    from connect.tasks import delete_unused_clients
+
+    old = registered_client(live_server.url, "https://app.example/cb")
+    Application.objects.filter(client_id=old.client_id).update(
+        created=timezone.now() - timedelta(days=2)
+    )
+    registered_client(live_server.url, "https://app.example/cb")
+    assert delete_unused_clients() == 1  # what the worker runs, called in this process
+    assert Application.objects.count() == 1
+    assert AuditEvent.objects.filter(action="oauth.clients_delete_unused").exists()
+
+
+@pytest.mark.parametrize(
+    "body", [b"[" * 5000 + b"]" * 5000, b"{not json", b"null", b"\x00"], ids=str
+)
+def test_it_answers_a_registration_that_is_no_json_object_with_400(
+    body: bytes, live_server: Any
+) -> None:
+    response = httpx.post(
+        live_server.url + "/oauth/register/",
+        content=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+
+
+def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: Any) -> None:
+    # An MCP inspector runs the flow from a web page: the preflight and the answers say so.
+    for path in ("/oauth/register/", "/oauth/token/", "/oauth/revoke/"):
+        preflight = httpx.request(
+            "OPTIONS",
+            live_server.url + path,
+            headers={
+                "Origin": "http://localhost:6274",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+        assert preflight.status_code == 204, path
+        assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+        assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        assert "Access-Control-Allow-Credentials" not in preflight.headers
+    registered = httpx.post(
+        live_server.url + "/oauth/register/",
+        json={"redirect_uris": ["http://localhost:6274/oauth/callback"]},
+        headers={"Origin": "http://localhost:6274"},
+    )
+    assert registered.status_code == 201
+    assert registered.headers["Access-Control-Allow-Origin"] == "*"
+    refused = httpx.post(
+        live_server.url + "/oauth/token/",
+        data={"grant_type": "authorization_code", "code": "nope", "client_id": "x"},
+        headers={"Origin": "http://localhost:6274"},
+    )
+    assert refused.status_code in (400, 401)
+    assert refused.headers["Access-Control-Allow-Origin"] == "*"

@@ -310,6 +310,9 @@ def test_it_lets_only_an_admin_or_the_person_who_allowed_it_disconnect(
     refused = client_as(reader).post(f"/oauth/connections/{connection.pk}/disconnect/")
     assert refused.status_code == 403
     assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert "Test client" not in client_as(reader).get("/oauth/connections/").content.decode()
+    mine = client_as(owner).get("/oauth/connections/").content.decode()
+    assert "Test client" in mine and "helpdesk-bot" in mine
     assert (
         client_as(owner).post(f"/oauth/connections/{connection.pk}/disconnect/").status_code == 302
     )

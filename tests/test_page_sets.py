@@ -10,7 +10,7 @@ from django.test import Client
 
 from agents import selectors, services
 from agents.models import PageSetEntry
-from core.errors import Conflict, Forbidden, InvalidArgument, NotFound, NotInSet
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.models import AuditEvent
 from reviews import services as review_services
 from wiki import services as wiki_services
@@ -136,7 +136,7 @@ def test_it_covers_an_entry_and_every_page_under_it_but_not_its_namesakes(
     reader_agent.give(tools)
     assert selectors.page_for_agent(reader_agent.agent, deep.public_id) == deep
     assert selectors.page_for_agent(reader_agent.agent, slack.public_id) == slack
-    with pytest.raises(NotInSet):
+    with pytest.raises(NotFound):
         selectors.page_for_agent(reader_agent.agent, lookalike.public_id)
     assert {p.pk for p in selectors.visible_pages(reader_agent.agent)} == {
         tools.pk,
@@ -151,7 +151,7 @@ def test_it_follows_a_page_moved_into_or_out_of_the_set(
     inside, outside = make_page("Inside"), make_page("Outside")
     page = make_page("Wanderer", parent=outside)
     reader_agent.give(inside)
-    with pytest.raises(NotInSet):
+    with pytest.raises(NotFound):
         selectors.page_for_agent(reader_agent.agent, page.public_id)
     review_services.version_propose(actor=editor, page=page, parent=inside, publish=True)
     assert selectors.page_for_agent(reader_agent.agent, page.public_id) == page

@@ -72,9 +72,9 @@ def agent_with(pages: list[Page], size: int) -> Agent:
 
 
 def plan_of(agent: Agent, query: str) -> dict[str, Any]:
-    scope = selectors.search_set_scope(agent)
+    scope = selectors.agent_scope(agent)
     with CaptureQueriesContext(connection) as captured:
-        hits = search_pages(query, page_ids=scope, limit=8)
+        hits = search_pages(query, scope=scope, limit=8)
     assert len(captured) == 1
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[0]["sql"])

@@ -144,3 +144,52 @@ def test_it_shows_a_renamed_pages_new_title_on_the_pages_that_link_to_it(
     assert "Incident steps" in html and "Escalation ladder" not in html
     found = client_as(reader).get("/api/v1/pages/?q=ladder").json()
     assert linking.public_id not in json.dumps(found)
+
+
+ANCESTOR, SIBLING = "ancestorvole", "siblingstoat"
+
+
+def test_it_keeps_hidden_ids_paths_parents_and_slugs_out_of_every_mcp_answer(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User, reader: User
+) -> None:
+    planted = _plant(make_page, editor, reader)
+    department = make_page(f"The {ANCESTOR} department", "Above the agent's entry.\n")
+    team = make_page("Platform team", "Also above it.\n", parent=department)
+    # (A page's own text may name any id: that is its content, not something inferred.)
+    entry = make_page("Runbooks", "How we run things.\n")
+    services.version_propose(actor=editor, page=entry, parent=team, publish=True)
+    child = make_page("Pager duty", "Answer the pager.\n", parent=entry)
+    make_page(f"Runbook {SIBLING}", "A hidden sibling of the agent's new page.\n")
+    editor_agent.give(entry)
+    hidden = [department, team, *planted.values()]
+    hidden.remove(planted["shared"])
+    ok_calls: list[tuple[str, dict[str, object]]] = [
+        ("browse", {}),
+        ("browse", {"under": "runbooks"}),
+        ("search_pages", {"query": "pager"}),
+        ("search_pages", {"query": "runbooks"}),
+        ("get_page", {"pageId": entry.public_id}),
+        ("get_page", {"pageId": child.public_id}),
+        ("get_page_source", {"pageId": entry.public_id}),
+        ("get_page_source", {"pageId": child.public_id}),
+        ("create_page", {"title": f"Runbook {SIBLING}", "markdown": "Ours.\n"}),
+    ]
+    answers = [mcp.ok(editor_agent, tool, **arguments) for tool, arguments in ok_calls]
+    created = answers[-1]["pageId"]
+    source = mcp.ok(editor_agent, "get_page_source", pageId=created)
+    answers.append(source)
+    text = json.dumps(answers).lower()
+    _assert_clean([text], (ANCESTOR, "platform-team", OUTSIDE, ARCHIVED, DRAFT, PENDING))
+    for page in hidden:
+        assert page.public_id not in text, page.title
+    # Paths start at the entry; the entry's parent is outside, so it has none.
+    assert answers[4]["path"] == "runbooks" and answers[5]["path"] == "runbooks/pager-duty"
+    assert answers[6]["parentId"] is None and answers[7]["parentId"] == entry.public_id
+    # The new page's slug is the same whether or not a hidden page holds its name.
+    assert source["path"] == f"runbook-{SIBLING}-{created.removeprefix('pg_')}"
+    # Ids the agent names get the answer a page that does not exist gets.
+    for page in hidden:
+        for tool in ("get_page", "get_page_source"):
+            error = mcp.error(editor_agent, tool, pageId=page.public_id)
+            missing = mcp.error(editor_agent, tool, pageId="pg_zzzzzzzz")
+            assert error == missing.replace("pg_zzzzzzzz", page.public_id)

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import QuireError
 from wiki.markdown import render_page_body
-from wiki.models import MARKDOWN_MAX, READABLE, Page
+from wiki.models import MARKDOWN_MAX, Page
+from wiki.scope import Scope, person_scope
 from wiki.search import search_pages
 
 PICK_LIMIT = 12
@@ -40,15 +41,13 @@ def preview(request: HttpRequest) -> HttpResponse:
     return HttpResponse(html or '<p class="muted">Nothing to preview yet.</p>')
 
 
-def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
-    """Live pages for a picker: those whose title or path holds every typed word as part of
-    one of its words ("revi" finds "Code reviews"), title and path prefixes first, then the
-    wiki's search hits for what is left.
-
-    Every logged-in person may read these (READABLE is the rule for people too), so the
-    picker shows nobody a page they could not open.
+def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list[Page]:
+    """Pages for a picker within the reader's `scope`, so the picker shows nobody a page they
+    could not open: those whose title or path holds every typed word as part of one of its
+    words ("revi" finds "Code reviews"), title and path prefixes first, then the wiki's search
+    hits for what is left.
     """
-    live = Page.objects.filter(READABLE).only("public_id", "title", "path")
+    live = Page.objects.filter(scope.q()).only("public_id", "title", "path")
     query = query.strip()
     if not query:
         return list(live.filter(parent__isnull=True).order_by("title")[:limit])
@@ -64,7 +63,7 @@ def pickable_pages(query: str, *, limit: int = PICK_LIMIT) -> list[Page]:
         )
     if len(found) < limit:
         try:
-            hits = search_pages(query, limit=limit)
+            hits = search_pages(query, scope=scope, limit=limit)
         except QuireError:
             hits = []
         seen = {page.pk for page in found}
@@ -94,7 +93,7 @@ def _part_matches(live: QuerySet[Page], query: str, *, exclude: set[int]) -> lis
 @login_required
 @require_GET
 def pick(request: HttpRequest) -> JsonResponse:
-    pages = pickable_pages(str(request.GET.get("q", ""))[:200])
+    pages = pickable_pages(str(request.GET.get("q", ""))[:200], person_scope(request.user))
     return JsonResponse(
         {"pages": [{"pageId": p.public_id, "title": p.title, "path": p.path} for p in pages]}
     )

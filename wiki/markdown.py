@@ -155,9 +155,7 @@ def _page_titles(public_ids: list[str]) -> dict[str, str]:
     from wiki.models import Page
 
     return dict(
-        Page.objects.filter(
-            public_id__in=public_ids, archived=False, live_version__isnull=False
-        ).values_list("public_id", "title")
+        Page.objects.readable().filter(public_id__in=public_ids).values_list("public_id", "title")
     )
 
 

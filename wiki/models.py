@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import Conflict
+from wiki.scope import READABLE
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -37,33 +38,6 @@ class PageQuerySet(models.QuerySet["Page"]):
         return self.filter(READABLE)
 
 
-# The one statement of "this page can be read": it went live and is not archived.
-READABLE = Q(archived=False, live_version__isnull=False)
-# READABLE and the tree key below as SQL; `{p}` is the column prefix ("p." or none).
-READABLE_SQL = "{p}live_version_id IS NOT NULL AND NOT {p}archived"
-
-# Tree order is the order of the paths' segment lists: comparing paths byte by byte with a
-# character below every other one (never in a path) for "/" gives it, so a parent sorts
-# right before its subtree and a subtree is one key range (see `tree_key_range`). The
-# partial index page_readable_tree_key (migration 0009) holds this key for readable pages.
-TREE_KEY_SQL = {
-    "postgresql": "replace({p}path, '/', chr(1)) COLLATE \"C\"",
-    "sqlite": "replace({p}path, '/', char(1))",
-}
-TREE_KEY_SEPARATOR = "\x01"
-
-
-def tree_key(path: str) -> str:
-    """A path's tree-order key, as TREE_KEY_SQL computes it in the database."""
-    return path.replace("/", TREE_KEY_SEPARATOR)
-
-
-def tree_key_range(path: str) -> tuple[str, str]:
-    """The keys [low, high) of the page at `path` and every page under it."""
-    key = tree_key(path)
-    return key, key + "\x02"
-
-
 class Page(models.Model):
     """A wiki page. Its readable content is its live version; `title`/`tags`/`path` mirror it.
 
@@ -85,6 +59,11 @@ class Page(models.Model):
     )
     last_version_number = models.PositiveIntegerField(default=0)
     archived = models.BooleanField(default=False)
+    # Archiving a page archives the pages under it with it; each of those points at the page
+    # that took it along, so that restoring that page brings back exactly those.
+    archived_with = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Import bookkeeping: the source file a page came from (idempotent re-import) and the
     # frontmatter keys Quire has no field for, kept so that export is lossless.
     source_path = models.CharField(max_length=1000, null=True, blank=True, unique=True)

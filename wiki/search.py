@@ -42,6 +42,7 @@ from django.db.models import (
 )
 
 from wiki.models import Attachment, Page, SearchDocument, Version
+from wiki.scope import READABLE, Scope, readable_sql, tree_key_sql
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -112,7 +113,12 @@ def _document(
 
 def remove_page(page: Page) -> None:
     """Drop `page` from the index (archived, or no live version)."""
-    SearchDocument.objects.filter(page_id=page.pk).delete()
+    remove_pages([page.pk])
+
+
+def remove_pages(page_ids: Iterable[int]) -> None:
+    """Drop these pages (by primary key) from the index, in one query."""
+    SearchDocument.objects.filter(page_id__in=list(page_ids)).delete()
 
 
 @transaction.atomic
@@ -347,23 +353,9 @@ def pg_search_queries(parsed: ParsedQuery) -> tuple[SearchQuery, SearchQuery | N
 # --- searching ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SetScope:
-    """The pages of a page set: these pages, and every page under these paths.
-
-    `under`, when given, keeps only that path and the pages below it. The SQL built from it
-    has the same text whatever the size of the set (the ids and paths go in as arrays), and
-    finds the covered pages by index (primary key, and one path range per entry), so what
-    it costs follows the set, not the wiki.
-    """
-
-    page_ids: tuple[int, ...] = ()
-    paths: tuple[str, ...] = ()
-    under: str | None = None
-
-
-# The pages a search may return: all, these primary keys, a page set, or a QuerySet's rows.
-Scope = SetScope | QuerySet[Page] | None
+# What a search may return: every readable page (None), a reader's Scope, or a QuerySet's
+# rows (readable ones only).
+Within = Scope | QuerySet[Page] | None
 
 # The ranking, best first, the same on both databases; each engine computes the columns:
 # - title_equals: the page's title is the query itself (case and spacing aside);
@@ -383,7 +375,8 @@ def most_of(terms: int) -> int:
 def search_pages(
     query: str,
     *,
-    page_ids: Iterable[int] | QuerySet[Page] | SetScope | None = None,
+    scope: Scope | None = None,
+    page_ids: Iterable[int] | QuerySet[Page] | None = None,
     limit: int = 20,
 ) -> list[SearchHit]:
     """Live, non-archived pages matching `query`, best first (see RANKING).
@@ -392,8 +385,10 @@ def search_pages(
     query has three terms or more), pages holding most of the terms follow. One SQL query,
     two when partial hits are looked for.
 
-    `page_ids` restricts the search: Page primary keys, a `SetScope`, or a QuerySet of Page
-    rows (which goes into the same SQL query as a subquery).
+    `scope` restricts the search to what a reader may see (wiki.scope; its roots and ranges
+    go into the SQL as arrays, so the query's text is the same whatever the set's size);
+    `page_ids` to Page primary keys or a QuerySet of Page rows (a subquery). Hits' paths
+    are the pages' own: a reader's Scope shows them as `scope.shown(path)`.
 
     Each hit's `excerpt` is about 200 characters of plain text around the best match in the
     body (the start of the body when only the title or tags match), with every matched word
@@ -406,28 +401,26 @@ def search_pages(
     parsed = parse_query(query)
     if not parsed.groups or limit <= 0:
         return []
-    scope: Scope = None
-    if isinstance(page_ids, SetScope):
-        if not page_ids.page_ids and not page_ids.paths:
+    within: Within = None
+    if scope is not None:
+        if scope.is_empty:
             return []
-        scope = page_ids
-    elif isinstance(page_ids, QuerySet):
+        within = None if scope.everything and scope.under is None else scope
+    elif page_ids is not None:
+        if not isinstance(page_ids, QuerySet):
+            ids = sorted({int(pk) for pk in page_ids})
+            page_ids = Page.objects.filter(pk__in=ids) if ids else Page.objects.none()
         if page_ids.model is not Page:
             raise TypeError("page_ids must be a QuerySet of Page rows")
         if page_ids.query.is_empty():
             return []
-        scope = page_ids.order_by()
-    elif page_ids is not None:
-        ids = tuple(sorted({int(pk) for pk in page_ids}))
-        if not ids:
-            return []
-        scope = SetScope(page_ids=ids)
+        within = page_ids.order_by()
     search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
-    hits = search(parsed, scope, limit, title=title, partial=False)
+    hits = search(parsed, within, limit, title=title, partial=False)
     terms = len(parsed.groups)
     if len(hits) < min(limit, PARTIAL_BELOW) and terms >= 3:
-        hits += search(parsed, scope, limit - len(hits), title=title, partial=True)
+        hits += search(parsed, within, limit - len(hits), title=title, partial=True)
     return hits
 
 
@@ -443,46 +436,46 @@ class _Params(dict[str, Any]):
         return f"%({name})s"
 
 
-def _covered_sql(scope: Scope, params: _Params, vendor: str) -> str:
-    """A query for the ids of the live, non-archived pages in `scope`."""
-    if isinstance(scope, QuerySet):
-        ids = scope.filter(archived=False).values("pk")
+def _bind(sql: str, values: Iterable[Any], params: _Params) -> str:
+    """`sql` with its %s placeholders turned into named ones holding `values`."""
+    pending = iter(values)
+    return _PLACEHOLDER.sub(lambda m: m[0] if m[0] == "%%" else params.add(next(pending)), sql)
+
+
+def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
+    """A query for the ids of the readable pages `within` allows."""
+    if isinstance(within, QuerySet):
+        ids = within.filter(READABLE).values("pk")
         sql, scope_params = ids.query.get_compiler(using=ids.db).as_sql()
-        values = iter(scope_params)
-        return _PLACEHOLDER.sub(lambda m: m[0] if m[0] == "%%" else params.add(next(values)), sql)
-    assert scope is not None
-    # [path + "/", path + "0"): "0" follows "/", so the range is every path under `path`.
-    ranges = [(path + "/", path + "0") for path in scope.paths]
+        return _bind(sql, scope_params, params)
+    assert within is not None
+    # The Scope's roots: those without children by key, the others (and `under`) as ranges
+    # of the readable pages' tree-key index.
+    keys, ranges = within.keys(), [r for r in within.ranges() if r[0] < r[1]]
+    readable = " AND " + readable_sql("p")
+    under, under_params = within.under_sql("p")
+    keyed = readable + (" AND " + _bind(under, under_params, params) if under else "")
+    key = tree_key_sql("p", vendor)
     pg = vendor == "postgresql"
-    # On PostgreSQL ~>=~ and ~<~ compare bytes, as the path's text_pattern_ops index does.
-    ge, lt = ("~>=~", "~<~") if pg else (">=", "<")
-    live = " AND p.live_version_id IS NOT NULL AND NOT p.archived"
-    if scope.under is not None:
-        under = scope.under
-        live += (
-            f" AND (p.path = {params.add(under)} OR (p.path {ge} {params.add(under + '/')}"
-            f" AND p.path {lt} {params.add(under + '0')}))"
-        )
-    if pg and not ranges:
-        # Single pages only: a list of keys, whose size the planner knows.
-        keys = params.add(list(scope.page_ids))
-        return f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({keys}){live}"  # noqa: S608
     if pg:
+        found = f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(keys)}){keyed}"  # noqa: S608
+        if not ranges:
+            # Single pages only: a list of keys, whose size the planner knows.
+            return found
         return (
-            f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(list(scope.page_ids))})"  # noqa: S608
-            f"{live} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"
+            f"{found} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"  # noqa: S608
             f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
-            # One index range scan per entry: OFFSET 0 keeps the planner from flattening
-            # this into a join that compares every page with every entry.
-            "CROSS JOIN LATERAL (SELECT p.id FROM wiki_page p WHERE p.path ~>=~ r.lo "
-            f"AND p.path ~<~ r.hi{live} OFFSET 0) p"
+            # One index range scan per root: OFFSET 0 keeps the planner from flattening
+            # this into a join that compares every page with every root.
+            f"CROSS JOIN LATERAL (SELECT p.id FROM wiki_page p WHERE {key} >= r.lo "
+            f"AND {key} < r.hi{readable} OFFSET 0) p"
         )
     return (
         "SELECT p.id FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
-        f"{params.add(json.dumps(list(scope.page_ids)))})){live} UNION SELECT p.id FROM "
+        f"{params.add(json.dumps(keys))})){keyed} UNION SELECT p.id FROM "
         f"json_each({params.add(json.dumps(ranges))}) AS r JOIN wiki_page p ON "
-        "p.path >= json_extract(r.value, '$[0]') AND p.path < json_extract(r.value, '$[1]')"
-        f"{live}"
+        f"{key} >= json_extract(r.value, '$[0]') AND {key} < json_extract(r.value, '$[1]')"
+        f"{readable}"
     )
 
 
@@ -492,7 +485,7 @@ def _pg_tsquery(phrases: list[str], params: _Params) -> str:
 
 
 def _search_postgres(
-    parsed: ParsedQuery, scope: Scope, limit: int, *, title: str, partial: bool
+    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool
 ) -> list[SearchHit]:
     terms = len(parsed.groups)
     params = _Params()
@@ -543,7 +536,7 @@ def _search_postgres(
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
         CROSS JOIN q
-        WHERE NOT p.archived
+        WHERE {readable_sql("p")}
         ORDER BY r.title_equals DESC, r.matched DESC, r.score DESC, r.page_id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
@@ -576,7 +569,7 @@ def _with_ellipses(headline: str, head: str, tail: str) -> str:
 
 
 def _search_sqlite(
-    parsed: ParsedQuery, scope: Scope, limit: int, *, title: str, partial: bool
+    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool
 ) -> list[SearchHit]:
     terms = len(parsed.groups)
     title_w, tags_w, body_w = FTS5_WEIGHTS
@@ -629,7 +622,7 @@ def _search_sqlite(
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
-        WHERE {fts} MATCH {outer_match} AND NOT page.archived
+        WHERE {fts} MATCH {outer_match} AND {readable_sql("page")}
         ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:

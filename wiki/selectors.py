@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
 from core.errors import NotFound
 from wiki.models import (
-    READABLE,
     Attachment,
     FormSubmission,
     Page,
@@ -23,6 +22,7 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
+from wiki.scope import READABLE, is_readable
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
 # the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
@@ -110,6 +110,33 @@ class PageTree:
         return parent == target
 
 
+class _TreeRow(NamedTuple):
+    """A page as the tree's first query reads it."""
+
+    id: int
+    public_id: str
+    title: str
+    slug: str
+    path: str
+    parent_id: int | None
+    archived: bool
+    live_version_id: int | None
+    has_children: bool
+
+    @property
+    def is_visible(self) -> bool:
+        return is_readable(self.archived, self.live_version_id)
+
+    def node(self) -> TreeNode:
+        return TreeNode(
+            id=self.id,
+            public_id=self.public_id,
+            title=self.title,
+            slug=self.slug,
+            parent_id=self.parent_id,
+        )
+
+
 def _ancestor_paths(path: str) -> list[str]:
     parts = path.split("/")
     return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
@@ -180,45 +207,34 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
     paths = _ancestor_paths(current.path) if current is not None else []
     # 1. Hidden pages (archived, or new and still in review: usually few) and the ancestors
     #    of the current page, by the prefixes of its path.
-    rows = (
-        Page.objects.annotate(has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))))
+    rows = [
+        _TreeRow(*row)
+        for row in Page.objects.annotate(
+            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk")))
+        )
         .filter(_HIDDEN | Q(path__in=paths))
         .order_by()
-        .values_list(
-            "id",
-            "public_id",
-            "title",
-            "slug",
-            "path",
-            "parent_id",
-            "archived",
-            "live_version_id",
-            "has_children",
-        )
-    )
+        .values_list(*_TreeRow._fields)
+    ]
     hidden: dict[int, int | None] = {}
     hidden_children: Counter[int | None] = Counter()
-    by_path: dict[str, tuple[Any, ...]] = {}
+    by_path: dict[str, _TreeRow] = {}
     for row in rows:
-        if row[6] or row[7] is None:
-            hidden_children[row[5]] += 1
-            if row[8]:
-                hidden[row[0]] = row[5]
-        if row[4] in paths:
-            by_path[row[4]] = row
+        if not row.is_visible:
+            hidden_children[row.parent_id] += 1
+            if row.has_children:
+                hidden[row.id] = row.parent_id
+        if row.path in paths:
+            by_path[row.path] = row
     chain = [by_path[p] for p in paths if p in by_path]
     tree = PageTree(
         roots=[],
-        ancestors=[Ancestor(r[1], r[2], visible=not r[6] and r[7] is not None) for r in chain],
+        ancestors=[Ancestor(r.public_id, r.title, visible=r.is_visible) for r in chain],
         hidden=hidden,
         counts={},
     )
-    path_nodes = [
-        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[5])
-        for r in chain
-        if not r[6] and r[7] is not None
-    ]
-    if current is not None and not current.archived and current.live_version_id is not None:
+    path_nodes = [r.node() for r in chain if r.is_visible]
+    if current is not None and is_readable(current.archived, current.live_version_id):
         tree.current = TreeNode(
             id=current.pk,
             public_id=current.public_id,
@@ -288,7 +304,8 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
         ]
     )
     children = [
-        TreeNode(id=r[0], public_id=r[1], title=r[2], slug=r[3], parent_id=r[4]) for r in rows
+        TreeNode(id=pk, public_id=public_id, title=title, slug=slug, parent_id=parent_id)
+        for pk, public_id, title, slug, parent_id in rows
     ]
     return children, tree.count_under(page.pk)
 
@@ -312,8 +329,9 @@ def pages_readable_by(user: Any) -> PageQuerySet:
 def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Page:
     """The page `public_id` as `user` may see it, with its live version and parent.
 
-    Any logged-in person sees a live page, and a page not live yet as "waiting for review"
-    (not at all with `live_only`); archived pages follow `may_see_archived`. NotFound says
+    Any logged-in person sees a live page; a page not live yet shows as "waiting for review"
+    to whoever may read its proposal (`unapproved_text_readable_by`; nobody with
+    `live_only`); archived pages follow `may_see_archived`. NotFound says
     what to check, and never tells a hidden page from a missing one.
     """
     if not PAGE_ID.match(public_id or ""):
@@ -322,9 +340,29 @@ def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Pa
     if live_only:
         pages = pages.filter(READABLE)
     page = pages.select_related("live_version", "parent").filter(public_id=public_id).first()
-    if page is None:
+    # A page not live yet is text no reviewer approved: only for those who may read that.
+    if page is None or (
+        page.live_version_id is None
+        and not Version.objects.filter(unapproved_text_readable_by(user), page=page).exists()
+    ):
         raise NotFound(f"there is no page {public_id}; check the id in the page's address.")
     return page
+
+
+def may_read_all_unapproved(user: Any) -> bool:
+    """Reviewers decide proposals and editors publish: they read any text in review."""
+    return can_review(user) or can_publish(user)
+
+
+def unapproved_text_readable_by(user: Any) -> Q:
+    """The versions of a page `user` may read: the approved ones, which were live; the text
+    no reviewer approved (waiting, rejected, withdrawn) only as a reviewer, an editor, its
+    author, or the owner of the agent that wrote it."""
+    if may_read_all_unapproved(user):
+        return Q()
+    if user is None or not user.is_authenticated:
+        return Q(status=VersionStatus.APPROVED)
+    return Q(status=VersionStatus.APPROVED) | Q(author_user=user) | Q(author_agent__owner=user)
 
 
 def pending_versions(page: Page) -> list[Version]:

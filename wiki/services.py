@@ -20,7 +20,8 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 from django.utils.text import slugify
 
 from core.audit import audit_record
@@ -34,15 +35,19 @@ from wiki.models import (
     Page,
     Version,
     VersionStatus,
+    new_page_id,
 )
 from wiki.roles import can_publish
+from wiki.scope import Root, Scope
 from wiki.validators import check_one_line
 
 # --- tree helpers -------------------------------------------------------------------------
 
 
-def _slug_for(title: str) -> str:
-    return (slugify(title, allow_unicode=True) or "page")[:200]
+def _slug_for(title: str, public_id: str | None = None) -> str:
+    """The slug a title gives; with `public_id`, followed by the id's own characters."""
+    base = (slugify(title, allow_unicode=True) or "page")[:200]
+    return f"{base}-{public_id.removeprefix('pg_')}" if public_id else base
 
 
 def _free_slug(base: str, taken: set[str]) -> str:
@@ -54,8 +59,10 @@ def _free_slug(base: str, taken: set[str]) -> str:
     return slug
 
 
-def _unique_slug(*, parent: Page | None, title: str, exclude_pk: int | None = None) -> str:
-    base = _slug_for(title)
+def _unique_slug(
+    *, parent: Page | None, title: str, exclude_pk: int | None = None, public_id: str | None = None
+) -> str:
+    base = _slug_for(title, public_id)
     siblings = Page.objects.filter(parent=parent, slug__startswith=base)
     if exclude_pk is not None:
         siblings = siblings.exclude(pk=exclude_pk)
@@ -140,6 +147,9 @@ class PageRow:
     extra_frontmatter: dict[str, Any] | None = None
     # Keeps a page's id across export and import, so `[[pg_...]]` links survive.
     public_id: str | None = None
+    # The slug ends with the page's id: an agent's page, whose address must not depend on
+    # siblings the agent may not see (a `-2` would say that one holds the name).
+    slug_with_id: bool = False
 
 
 def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
@@ -176,7 +186,8 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
     for row in rows:
         parent = parents[row.parent.pk] if row.parent is not None else None
         siblings = taken[parent.pk if parent is not None else None]
-        slug = _free_slug(_slug_for(row.title), siblings)
+        public_id = row.public_id or (new_page_id() if row.slug_with_id else None)
+        slug = _free_slug(_slug_for(row.title, public_id if row.slug_with_id else None), siblings)
         siblings.add(slug)
         pages.append(
             Page(
@@ -189,7 +200,7 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
                 source_path=row.source_path,
                 extra_frontmatter=row.extra_frontmatter or {},
                 last_version_number=1,
-                **({"public_id": row.public_id} if row.public_id is not None else {}),
+                **({"public_id": public_id} if public_id is not None else {}),
             )
         )
     try:
@@ -209,7 +220,13 @@ def page_make_live(page: Page, version: Version) -> None:
     check_parent(page, parent)
     _mirror(page, version)
     if old_parent_id != page.parent_id or old_title != page.title or not page.slug:
-        page.slug = _unique_slug(parent=parent, title=version.title, exclude_pk=page.pk)
+        page.slug = _unique_slug(
+            parent=parent,
+            title=version.title,
+            exclude_pk=page.pk,
+            # An agent's title keeps the page's id in the slug, as its new page did.
+            public_id=page.public_id if version.author_agent_id is not None else None,
+        )
         page.path = _path_for(parent, page.slug)
         try:
             with transaction.atomic():
@@ -266,19 +283,25 @@ def _check_can_publish(actor: User) -> None:
 
 @transaction.atomic
 def page_archive(*, actor: User, page: Page) -> Page:
+    """Archive `page` and, with it, every page under it (those not archived already): for
+    readers and agents the subtree is gone; editors can still open it to restore it."""
     _check_can_publish(actor)
     page = lock_page(page)
     if page.archived:
         raise Conflict(f"page {page.public_id} is already archived.")
     page.archived = True
     page.save(update_fields=["archived", "updated_at"])
-    search.remove_page(page)
-    audit_record(action="page.archive", actor=actor, page=page)
+    taken = _subtree(page).filter(archived=False)
+    along = list(taken.values_list("pk", flat=True))
+    taken.update(archived=True, archived_with=page, updated_at=timezone.now())
+    search.remove_pages([page.pk, *along])
+    audit_record(action="page.archive", actor=actor, page=page, data={"pagesUnder": len(along)})
     return page
 
 
 @transaction.atomic
 def page_restore(*, actor: User, page: Page) -> Page:
+    """Restore `page` and the pages archived with it (not those archived on their own)."""
     _check_can_publish(actor)
     page = lock_page(page)
     if not page.archived:
@@ -286,10 +309,24 @@ def page_restore(*, actor: User, page: Page) -> Page:
     if page.parent is not None and page.parent.archived:
         raise Conflict("restore its parent page first.")
     page.archived = False
-    page.save(update_fields=["archived", "updated_at"])
-    search.index_page(page)
-    audit_record(action="page.restore", actor=actor, page=page)
+    page.archived_with = None
+    page.save(update_fields=["archived", "archived_with", "updated_at"])
+    brought = list(Page.objects.filter(archived_with=page).select_related("live_version"))
+    Page.objects.filter(pk__in=[p.pk for p in brought]).update(
+        archived=False, archived_with=None, updated_at=timezone.now()
+    )
+    for restored in [page, *brought]:
+        restored.archived = False
+        search.index_page(restored)
+    audit_record(action="page.restore", actor=actor, page=page, data={"pagesUnder": len(brought)})
     return page
+
+
+def _subtree(page: Page) -> QuerySet[Page]:
+    """The pages under `page` (not the page itself), by the Scope's coverage rule."""
+    return Page.objects.filter(Scope.of([Root(page.pk, page.path)]).q(readable=False)).exclude(
+        pk=page.pk
+    )
 
 
 @transaction.atomic

@@ -1,6 +1,7 @@
 // Keyboard shortcuts for reviewers. On the queue: j/k move between proposals, Enter opens
 // one, a approves it (straight from the row when the row allows it), r opens the reason box.
-// On a review page: j/k move between changes, a approves, r goes to the reason box.
+// On a review page: j/k move between changes, a then a (or Enter) approves, r goes to the
+// reason box.
 (function () {
   "use strict";
 
@@ -64,6 +65,38 @@
     };
   }
 
+  // `a` on a review page asks first: the first press brings the Approve button into view
+  // with the focus on it and says what a second press does; `a` again (or Enter) approves,
+  // any other key lets it go.
+  function armApproval(approve) {
+    var note = document.getElementById("rv-approve-armed");
+    if (note && approve.classList.contains("rv-armed")) {
+      approve.click();
+      return;
+    }
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "rv-approve-armed";
+      note.className = "rv-approve-armed";
+      note.setAttribute("role", "status");
+      approve.parentNode.insertBefore(note, approve.nextSibling);
+    }
+    note.textContent = "Press a again or Enter to approve; any other key cancels.";
+    approve.classList.add("rv-armed");
+    approve.scrollIntoView({ block: "center" });
+    approve.focus({ preventScroll: true });
+  }
+
+  function disarmApproval() {
+    var note = document.getElementById("rv-approve-armed");
+    if (note) {
+      note.parentNode.removeChild(note);
+    }
+    Array.prototype.forEach.call(document.querySelectorAll(".rv-armed"), function (b) {
+      b.classList.remove("rv-armed");
+    });
+  }
+
   function review(marker) {
     var current = -1;
     function changes() {
@@ -73,6 +106,9 @@
       );
     }
     return function (key) {
+      if (key !== "a" && key !== "Enter") {
+        disarmApproval();
+      }
       if (key === "j" || key === "k") {
         var found = changes();
         if (!found.length) {
@@ -87,7 +123,8 @@
         if (!approve) {
           return false;
         }
-        approve.click();
+        armApproval(approve);
+        return true;
       } else if (key === "r") {
         var reason = document.getElementById("id_reject_comment");
         if (!reason) {

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.db import migrations
 
-from wiki.models import READABLE_SQL, TREE_KEY_SQL
+from wiki.scope import TREE_KEY_SQL, readable_sql, tree_key_sql
 
 INDEX = "page_readable_tree_key"
 
@@ -14,8 +14,8 @@ def create_index(apps: Any, schema_editor: Any) -> None:
     vendor = schema_editor.connection.vendor
     if vendor not in TREE_KEY_SQL:
         return
-    key = TREE_KEY_SQL[vendor].format(p="")
-    readable = READABLE_SQL.format(p="")
+    key = tree_key_sql("", vendor)
+    readable = readable_sql("")
     # On PostgreSQL the columns browse lists ride along, so that it reads the index alone
     # (an expression's own column must be in the index for an index-only scan).
     covering = " INCLUDE (path, id, public_id, title)" if vendor == "postgresql" else ""

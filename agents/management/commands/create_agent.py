@@ -16,7 +16,7 @@ from wiki.models import Page
 class Command(BaseCommand):
     help = (
         "Create an agent and print its token on the last line (it is shown only once). "
-        "Give it pages with --page PAGE_ID (repeatable) or today's top-level pages with "
+        "Give it pages with --page PAGE_ID (repeatable) or every page, now and later, with "
         "--all-pages."
     )
 
@@ -31,8 +31,7 @@ class Command(BaseCommand):
         pages.add_argument(
             "--all-pages",
             action="store_true",
-            help="Put every top-level page there is now in its set, with everything under "
-            "them; a top-level page made later is not in it until you add it.",
+            help="Give it one entry that covers every page, those published later included.",
         )
         pages.add_argument(
             "--page",
@@ -48,9 +47,8 @@ class Command(BaseCommand):
             owner = User.objects.filter(username=options["owner"]).first()
             if owner is None:
                 raise CommandError(f"there is no user named {options['owner']!r}.")
-        if options["all_pages"]:
-            pages = list(Page.objects.filter(parent__isnull=True, archived=False).order_by("path"))
-        else:
+        pages: list[Page] = []
+        if not options["all_pages"]:
             found = Page.objects.in_bulk(options["page"], field_name="public_id")
             missing = [page_id for page_id in options["page"] if page_id not in found]
             if missing:
@@ -64,12 +62,14 @@ class Command(BaseCommand):
                 owner=owner,
                 can_edit_pages=options["can_edit"],
                 pages=pages,
+                all_pages=options["all_pages"],
             )
         except QuireError as error:
             raise CommandError(error.message) from None
         rights = "may propose edits" if agent.can_edit_pages else "read-only"
+        given = "every page, now and later," if agent.all_pages else f"{len(pages)} page(s)"
         self.stdout.write(
-            f"Created agent {agent.name} ({rights}) with {len(pages)} page(s) in its set. "
+            f"Created agent {agent.name} ({rights}) with {given} in its set. "
             "Its token follows; it is shown only this once."
         )
         self.stdout.write(token)

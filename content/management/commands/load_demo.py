@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
@@ -21,6 +20,7 @@ from django.db import transaction
 
 from agents import services as agent_services
 from agents.models import Agent, PageSetEntry
+from content.importer import split_frontmatter
 from reviews import services
 from wiki.models import Page, Version, VersionKind
 
@@ -166,11 +166,12 @@ def load_pages(admin: User) -> LoadReport:
         )
     }
     for relative in _demo_files():
-        post = frontmatter.loads((DEMO_DIR / relative).read_text(encoding="utf-8"))
-        title = str(post.metadata.get("title") or relative)
-        raw_tags = post.metadata.get("tags") or []
+        # The importer's own frontmatter reader: one parser for both ways in.
+        meta, content = split_frontmatter((DEMO_DIR / relative).read_text(encoding="utf-8"))
+        title = str(meta.get("title") or relative)
+        raw_tags = meta.get("tags") or []
         tags = [str(tag) for tag in raw_tags] if isinstance(raw_tags, list) else []
-        body = post.content.strip("\n") + "\n"
+        body = content.strip("\n") + "\n"
         parent_source = _parent_source(relative)
         parent = report.pages[parent_source] if parent_source else None
         page = existing.get(SOURCE_PREFIX + relative)

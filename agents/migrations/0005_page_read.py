@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0003_verbose_names'),
+        ('agents', '0004_agent_all_pages'),
         ('wiki', '0009_page_readable_tree_key'),
     ]
 

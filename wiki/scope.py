@@ -1,0 +1,381 @@
+"""What a reader may see, stated once: the `Scope` that search, browse, the picker, link
+rendering and every page read take.
+
+Two rules live here and nowhere else:
+
+- readable: a page can be read when it went live and is not archived (`READABLE`, and the
+  same as SQL in `READABLE_SQL`). Archiving a page archives the pages under it with it
+  (wiki.services.page_archive), so the rule needs no walk up the tree.
+- coverage: a root covers its page and everything under it, that is the pages whose tree
+  key lies in `subtree_range(root path)` (`covers` says the same in Python).
+
+A Scope is built by wiki/ for a person (`person_scope`: every readable page) and by agents/
+for an agent (`agents.selectors.agent_scope`: the roots are its page-set entries, or
+everything for an all-pages agent). From one Scope come:
+
+- `scope.q()`: the ORM filter, readable and covered, for Page querysets;
+- `scope.sql(alias)`: the same as an SQL condition on a `wiki_page` row, with its parameters;
+- `scope.ranges()`: the tree-key ranges [low, high) it covers, in tree order, narrowed to
+  `under` (an index range each on `page_readable_tree_key`); `scope.keys()`: the roots that
+  have no children, covered by primary key instead (a list of keys the planner counts right);
+- `scope.covers(path)`: the same coverage in Python, for rows already read.
+
+A Scope whose roots are not loaded (`roots_sql`: a query of the roots' paths) gives the same
+SQL as a subquery, for a page read that must cost one query whatever the set's size.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Expression, F, Q, TextField
+from django.db.models.sql.compiler import SQLCompiler
+
+# The one statement of "this page can be read": it went live and is not archived.
+READABLE = Q(archived=False, live_version__isnull=False)
+# READABLE as SQL; `{p}` is the column prefix ("p." or none).
+READABLE_SQL = "{p}live_version_id IS NOT NULL AND NOT {p}archived"
+
+
+def is_readable(archived: bool, live_version_id: int | None) -> bool:
+    """READABLE for a row already read."""
+    return not archived and live_version_id is not None
+
+
+# Tree order is the order of the paths' segment lists: comparing paths byte by byte with a
+# character below every other one (never in a path) for "/" gives it, so a parent sorts
+# right before its subtree and a subtree is one key range. The partial index
+# page_readable_tree_key (migration 0009) holds this key for readable pages.
+TREE_KEY_SQL = {
+    "postgresql": "replace({path}, '/', chr(1)) COLLATE \"C\"",
+    "sqlite": "replace({path}, '/', char(1))",
+}
+TREE_KEY_SEPARATOR = "\x01"
+# Past every key: a subtree's range ends at its key followed by this (above the separator).
+_AFTER_SUBTREE = "\x02"
+# The root that covers every page (an all-pages agent's entry), and a key above all keys.
+EVERY_PAGE = ""
+_LAST_KEY = "\U0010ffff"
+_AFTER_SUBTREE_SQL = {"postgresql": "chr(2)", "sqlite": "char(2)"}
+
+# Past this many roots the ranges go into the SQL as one array parameter, not spelled out:
+# a long OR exceeds SQLite's expression depth limit.
+SPELLED_OUT_MAX = 100
+
+
+def tree_key(path: str) -> str:
+    """A path's tree-order key, as TREE_KEY_SQL computes it in the database."""
+    return path.replace("/", TREE_KEY_SEPARATOR)
+
+
+def subtree_range(path: str) -> tuple[str, str]:
+    """The keys [low, high) of the page at `path` and everything under it: what a root
+    covers. The root EVERY_PAGE covers every key."""
+    if path == EVERY_PAGE:
+        return "", _LAST_KEY
+    key = tree_key(path)
+    return key, key + _AFTER_SUBTREE
+
+
+def covers(root: str, path: str) -> bool:
+    """Whether the root at path `root` covers the page at `path`: `subtree_range` in Python."""
+    low, high = subtree_range(root)
+    return low <= tree_key(path) < high
+
+
+def nearest_root(path: str, roots: dict[str, Any]) -> Any:
+    """The value of the root nearest above `path` (the page's own first) among `roots` (by
+    path), or None: the root whose use-when lines a page carries."""
+    cut = len(path)
+    while cut > 0:
+        if path[:cut] in roots:
+            return roots[path[:cut]]
+        cut = path.rfind("/", 0, cut)
+    return roots.get(EVERY_PAGE)
+
+
+def shown_path(path: str, root: str) -> str:
+    """`path` as a reader whose outermost root covering it is at `root` sees it: from the
+    root's own name down, so that nothing above the root shows."""
+    return path[root.rfind("/") + 1 :] if root != EVERY_PAGE else path
+
+
+def tree_key_sql(alias: str = "p", vendor: str | None = None) -> str:
+    """The tree key of the `wiki_page` row `alias` in SQL (the expression the index holds)."""
+    return TREE_KEY_SQL[vendor or connection.vendor].format(path=_column(alias, "path"))
+
+
+def _column(alias: str, name: str) -> str:
+    return f"{alias}.{name}" if alias else name
+
+
+def readable_sql(alias: str = "p") -> str:
+    return READABLE_SQL.format(p=f"{alias}." if alias else "")
+
+
+class Root(NamedTuple):
+    """A page a Scope covers with everything under it."""
+
+    page_id: int | None  # None for EVERY_PAGE
+    path: str
+    # False: known to have no page under it, so it is covered by key alone.
+    has_children: bool = True
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The pages one reader may see: readable, and covered by one of `roots` (or by none
+    but `everything`), narrowed to the subtree at `under` when given.
+
+    `roots_sql` stands for roots not loaded: an SQL query (and its parameters) of the
+    roots' paths; such a Scope gives `sql()` and `q()` only.
+    """
+
+    roots: tuple[Root, ...] = ()
+    everything: bool = False
+    under: tuple[str, ...] | None = None
+    roots_sql: tuple[str, tuple[Any, ...]] | None = field(default=None, compare=False)
+
+    # --- building --------------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, roots: Iterable[Root], *, under: tuple[str, ...] | None = None) -> Scope:
+        kept = tuple(roots)
+        everything = any(root.path == EVERY_PAGE for root in kept)
+        return cls(roots=() if everything else kept, everything=everything, under=under)
+
+    def narrowed(self, under: tuple[str, ...]) -> Scope:
+        """The same Scope, only the subtrees at the paths `under` (none: nothing)."""
+        return replace(self, under=tuple(path.strip("/") for path in under))
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.everything and not self.roots and self.roots_sql is None
+
+    # --- in Python ---------------------------------------------------------------------------
+
+    def covers(self, path: str) -> bool:
+        """Whether a page at `path` lies in the Scope (readability aside)."""
+        assert self.roots_sql is None, "a Scope of roots not loaded answers in SQL only"
+        if self.under is not None and not any(covers(under, path) for under in self.under):
+            return False
+        return self.everything or any(covers(root.path, path) for root in self.roots)
+
+    def root_of(self, path: str) -> str:
+        """The path of the outermost root covering `path` (EVERY_PAGE for everything)."""
+        assert self.roots_sql is None, "a Scope of roots not loaded answers in SQL only"
+        if self.everything:
+            return EVERY_PAGE
+        # The shortest of the path's prefixes that is a root (a path's own first).
+        cut = path.find("/")
+        while cut != -1:
+            if path[:cut] in self._root_paths:
+                return path[:cut]
+            cut = path.find("/", cut + 1)
+        return path
+
+    @cached_property
+    def _root_paths(self) -> frozenset[str]:
+        return frozenset(root.path for root in self.roots)
+
+    def shown(self, path: str) -> str:
+        """`path` as this reader sees it: it starts at the reader's own root."""
+        return shown_path(path, self.root_of(path))
+
+    def real_paths(self, shown: str) -> list[str]:
+        """The paths of the covered pages a reader names `shown` (a path as `shown` gives it;
+        two roots of the same name make it ambiguous, so there may be several)."""
+        shown = shown.strip().strip("/")
+        if self.everything:
+            return [shown]
+        found = []
+        for root in self.roots:
+            candidate = root.path[: root.path.rfind("/") + 1] + shown
+            if covers(root.path, candidate):
+                found.append(candidate)
+        return list(dict.fromkeys(found))
+
+    def keys(self) -> list[int]:
+        """Primary keys of the roots with no pages under them (each covers itself only)."""
+        return [root.page_id for root in self.roots if not root.has_children and root.page_id]
+
+    def ranges(self, roots: Sequence[Root] | None = None) -> list[tuple[str, str]]:
+        """The tree-key ranges of `roots` (default: the roots with children, or everything),
+        each narrowed to `under`; a root outside `under` gives an empty range ("", "")."""
+        if roots is None:
+            if self.everything:
+                roots = [Root(None, EVERY_PAGE)]
+            else:
+                roots = [root for root in self.roots if root.has_children]
+        ranges = [subtree_range(root.path) for root in roots]
+        if self.under is None:
+            return ranges
+        # Two subtrees are nested or apart, so their intersection is one of them or empty;
+        # a root meets at most one of `under`'s disjoint subtrees unless roots are nested.
+        narrowed = []
+        for lo, hi in ranges:
+            met = [
+                (max(lo, low), min(hi, high))
+                for low, high in map(subtree_range, self.under)
+                if lo < high and low < hi
+            ]
+            narrowed.append(met[0] if met else ("", ""))
+        return narrowed
+
+    # --- in SQL ------------------------------------------------------------------------------
+
+    def sql(self, alias: str = "p") -> tuple[str, list[Any]]:
+        """An SQL condition true for the readable, covered rows of `wiki_page` `alias`."""
+        vendor = connection.vendor
+        return self._sql(tree_key_sql(alias, vendor), _column(alias, "id"), alias, vendor)
+
+    def q(self, *, readable: bool = True) -> Q:
+        """The ORM filter of the readable, covered pages (`readable=False`: covered only)."""
+        covered = Q() if self.everything and self.under is None else Q(_InScope(self))
+        return READABLE & covered if readable else covered
+
+    def root_path_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
+        """`root_path` in SQL, for the `wiki_page` row `alias`."""
+        return self._root_path_sql(tree_key_sql(alias), connection.vendor)
+
+    def _root_path_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
+        if self.everything:
+            return "%s", [EVERY_PAGE]
+        assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
+        covering, params = self._covering_roots_sql(key, vendor)
+        outermost = f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)"
+        return outermost, params
+
+    def root_path(self) -> Expression:
+        """For a Page queryset: the path of the outermost root covering the row (NULL when
+        none does), to show its path with `shown_path`."""
+        return _RootPath(self)
+
+    def under_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
+        """The condition of `under` alone on the row `alias` (empty when not narrowed)."""
+        if self.under is None:
+            return "", []
+        return _under_sql(tree_key_sql(alias), self.under)
+
+    def _sql(self, key: str, pk: str, alias: str, vendor: str) -> tuple[str, list[Any]]:
+        params: list[Any] = []
+        conditions = [readable_sql(alias)]
+        if self.under is not None:
+            under, under_params = _under_sql(key, self.under)
+            conditions.append(under)
+            params += under_params
+        covered, covered_params = self._covered_sql(key, pk, vendor)
+        if covered:
+            conditions.append(covered)
+            params += covered_params
+        return " AND ".join(conditions), params
+
+    def _covering_roots_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
+        """FROM and WHERE of the roots not loaded (`scope_root`) that cover the row whose tree
+        key is `key`: the coverage rule in SQL, root by root."""
+        assert self.roots_sql is not None
+        roots, params = self.roots_sql
+        root_key = TREE_KEY_SQL[vendor].format(path="scope_root.path")
+        after = _AFTER_SUBTREE_SQL[vendor]
+        return (
+            f"FROM ({roots}) scope_root WHERE {key} >= {root_key} "
+            f"AND {key} < {root_key} || {after}",
+            list(params),
+        )
+
+    def _covered_sql(self, key: str, pk: str, vendor: str) -> tuple[str, list[Any]]:
+        """The coverage alone, for the row whose tree key is `key` and primary key `pk`."""
+        if self.everything:
+            return "", []
+        if self.roots_sql is not None:
+            covering, roots_params = self._covering_roots_sql(key, vendor)
+            return f"EXISTS (SELECT 1 {covering})", roots_params
+        keys, ranges = self.keys(), self.ranges()
+        if not keys and not ranges:
+            return "1 = 0", []
+        if len(keys) + len(ranges) <= SPELLED_OUT_MAX:
+            parts = [f"({key} >= %s AND {key} < %s)" for _ in ranges]
+            params: list[Any] = [bound for pair in ranges for bound in pair]
+            if keys:
+                parts.append(f"{pk} IN ({', '.join('%s' for _ in keys)})")
+                params += keys
+            return "(" + " OR ".join(parts) + ")", params
+        if vendor == "postgresql":
+            return (
+                f"({pk} = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[], "  # noqa: S608
+                f"%s::text[]) r(lo, hi) WHERE {key} >= r.lo AND {key} < r.hi))",
+                [keys, [lo for lo, _ in ranges], [hi for _, hi in ranges]],
+            )
+        return (
+            f"({pk} IN (SELECT value FROM json_each(%s)) OR EXISTS (SELECT 1 FROM "  # noqa: S608
+            f"json_each(%s) r WHERE {key} >= json_extract(r.value, '$[0]') "
+            f"AND {key} < json_extract(r.value, '$[1]')))",
+            [json.dumps(keys), json.dumps(ranges)],
+        )
+
+
+def _under_sql(key: str, under: tuple[str, ...]) -> tuple[str, list[Any]]:
+    if not under:
+        return "1 = 0", []
+    parts = " OR ".join(f"({key} >= %s AND {key} < %s)" for _ in under)
+    return f"({parts})", [bound for path in under for bound in subtree_range(path)]
+
+
+class _InScope(Expression):
+    """`Scope.sql()` as an ORM condition on the queryset's own page row."""
+
+    output_field = BooleanField()
+    conditional = True
+
+    def __init__(self, scope: Scope) -> None:
+        super().__init__()
+        self.scope = scope
+        # Resolved by the query into its own columns for the page row.
+        self.path: Any = F("path")
+        self.pk: Any = F("pk")
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.path, self.pk]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        self.path, self.pk = exprs
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        path_sql, _ = compiler.compile(self.path)
+        pk_sql, _ = compiler.compile(self.pk)
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        covered, params = self.scope._covered_sql(key, pk_sql, connection.vendor)
+        if self.scope.under is not None:
+            under, under_params = _under_sql(key, self.scope.under)
+            covered = f"{covered or '1 = 1'} AND {under}"
+            params = [*params, *under_params]
+        return covered or "1 = 1", params
+
+
+class _RootPath(_InScope):
+    output_field = TextField()  # type: ignore[assignment]
+    conditional = False
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        path_sql, _ = compiler.compile(self.path)
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        return self.scope._root_path_sql(key, connection.vendor)
+
+
+EVERYTHING = Scope(everything=True)
+
+
+def person_scope(user: Any) -> Scope:
+    """What a signed-in person may find and list: every readable page. (Editors and reviewers
+    may also open archived pages, to restore or decide on them: wiki.selectors.)"""
+    return EVERYTHING
