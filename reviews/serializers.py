@@ -131,6 +131,10 @@ class VersionSerializer(serializers.Serializer):
     merged = serializers.BooleanField()
     editedByReviewer = serializers.BooleanField(source="edited_by_reviewer")
     revertedFrom = serializers.SerializerMethodField()
+    mergedInto = serializers.SerializerMethodField(
+        help_text="For a proposal approved after a newer version went live: the number it "
+        "went live as (the newest then); else null."
+    )
     live = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
     staleNote = serializers.SerializerMethodField(
@@ -160,6 +164,12 @@ class VersionSerializer(serializers.Serializer):
     def get_revertedFrom(self, version: Version) -> int | None:
         source = version.reverted_from
         return source.number if source is not None else None
+
+    @extend_schema_field(NULLABLE_INT)
+    def get_mergedInto(self, version: Version) -> int | None:
+        if version.merged_into_id is None:
+            return None
+        return version.merged_into.number  # type: ignore[union-attr]
 
     def get_live(self, version: Version) -> bool:
         return version.page.live_version_id == version.pk

@@ -10,13 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wiki.search import MARK_END, MARK_START
-
 _ATX = re.compile(r"^(#{1,6})(.*?)#*\s*$")
 _SETEXT_UNDERLINE = re.compile(r"^[=-]+ *$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -137,40 +134,3 @@ def find_section(markdown: str, wanted: str) -> list[Section]:
     if name.isdigit():
         return [s for s in every if s.heading.line == int(name)]
     return []
-
-
-def heading_above(markdown: str, excerpt_words: list[str], anchor: str) -> str | None:
-    """The heading above the place in `markdown` that an excerpt came from.
-
-    `anchor` is a matched word of the excerpt; of its occurrences, the one whose neighbourhood
-    shares most words with the excerpt wins. None when it is not in the text or no heading
-    comes before it.
-    """
-    anchor = anchor.casefold()
-    words = [(m.start(), m.group().casefold()) for m in _WORD.finditer(markdown)]
-    wanted = {word.casefold() for word in excerpt_words}
-    best, best_score = -1, -1
-    for index, (offset, word) in enumerate(words):
-        if word != anchor:
-            continue
-        window = {w for _, w in words[max(0, index - 40) : index + 40]}
-        score = len(window & wanted)
-        if score > best_score:
-            best, best_score = offset, score
-    if best < 0:
-        return None
-    above = [h for h in headings(markdown) if h.start <= best]
-    return above[-1].text if above else None
-
-
-def excerpt_section(markdown: str, excerpt: str) -> str | None:
-    """The heading above the best match of a search excerpt (its first marked word)."""
-    start = excerpt.find(MARK_START)
-    end = excerpt.find(MARK_END, start)
-    if start < 0 or end < 0:
-        return None
-    marked = _WORD.findall(excerpt[start + len(MARK_START) : end])
-    if not marked:
-        return None
-    plain = excerpt.replace(MARK_START, " ").replace(MARK_END, " ")
-    return heading_above(markdown, _WORD.findall(plain), marked[0])
