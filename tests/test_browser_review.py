@@ -37,6 +37,8 @@ def _propose_over_mcp(mcp: MCP, key: AgentKey, **arguments: Any) -> dict[str, An
 
     def call() -> dict[str, Any]:
         asyncio.set_event_loop(None)
+        # A whole-page replace starts from the version the agent read.
+        mcp.ok(key, "get_page_source", pageId=arguments["pageId"])
         return mcp.ok(key, "update_page", **arguments)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
