@@ -41,6 +41,7 @@ from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
+from reviews import selectors as review_selectors
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
@@ -155,11 +156,38 @@ class PackedPage(TypedDict):
     hint: NotRequired[str]
 
 
+class ReviewCommentOut(TypedDict):
+    author: str
+    kind: str
+    comment: str
+    line: int | None
+    lineText: str | None
+    onVersion: int
+    createdAt: str
+
+
+class ReviewOut(TypedDict):
+    """The workflow step a proposal waits on (DESIGN, "Review workflows")."""
+
+    workflow: str
+    status: str
+    step: int
+    steps: int
+    stepName: str
+    group: str
+    approvals: int
+    required: int
+    approvedBy: list[str]
+    revision: int
+    comments: list[ReviewCommentOut]
+
+
 class PendingOut(TypedDict):
     versionNumber: int
     author: str
     createdAt: str
     changeSummary: str
+    review: NotRequired[ReviewOut | None]
 
 
 class DecisionOut(TypedDict):
@@ -476,6 +504,14 @@ for _unserved in (
 # --- the tools -------------------------------------------------------------------------------
 
 
+def _review_out(version: Version) -> ReviewOut | None:
+    summary = review_selectors.review_summary(version)
+    if summary is None:
+        return None
+    summary.pop("path", None)
+    return summary  # type: ignore[return-value]
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -728,8 +764,9 @@ class PageTools(MCPToolset):
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
-        draft = selectors.own_pending_proposal(agent, page)
+        draft = selectors.own_pending_proposal(agent, page, with_review=True)
         decided = selectors.own_last_decision(agent, page)
+        asked = review_selectors.changes_request(draft) if draft is not None else None
         # A page the agent created that never went live and has nothing waiting: its last
         # proposal (rejected, with the reason in lastDecision) is the text to revise.
         shown = draft or live or decided or selectors.own_newest_version(agent, page)
@@ -761,11 +798,19 @@ class PageTools(MCPToolset):
                     "author": draft.author_name,
                     "createdAt": _iso(draft.created_at),
                     "changeSummary": draft.change_summary,
+                    "review": _review_out(draft),
                 }
             ]
             if draft is not None
             else [],
             "lastDecision": {
+                "versionNumber": draft.number,
+                "status": "changes_requested",
+                "comment": asked.body,
+                "decidedAt": _iso(asked.created_at),
+            }
+            if draft is not None and asked is not None
+            else {
                 "versionNumber": decided.number,
                 "status": decided.status,
                 "comment": decided.decision_comment,

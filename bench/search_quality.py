@@ -87,7 +87,9 @@ def main() -> None:
         sources.append(CORPUS / "18f-handbook" / "pages")
     embedded = {"pages": 0, "chunks": 0, "seconds": 0.0}
     if not args.reuse:
-        author, _ = User.objects.get_or_create(username="bench-importer")
+        author, _ = User.objects.get_or_create(
+            username="bench-importer", defaults={"is_superuser": True, "is_staff": True}
+        )
         for source in sources:
             # Chunks only: the embedding is timed on its own below.
             with override_model("none"):

@@ -24,8 +24,12 @@ urlpatterns: list[URLPattern] = [
         name="oauth-resource-metadata-path",
     ),
     path("oauth/authorize/", views.AuthorizeView.as_view(), name="authorize"),
-    path("oauth/token/", oauth_views.TokenView.as_view(), name="token"),
-    path("oauth/revoke/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
+    path("oauth/token/", views.open_to_browsers(oauth_views.TokenView.as_view()), name="token"),
+    path(
+        "oauth/revoke/",
+        views.open_to_browsers(oauth_views.RevokeTokenView.as_view()),
+        name="revoke-token",
+    ),
     path("oauth/register/", views.register, name="dcr-register"),
     path("oauth/connections/", views.my_connections, name="connections"),
     path(

@@ -8,6 +8,8 @@ these views add what a person decides and what the MCP endpoint is.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +39,29 @@ from core.json_input import MAX_DEPTH, nesting_depth
 from wiki.login_throttle import client_address
 
 REGISTRATION_MAX_BYTES = 16 * 1024
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "3600",
+}
+
+
+def open_to_browsers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """For endpoints a client running in a browser calls (an MCP inspector): any origin may
+    read the answer, since they take no cookie and answer only what the request proves."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "OPTIONS":
+            response = HttpResponse(status=204)
+        else:
+            response = view(request, *args, **kwargs)
+        for header, value in CORS_HEADERS.items():
+            response[header] = value
+        return response
+
+    return csrf_exempt(wrapped)
 
 
 class ConsentForm(AllowForm):
@@ -173,7 +198,7 @@ def _registration_error(error: str, description: str, status: int = 400) -> Json
     return JsonResponse({"error": error, "error_description": description}, status=status)
 
 
-@csrf_exempt
+@open_to_browsers
 @require_POST
 def register(request: HttpRequest) -> HttpResponse:
     """Dynamic client registration (RFC 7591) for clients without a metadata document."""

@@ -234,6 +234,16 @@ async def consent_in_chromium(
         await page.click("button[type=submit]")
         await page.wait_for_selector("h1")
         seen: str = await page.inner_text("main")
+        # The consent screen holds to the same accessibility bar as every other screen.
+        from axe_playwright_python.async_playwright import Axe
+
+        results = await Axe().run(page)
+        blocking = [
+            (violation["id"], [node["target"] for node in violation["nodes"]][:3])
+            for violation in results.response["violations"]
+            if violation["impact"] in ("serious", "critical")
+        ]
+        assert blocking == [], blocking
         if agent_name is not None:
             await page.get_by_label(agent_name).check()
         await page.get_by_role("button", name="Allow" if allow else "Deny").click()

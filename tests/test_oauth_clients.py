@@ -373,3 +373,35 @@ def test_it_answers_a_registration_that_is_no_json_object_with_400(
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
     assert not Application.objects.exists()
+
+
+def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: Any) -> None:
+    # An MCP inspector runs the flow from a web page: the preflight and the answers say so.
+    for path in ("/oauth/register/", "/oauth/token/", "/oauth/revoke/"):
+        preflight = httpx.request(
+            "OPTIONS",
+            live_server.url + path,
+            headers={
+                "Origin": "http://localhost:6274",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+        assert preflight.status_code == 204, path
+        assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+        assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+        assert "Access-Control-Allow-Credentials" not in preflight.headers
+    registered = httpx.post(
+        live_server.url + "/oauth/register/",
+        json={"redirect_uris": ["http://localhost:6274/oauth/callback"]},
+        headers={"Origin": "http://localhost:6274"},
+    )
+    assert registered.status_code == 201
+    assert registered.headers["Access-Control-Allow-Origin"] == "*"
+    refused = httpx.post(
+        live_server.url + "/oauth/token/",
+        data={"grant_type": "authorization_code", "code": "nope", "client_id": "x"},
+        headers={"Origin": "http://localhost:6274"},
+    )
+    assert refused.status_code in (400, 401)
+    assert refused.headers["Access-Control-Allow-Origin"] == "*"

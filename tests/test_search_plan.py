@@ -51,9 +51,13 @@ def bulk_site(editor: User) -> list[Page]:
         author=editor,
         body=lambda n, page: f"Notes {n} about the shared kettle and the office.",
     )
+    # In batches: statements bound on the server take at most 65,535 parameters.
     SearchDocument.objects.bulk_create(
-        SearchDocument(page=page, title=page.title, body=version.body)
-        for page, version in zip(everything, versions, strict=True)
+        (
+            SearchDocument(page=page, title=page.title, body=version.body)
+            for page, version in zip(everything, versions, strict=True)
+        ),
+        batch_size=2_000,
     )
     with connection.cursor() as cursor:
         cursor.execute(
