@@ -41,6 +41,7 @@ from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
+from reviews import selectors as review_selectors
 from reviews import services
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
@@ -113,6 +114,7 @@ class SearchHitOut(TypedDict):
     pageId: str
     title: str
     path: str
+    section: str | None
     excerpt: str
     score: float
 
@@ -154,11 +156,38 @@ class PackedPage(TypedDict):
     hint: NotRequired[str]
 
 
+class ReviewCommentOut(TypedDict):
+    author: str
+    kind: str
+    comment: str
+    line: int | None
+    lineText: str | None
+    onVersion: int
+    createdAt: str
+
+
+class ReviewOut(TypedDict):
+    """The workflow step a proposal waits on (DESIGN, "Review workflows")."""
+
+    workflow: str
+    status: str
+    step: int
+    steps: int
+    stepName: str
+    group: str
+    approvals: int
+    required: int
+    approvedBy: list[str]
+    revision: int
+    comments: list[ReviewCommentOut]
+
+
 class PendingOut(TypedDict):
     versionNumber: int
     author: str
     createdAt: str
     changeSummary: str
+    review: NotRequired[ReviewOut | None]
 
 
 class DecisionOut(TypedDict):
@@ -475,6 +504,14 @@ for _unserved in (
 # --- the tools -------------------------------------------------------------------------------
 
 
+def _review_out(version: Version) -> ReviewOut | None:
+    summary = review_selectors.review_summary(version)
+    if summary is None:
+        return None
+    summary.pop("path", None)
+    return summary  # type: ignore[return-value]
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -610,8 +647,9 @@ class PageTools(MCPToolset):
         query: Annotated[
             str,
             Field(
-                description="Words or a plain question, 1 to 200 characters, e.g. 'refund "
-                "policy' or 'can I work a second job'."
+                description="Words, a plain question, or a question with a paragraph of "
+                "context, 1 to 2,000 characters, e.g. 'refund policy' or 'how many vacation "
+                "days do I get'."
             ),
         ],
         under: Annotated[
@@ -622,16 +660,19 @@ class PageTools(MCPToolset):
             ),
         ] = None,
     ) -> SearchResult:
-        """Find pages in your set by their words; titles count most, then tags, then text.
+        """Find the pages in your set that answer a question, by meaning and by words.
 
         Use it when browse's titles and useWhen lines do not tell you which page answers a
-        question, and always in a large set. How the query is read: small words such as
+        question, and always in a large set. Ask as you would ask a colleague ('how many
+        vacation days do I get'): pages are matched by meaning as well as by their words,
+        and each hit names the section that matched. How the words are read: small words such as
         'the', 'can', 'of' or 'how' need not appear; English words match their other forms
         ('running' finds 'run'); a page whose title is exactly the query comes first, then
         pages holding all the other words; when those are fewer than 8, pages holding most
         of the words follow, ranked below them. "Quoted words" must appear together, -word
         excludes, OR accepts either side. Returns at most 8 pages, best first, each with
-        its path and a short excerpt around the best match; call get_page to read one whole.
+        its path, the section of the best match (its heading, or null) and a short excerpt
+        of it; call get_page (with section=...) to read it.
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
@@ -644,6 +685,7 @@ class PageTools(MCPToolset):
                     "pageId": hit.public_id,
                     "title": hit.title,
                     "path": scope.shown(hit.path),
+                    "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }
@@ -722,8 +764,9 @@ class PageTools(MCPToolset):
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
         live = page.live_version
-        draft = selectors.own_pending_proposal(agent, page)
+        draft = selectors.own_pending_proposal(agent, page, with_review=True)
         decided = selectors.own_last_decision(agent, page)
+        asked = review_selectors.changes_request(draft) if draft is not None else None
         # A page the agent created that never went live and has nothing waiting: its last
         # proposal (rejected, with the reason in lastDecision) is the text to revise.
         shown = draft or live or decided or selectors.own_newest_version(agent, page)
@@ -755,11 +798,19 @@ class PageTools(MCPToolset):
                     "author": draft.author_name,
                     "createdAt": _iso(draft.created_at),
                     "changeSummary": draft.change_summary,
+                    "review": _review_out(draft),
                 }
             ]
             if draft is not None
             else [],
             "lastDecision": {
+                "versionNumber": draft.number,
+                "status": "changes_requested",
+                "comment": asked.body,
+                "decidedAt": _iso(asked.created_at),
+            }
+            if draft is not None and asked is not None
+            else {
                 "versionNumber": decided.number,
                 "status": decided.status,
                 "comment": decided.decision_comment,

@@ -15,22 +15,29 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import exceptions, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.generics import ListAPIView
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import NotFound, QuireError
-from reviews import selectors, services
+from core.errors import NotFound, QuireError, TryAgain
+from reviews import selectors, services, workflows
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
+    AssignInputSerializer,
+    CommentInputSerializer,
     ErrorSerializer,
     PageDetailSerializer,
     PageSerializer,
+    PageWorkflowSerializer,
     RejectInputSerializer,
+    RequestChangesInputSerializer,
     ReviewSerializer,
     VersionDetailSerializer,
     VersionSerializer,
+    WorkflowInputSerializer,
+    WorkflowSerializer,
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
@@ -82,6 +89,7 @@ PAGE_ID_PATTERN = r"^pg_[a-z2-7]{8}$"
 # A filter parameter: a page id, or empty for no filter.
 PAGE_FILTER_PATTERN = r"^(pg_[a-z2-7]{8})?$"
 AUTHOR_KIND_PATTERN = r"^(agent|human)?$"
+STEP_FILTER_PATTERN = r"^([1-9][0-9]?)?$"
 NO_NUL = r"^[^\x00]*$"
 PAGE_ID = OpenApiParameter(
     "page_id",
@@ -193,9 +201,12 @@ class QuireAPIView(APIView):
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):
-            return error_response(
+            answer = error_response(
                 exc.code, exc.message, exc.http_status, _public_parent_ids(dict(exc.detail))
             )
+            if isinstance(exc, TryAgain):
+                answer["Retry-After"] = str(exc.retry_after)
+            return answer
         response = super().handle_exception(exc)
         http_status = response.status_code
         if isinstance(exc, Http404):
@@ -329,6 +340,16 @@ class ReviewListView(QuireListView):
                 {"type": "string", "enum": ["", "agent", "human"]},
                 description="Agent or person (empty: both)",
             ),
+            OpenApiParameter(
+                "workflow",
+                {"type": "string", "pattern": NO_NUL},
+                description="Only proposals that started with this workflow (its name)",
+            ),
+            OpenApiParameter(
+                "step",
+                {"type": "integer", "minimum": 1, "maximum": 99},
+                description="Only proposals waiting on this step (from 1)",
+            ),
         ],
         responses={200: ReviewSerializer(many=True), **ERRORS},
     )
@@ -344,6 +365,7 @@ class ReviewListView(QuireListView):
             AUTHOR_KIND_PATTERN,
             "Give agent or human, or leave it out.",
         )
+        _check_filter(self.request, "step", STEP_FILTER_PATTERN, "Give a step number from 1 to 99.")
         return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
 
 
@@ -393,6 +415,48 @@ class RejectView(QuireAPIView):
         )
 
 
+class RequestChangesView(QuireAPIView):
+    @extend_schema(
+        summary="Send a version in review back to its author with what to change",
+        description="It stays in review, waiting on its author; the author's revision "
+        "continues the same review from step 1, with the comments kept.",
+        parameters=[PAGE_ID, NUMBER],
+        request=RequestChangesInputSerializer,
+        responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        data = _input(RequestChangesInputSerializer, request)
+        version = services.version_request_changes(
+            actor=self.user(),
+            version=_version(self.user(), page_id, number),
+            comment=data["comment"],
+        )
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, version.number)).data
+        )
+
+
+class CommentView(QuireAPIView):
+    @extend_schema(
+        summary="Comment on a version in review, or on one line of its proposed text",
+        parameters=[PAGE_ID, NUMBER],
+        request=CommentInputSerializer,
+        responses={201: VersionDetailSerializer, **ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        data = _input(CommentInputSerializer, request)
+        services.review_comment_add(
+            actor=self.user(),
+            version=_version(self.user(), page_id, number),
+            comment=data["comment"],
+            line=data.get("line"),
+        )
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, number)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
 class WithdrawView(QuireAPIView):
     @extend_schema(
         summary="Withdraw your own version in review",
@@ -407,6 +471,140 @@ class WithdrawView(QuireAPIView):
         return Response(
             VersionDetailSerializer(_version(self.user(), page_id, version.number)).data,
             status=status.HTTP_200_OK,
+        )
+
+
+WORKFLOW_ID = OpenApiParameter(
+    "workflow_id",
+    {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+    OpenApiParameter.PATH,
+    description="Workflow id",
+)
+
+
+class WorkflowListView(QuireAPIView):
+    parser_classes = [JSONParser]  # steps are a list of objects: JSON only
+
+    @extend_schema(
+        summary="Review workflows, with their steps and the pages they are assigned to",
+        responses={200: WorkflowSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(WorkflowSerializer(workflows.workflows(), many=True).data)
+
+    @extend_schema(
+        summary="Define a review workflow (admins)",
+        request=WorkflowInputSerializer,
+        responses={201: WorkflowSerializer, **WRITE_ERRORS, **CONFLICT},
+    )
+    def post(self, request: Request) -> Response:
+        data = _input(WorkflowInputSerializer, request)
+        workflow = workflows.workflow_create(
+            actor=self.user(), name=data["name"], steps=[dict(step) for step in data["steps"]]
+        )
+        return Response(WorkflowSerializer(workflow).data, status=status.HTTP_201_CREATED)
+
+
+class WorkflowDetailView(QuireAPIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        summary="One review workflow",
+        parameters=[WORKFLOW_ID],
+        responses={200: WorkflowSerializer, **ERRORS},
+    )
+    def get(self, request: Request, workflow_id: int) -> Response:
+        return Response(WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data)
+
+    @extend_schema(
+        summary="Rename a workflow and replace its steps (admins); proposals in review keep "
+        "the steps they started with",
+        parameters=[WORKFLOW_ID],
+        request=WorkflowInputSerializer,
+        responses={200: WorkflowSerializer, **WRITE_ERRORS, **CONFLICT},
+    )
+    def put(self, request: Request, workflow_id: int) -> Response:
+        data = _input(WorkflowInputSerializer, request)
+        workflow = workflows.workflow_update(
+            actor=self.user(),
+            workflow=workflows.workflow_by_id(workflow_id),
+            name=data["name"],
+            steps=[dict(step) for step in data["steps"]],
+        )
+        return Response(WorkflowSerializer(workflow).data)
+
+    @extend_schema(
+        summary="Delete a workflow and its assignments (admins); proposals in review keep "
+        "their steps",
+        parameters=[WORKFLOW_ID],
+        request=None,
+        responses={204: None, **ERRORS},
+    )
+    def delete(self, request: Request, workflow_id: int) -> Response:
+        workflows.workflow_delete(actor=self.user(), workflow=workflows.workflow_by_id(workflow_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WorkflowPagesView(QuireAPIView):
+    @extend_schema(
+        summary="Assign a workflow to a page and everything under it (admins)",
+        parameters=[WORKFLOW_ID],
+        request=AssignInputSerializer,
+        responses={201: WorkflowSerializer, **WRITE_ERRORS},
+    )
+    def post(self, request: Request, workflow_id: int) -> Response:
+        data = _input(AssignInputSerializer, request)
+        workflow = workflows.workflow_by_id(workflow_id)
+        workflows.workflow_assign(
+            actor=self.user(), workflow=workflow, page=page_for_person(self.user(), data["pageId"])
+        )
+        return Response(
+            WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class WorkflowPageView(QuireAPIView):
+    @extend_schema(
+        summary="Take a workflow off a page (admins); the page falls back to the one above",
+        parameters=[WORKFLOW_ID, PAGE_ID],
+        request=None,
+        responses={204: None, **ERRORS},
+    )
+    def delete(self, request: Request, workflow_id: int, page_id: str) -> Response:
+        workflows.workflow_unassign(
+            actor=self.user(),
+            workflow=workflows.workflow_by_id(workflow_id),
+            page=page_for_person(self.user(), page_id),
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PageWorkflowView(QuireAPIView):
+    @extend_schema(
+        summary="The review workflow that applies to a page, and the page it comes from",
+        parameters=[PAGE_ID],
+        responses={200: PageWorkflowSerializer, **ERRORS},
+    )
+    def get(self, request: Request, page_id: str) -> Response:
+        applied = workflows.applicable_workflow(page_for_person(self.user(), page_id))
+        source = applied.source
+        return Response(
+            PageWorkflowSerializer(
+                {
+                    "workflow": applied.name,
+                    "workflowId": applied.workflow.pk if applied.workflow else None,
+                    "steps": applied.steps,
+                    "source": {
+                        "pageId": source.public_id,
+                        "title": source.title,
+                        "path": source.path,
+                    }
+                    if source is not None
+                    else None,
+                    "default": applied.workflow is None,
+                }
+            ).data
         )
 
 

@@ -28,6 +28,29 @@ urlpatterns = [
         api.WithdrawView.as_view(),
         name="api-withdraw",
     ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/request-changes",
+        api.RequestChangesView.as_view(),
+        name="api-request-changes",
+    ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/comments",
+        api.CommentView.as_view(),
+        name="api-comments",
+    ),
+    path("pages/<str:page_id>/workflow", api.PageWorkflowView.as_view(), name="api-page-workflow"),
     path("reviews/", api.ReviewListView.as_view(), name="api-reviews"),
-    re_path(r"^.*$", api.UnknownPathView.as_view(), name="api-unknown"),
+    path("workflows/", api.WorkflowListView.as_view(), name="api-workflows"),
+    path("workflows/<int:workflow_id>/", api.WorkflowDetailView.as_view(), name="api-workflow"),
+    path(
+        "workflows/<int:workflow_id>/pages/",
+        api.WorkflowPagesView.as_view(),
+        name="api-workflow-pages",
+    ),
+    path(
+        "workflows/<int:workflow_id>/pages/<str:page_id>/",
+        api.WorkflowPageView.as_view(),
+        name="api-workflow-page",
+    ),
+    re_path(r"^[\s\S]*$", api.UnknownPathView.as_view(), name="api-unknown"),
 ]

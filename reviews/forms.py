@@ -1,4 +1,5 @@
-"""The reviewer's decision forms: approve, edit then approve, reject, revert."""
+"""The reviewer's forms: approve, edit then approve, reject, request changes, comment,
+revert; and the admin's workflow form."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 from django import forms
 
 from core.errors import InvalidArgument
-from reviews.services import COMMENT_MAX, validate_comment
+from reviews.models import WORKFLOW_NAME_MAX
+from reviews.services import CHANGES_REASON_REQUIRED, COMMENT_MAX, validate_comment
+from reviews.workflows import STEPS_MAX
 from wiki.forms import TextField, sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX
 from wiki.validators import validate_resolved_markdown
@@ -91,3 +94,55 @@ class CompareForm(forms.Form):
     def numbers(self) -> tuple[int, int]:
         data: dict[str, Any] = self.cleaned_data
         return int(data["a"]), int(data["b"])
+
+
+class RequestChangesForm(forms.Form):
+    comment = TextField(
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "maxlength": COMMENT_MAX, "placeholder": "What should change?"}
+        ),
+    )
+
+    def clean_comment(self) -> str:
+        comment = _comment(self.cleaned_data.get("comment"), required=False)
+        if not comment:
+            raise forms.ValidationError(sentence(CHANGES_REASON_REQUIRED))
+        return comment
+
+
+class CommentForm(RequestChangesForm):
+    line = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+    def clean_comment(self) -> str:
+        comment = _comment(self.cleaned_data.get("comment"), required=False)
+        if not comment:
+            raise forms.ValidationError("Write the comment first: it is empty.")
+        return comment
+
+
+class WorkflowForm(forms.Form):
+    """A workflow's name and up to STEPS_MAX rows of steps; rows without a group are left out."""
+
+    name = TextField(max_length=WORKFLOW_NAME_MAX)
+
+    def __init__(self, *args: Any, rows: int = 3, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rows = rows
+
+    def steps(self) -> list[dict[str, Any]]:
+        data = self.data
+        steps = []
+        for i in range(1, STEPS_MAX + 1):
+            group = str(data.get(f"step_{i}_group") or "").strip()
+            if not group:
+                continue
+            approvals = str(data.get(f"step_{i}_approvals") or "1").strip()
+            steps.append(
+                {
+                    "name": str(data.get(f"step_{i}_name") or "").strip(),
+                    "group": group,
+                    "approvals": int(approvals) if approvals.isdigit() else 0,
+                }
+            )
+        return steps

@@ -14,7 +14,7 @@ from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from reviews.models import Notification, NotificationKind
+from reviews.models import CommentKind, Notification, NotificationKind, ReviewComment
 from wiki.models import Version, VersionKind, VersionStatus
 
 DIFF_EXCERPT_LINES = 20
@@ -73,6 +73,15 @@ def compose(notification: Notification) -> EmailMessage | None:
         context = _version_context(version)
         subject = f"[Quire] Review requested: {version.title} (v{version.number})"
         body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
+    elif notification.kind == NotificationKind.CHANGES_REQUESTED:
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
+        context = _version_context(version)
+        subject = f"[Quire] Changes requested on v{version.number} of {version.title}"
+        body = render_to_string(
+            "email/changes_requested.txt",
+            {"recipient": recipient, "request": _changes_request(version), **context},
+        )
     else:
         context = _version_context(version)
         verb = "approved" if version.status == VersionStatus.APPROVED else "rejected"
@@ -81,6 +90,15 @@ def compose(notification: Notification) -> EmailMessage | None:
             "email/decision.txt", {"recipient": recipient, "verb": verb, **context}
         )
     return EmailMessage(subject=subject, body=body, to=[recipient.email])
+
+
+def _changes_request(version: Version) -> ReviewComment | None:
+    return (
+        ReviewComment.objects.filter(version=version, kind=CommentKind.CHANGES_REQUESTED)
+        .select_related("author")
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def _version_context(version: Version) -> dict[str, object]:

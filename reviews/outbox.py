@@ -2,21 +2,31 @@
 
 Services call `queue_review_requested` / `queue_decision` inside their transaction; the rows
 commit with the change, and a Celery task sends each one after commit. A broker or SMTP
-outage leaves rows pending, and `retry_pending` (a beat task) sends them later. What an email
-says is reviews/mail.py's business.
+outage leaves rows pending, and `retry_pending` (a beat task, every minute) sends them later.
+What an email says is reviews/mail.py's business.
+
+Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
+marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
+sends it again, so the email can arrive twice. Every email of a notification carries the same
+Message-ID, so a repeat is recognisable (mail clients drop it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
+from functools import partial
 from smtplib import SMTPException
+from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.db import transaction
@@ -41,8 +51,10 @@ logger = logging.getLogger(__name__)
 # After this many failed attempts a row is marked failed (visible in the admin, which can
 # put it back in the queue) instead of being retried forever.
 MAX_ATTEMPTS = 25
-# A row claimed by a worker that died mid-send is taken back after this long.
-SENDING_TIMEOUT = timedelta(minutes=15)
+# A row claimed by a worker that died mid-send is taken back after this long: longer than one
+# send can take (each SMTP step times out after EMAIL_TIMEOUT, 10 s), short enough that a
+# killed worker delays its mail by a few minutes at most (the sweep runs every minute).
+SENDING_LEASE = timedelta(minutes=2)
 # The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries
 # (QUIRE_OUTBOX_SWEEP_GRACE_SECONDS, one minute by default).
 SWEEP_BATCH = 100
@@ -75,13 +87,18 @@ def batched() -> Iterator[list[int]]:
         transaction.on_commit(lambda: send_digests(ids=ids))
 
 
-def queue_review_requested(version: Version) -> list[int]:
-    """Owe every reviewer an email about `version`: now, in the digest, or not at all."""
-    return queue_reviews_requested([version])
+def queue_review_requested(version: Version, *, group: str = REVIEWERS) -> list[int]:
+    """Owe every member of `group` (the workflow step `version` waits on) an email about it:
+    now, in the digest, or not at all, as each one prefers."""
+    return queue_reviews_requested([version], group=group)
 
 
-def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
-    """`queue_review_requested` for several versions by one author, in two queries."""
+def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWERS) -> list[int]:
+    """`queue_review_requested` for several versions by one author, in two queries.
+
+    Superusers hear about the default step (Reviewers), as before workflows; a step of
+    another group is announced to that group's members alone.
+    """
     if not versions:
         return []
     first = versions[0]
@@ -90,8 +107,13 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
         for v in versions
     ), "one author's versions at a time"
     user_model = get_user_model()
+    members = (
+        Q(groups__name=group) | Q(is_superuser=True)
+        if group == REVIEWERS
+        else Q(groups__name=group)
+    )
     reviewers = (
-        user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=REVIEWERS), is_active=True)
+        user_model.objects.filter(members, is_active=True)
         .exclude(email="")
         .values_list("pk", "reviewer_settings__notifications")
         .distinct()
@@ -127,14 +149,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
 
 def queue_decision(version: Version) -> list[int]:
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's decision."""
-    if version.author_agent_id is not None:
-        recipient_id = (
-            Agent.objects.filter(pk=version.author_agent_id)
-            .values_list("owner_id", flat=True)
-            .first()
-        )
-    else:
-        recipient_id = version.author_user_id
+    recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
     row = Notification(
@@ -144,6 +159,32 @@ def queue_decision(version: Version) -> list[int]:
         recipient_id=recipient_id,
     )
     return _save_and_dispatch([row])
+
+
+def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser) -> list[int]:
+    """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
+    recipient_id = _author_recipient(version)
+    if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    row = Notification(
+        kind=NotificationKind.CHANGES_REQUESTED,
+        delivery=NotificationDelivery.IMMEDIATE,
+        version=version,
+        recipient_id=recipient_id,
+    )
+    return _save_and_dispatch([row])
+
+
+def _author_recipient(version: Version) -> int | None:
+    """Who hears about decisions on `version`: its human author, or its agent's owner."""
+    if version.author_agent_id is not None:
+        owner_id: int | None = (
+            Agent.objects.filter(pk=version.author_agent_id)
+            .values_list("owner_id", flat=True)
+            .first()
+        )
+        return owner_id
+    return version.author_user_id
 
 
 def _save_and_dispatch(rows: list[Notification]) -> list[int]:
@@ -235,8 +276,19 @@ def deliver(notification_id: int) -> str:
     return _send([notification], lambda: mail.compose(notification))
 
 
+def message_id(ids: list[int]) -> str:
+    """The Message-ID of the email standing for the rows `ids`: the same each time it is
+    sent, so that a repeat (see the module's docstring) is recognisable."""
+    host = urlsplit(settings.QUIRE_BASE_URL).hostname or "quire.invalid"
+    key = ".".join(map(str, ids[:5]))
+    if len(ids) > 5:
+        key += "." + hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:16]
+    return f"<quire-notification-{key}.{len(ids)}@{host}>"
+
+
 def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) -> str:
-    """Build and send one email standing for `rows` (claimed by the caller)."""
+    """Build and send one email standing for `rows` (claimed by the caller); whatever
+    happens, the rows leave `sending`."""
     ids = [row.pk for row in rows]
     try:
         message = build()
@@ -246,6 +298,7 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
             # ", " lets a long list fold over several header lines: SMTP refuses a line
             # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
             message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
+            message.extra_headers["Message-ID"] = message_id(ids)
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -255,7 +308,8 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         return NotificationStatus.SKIPPED
     try:
         message.send()
-    except (SMTPException, OSError) as exc:
+    except Exception as exc:
+        # SMTP or network failures are retried; anything else too, after the pause.
         _failed_attempt(ids, exc)
         raise
     _finish(ids, NotificationStatus.SENT)
@@ -396,7 +450,7 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     now = timezone.now()
     grace = retry_pause()
     Notification.objects.filter(
-        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
+        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_LEASE
     ).update(status=NotificationStatus.PENDING)
     due = (
         Notification.objects.filter(
@@ -471,17 +525,20 @@ def send_digests(*, ids: list[int] | None = None) -> int:
         rows = [row for row in rows if row.pk in claimed]
         if not rows:
             continue
-        ids = [row.pk for row in rows]
         recipient = rows[0].recipient
         waiting = [row.version for row in rows if row.version.status == VersionStatus.IN_REVIEW]
-        if not waiting or not recipient.email or not recipient.is_active:
-            _finish(ids, NotificationStatus.SKIPPED)
+        if not waiting:
+            _finish([row.pk for row in rows], NotificationStatus.SKIPPED)
             continue
         try:
-            mail.compose_digest(recipient, waiting).send()
-        except (SMTPException, OSError) as exc:
-            _failed_attempt(ids, exc)
-            continue
-        _finish(ids, NotificationStatus.SENT)
-        sent += 1
+            outcome = _send(rows, partial(_digest, recipient, waiting))
+        except (SMTPException, OSError):
+            continue  # the rows wait for the next digest
+        sent += outcome == NotificationStatus.SENT
     return sent
+
+
+def _digest(recipient: Any, waiting: list[Version]) -> EmailMessage | None:
+    if not recipient.email or not recipient.is_active:
+        return None
+    return mail.compose_digest(recipient, waiting)

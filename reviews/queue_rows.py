@@ -7,12 +7,14 @@ its page and the page's live version), so a screen of rows costs no query per ro
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
+from reviews.models import ReviewStatus
+from reviews.selectors import review_of, reviewing_now
 from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
 
@@ -28,8 +30,15 @@ class QueueRow:
     invisible: bool
     preview: Diff | None  # None when the change is too long to judge from the row
     one_click: bool  # approve straight from the row
-    own: bool  # the reviewer may not decide it (their own, or their agent's)
+    own: bool  # the reviewer may not decide it (their own, their agent's, another step's)
     refusal: str | None  # why not, as services.decision_refusal says it
+    step: str = ""  # "Step 1 of 2: Legal (1 of 2 approvals)"
+    waiting_on: str = ""  # "you", a group's name, or "the author"
+    reviewing: list[str] = field(default_factory=list)  # others who opened it just now
+
+    @property
+    def waits_on_you(self) -> bool:
+        return self.waiting_on == "you"
 
     @property
     def one_click_reason(self) -> str:
@@ -84,9 +93,51 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
         fits = live is not None and version.base_version_id == live.pk and preview is not None
     else:
         fits = live is not None and not stale and preview is not None
-    one_click = fits and not invisible and not own and not page.archived
-    return QueueRow(version, stale, staleness(version), invisible, preview, one_click, own, refusal)
+    step, waiting_on = _step(version, reviewer, refusal)
+    one_click = fits and not invisible and waiting_on == "you" and not page.archived
+    return QueueRow(
+        version,
+        stale,
+        staleness(version),
+        invisible,
+        preview,
+        one_click,
+        own,
+        refusal,
+        step=step,
+        waiting_on=waiting_on,
+    )
+
+
+def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, str]:
+    """Which step the row waits on, and on whom: you, the step's group, or its author."""
+    review = review_of(version)
+    if review is None:
+        return "", "you" if refusal is None else "others"
+    current = review.current_step
+    # Prefetched with the queue (selectors.with_reviews): no query per row.
+    approvals = [
+        a for a in review.approvals.all() if a.version_id == version.pk and a.step == review.step
+    ]
+    label = (
+        f"Step {review.step + 1} of {len(review.steps)}: {current['name']} "
+        f"({len(approvals)} of {current['approvals']} approvals)"
+    )
+    if review.status == ReviewStatus.CHANGES_REQUESTED:
+        return label, "the author"
+    if refusal is None and not any(a.user_id == reviewer.pk for a in approvals):
+        return label, "you"
+    return label, current["group"]
 
 
 def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
-    return [queue_row(version, reviewer) for version in versions]
+    """The rows of a screen of the queue: those awaiting the reviewer first, then the others
+    (each part oldest first), with who else is looking at each."""
+    rows = [queue_row(version, reviewer) for version in versions]
+    review_ids = [r.version.review.pk for r in rows if review_of(r.version) is not None]
+    present = reviewing_now(review_ids, besides=reviewer)
+    for row in rows:
+        review = review_of(row.version)
+        if review is not None:
+            row.reviewing.extend(present.get(review.pk, []))
+    return sorted(rows, key=lambda row: not row.waits_on_you)

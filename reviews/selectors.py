@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
+from django.utils import timezone
 
 from agents.models import Agent
 from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
+from reviews.models import Approval, Review, ReviewComment, ReviewStatus, ReviewVisit
+from reviews.workflows import applicable_workflow
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
 from wiki.selectors import unapproved_text_readable_by
@@ -31,6 +35,8 @@ class QueueFilters:
     path: str = ""  # path prefix, e.g. "tools" for tools/slack and everything under it
     author: str = ""  # an agent's name or a person's username
     kind: str = ""  # "replace", "append" or ""
+    workflow: str = ""  # the name of the workflow a proposal started with
+    step: int | None = None  # the step it waits on, from 1
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
@@ -41,6 +47,7 @@ class QueueFilters:
 
         kind = text("kind")
         author_kind = text("author_kind")
+        step = text("step")
         return cls(
             agent=text("agent"),
             page=text("page"),
@@ -49,18 +56,36 @@ class QueueFilters:
             path=text("path").strip("/"),
             author=text("author"),
             kind=kind if kind in KINDS else "",
+            workflow=text("workflow"),
+            step=int(step) if step.isdigit() and 0 < int(step) < 100 else None,
         )
 
     @property
     def active(self) -> bool:
         return any(
-            (self.agent, self.page, self.author_kind, self.title, self.path, self.author, self.kind)
+            (
+                self.agent,
+                self.page,
+                self.author_kind,
+                self.title,
+                self.path,
+                self.author,
+                self.kind,
+                self.workflow,
+                self.step,
+            )
         )
 
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
     return versions.select_related(
-        "page", "page__live_version", "author_user", "author_agent", "decided_by", "base_version"
+        "page",
+        "page__live_version",
+        "author_user",
+        "author_agent",
+        "decided_by",
+        "base_version",
+        "review",
     )
 
 
@@ -98,7 +123,11 @@ def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
         )
     if filters.kind:
         versions = versions.filter(kind=filters.kind)
-    return versions.order_by("created_at", "id")
+    if filters.workflow:
+        versions = versions.filter(review__workflow_name=filters.workflow)
+    if filters.step is not None:
+        versions = versions.filter(review__step=filters.step - 1)
+    return with_reviews(versions).order_by("created_at", "id")
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
@@ -166,6 +195,9 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
             "base_version",
             "merged_into",
         )
+        .prefetch_related(
+            Prefetch("approvals", queryset=Approval.objects.select_related("user", "review"))
+        )
         .order_by("-number")
     )
     for version in versions:
@@ -221,3 +253,210 @@ def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Pa
     order = {hit.page_id: i for i, hit in enumerate(hits)}
     pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
     return sorted(pages, key=lambda page: order[page.pk])
+
+
+# --- the review of a proposal: its workflow, step, approvals and conversation ----------------
+
+
+def review_of(version: Version) -> Review | None:
+    try:
+        return version.review  # type: ignore[no-any-return]
+    except Review.DoesNotExist:
+        return None
+
+
+def with_reviews(versions: QuerySet[Version]) -> QuerySet[Version]:
+    """`versions` with their reviews' approvals and comments, a fixed number of queries."""
+    return versions.select_related("review").prefetch_related(
+        "review__approvals__user", "review__comments__author", "review__comments__version"
+    )
+
+
+def _approvals(review: Review) -> list[Approval]:
+    return sorted(review.approvals.all(), key=lambda approval: (approval.created_at, approval.pk))
+
+
+def _comments(review: Review) -> list[ReviewComment]:
+    return sorted(review.comments.all(), key=lambda comment: (comment.created_at, comment.pk))
+
+
+def review_summary(version: Version) -> dict[str, Any] | None:
+    """Where a proposal in review stands, as REST and MCP show it (DESIGN "Review workflows"):
+    its workflow, the step it waits on, approvals so far and needed, and the conversation."""
+    if version.status != VersionStatus.IN_REVIEW:
+        return None
+    review = review_of(version)
+    if review is None:
+        return None
+    step = review.current_step
+    approvals = _approvals(review)
+    current = [a for a in approvals if a.version_id == version.pk and a.step == review.step]
+    return {
+        "workflow": review.workflow_name,
+        "status": review.status,
+        "step": review.step + 1,
+        "steps": len(review.steps),
+        "stepName": step["name"],
+        "group": step["group"],
+        "approvals": len(current),
+        "required": step["approvals"],
+        "approvedBy": [approval.user.get_username() for approval in current],
+        "revision": review.revision,
+        "path": [
+            {
+                "step": number,
+                "name": each["name"],
+                "group": each["group"],
+                "required": each["approvals"],
+                "approvedBy": [
+                    a.user.get_username()
+                    for a in approvals
+                    if a.version_id == version.pk and a.step == number - 1
+                ],
+            }
+            for number, each in enumerate(review.steps, start=1)
+        ],
+        "comments": [
+            {
+                "author": comment.author.get_username(),
+                "kind": comment.kind,
+                "comment": comment.body,
+                "line": comment.line,
+                "lineText": comment.line_text or None,
+                "onVersion": comment.version.number,
+                "createdAt": comment.created_at.isoformat(),
+            }
+            for comment in _comments(review)
+        ],
+    }
+
+
+def changes_request(version: Version) -> ReviewComment | None:
+    """The reviewer's request for changes `version` waits on its author for, if any."""
+    review = review_of(version)
+    if review is None or review.status != ReviewStatus.CHANGES_REQUESTED:
+        return None
+    requests = [c for c in _comments(review) if c.kind == "changes_requested"]
+    return requests[-1] if requests else None
+
+
+def workflows_with_proposals() -> list[tuple[str, int]]:
+    """(workflow name, steps) of the proposals waiting, for the queue's filter."""
+    rows = (
+        Review.objects.filter(version__status=VersionStatus.IN_REVIEW)
+        .values_list("workflow_name", "steps")
+        .order_by("workflow_name")
+    )
+    most: dict[str, int] = {}
+    for name, steps in rows:
+        most[name] = max(most.get(name, 0), len(steps))
+    return sorted(most.items())
+
+
+# --- the review page and the queue: the whole path, presence --------------------------------
+
+# Someone who opened a proposal shows as reviewing it to the others for this long.
+PRESENCE_WINDOW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class StepState:
+    number: int  # from 1
+    name: str
+    group: str
+    required: int
+    approvals: list[Approval]
+    state: str  # "done", "current" or "upcoming"
+
+    @property
+    def still_needed(self) -> int:
+        return max(0, self.required - len(self.approvals))
+
+
+@dataclass(frozen=True)
+class ReviewPath:
+    """A proposal's review for the review page: every step with its approvals so far."""
+
+    review: Review
+    steps: list[StepState]
+    comments: list[ReviewComment]
+    revisions: list[int]  # version numbers, first to current
+    workflow_changed: bool  # the workflow of the page is not the one it started with
+    reviewing: list[str] = field(default_factory=list)  # others looking at it now
+
+    @property
+    def current(self) -> StepState | None:
+        return next((step for step in self.steps if step.state == "current"), None)
+
+
+def review_path(version: Version, *, viewer: User | None = None) -> ReviewPath | None:
+    """The path of `version`'s review: steps, approvals (of this version), the conversation
+    across revisions, whether the workflow changed since it started, who else is on it."""
+    review = review_of(version)
+    if review is None:
+        revision = getattr(version, "review_revision", None)
+        review = revision.review if revision is not None else None
+    if review is None:
+        return None
+    prefetch_related_objects(
+        [review], "approvals__user", "comments__author", "comments__version", "revisions__version"
+    )
+    approvals = [a for a in _approvals(review) if a.version_id == version.pk]
+    decided = version.status != VersionStatus.IN_REVIEW
+    steps = []
+    for index, step in enumerate(review.steps):
+        if version.status == VersionStatus.APPROVED or index < review.step:
+            state = "done"
+        elif index == review.step and not decided:
+            state = "current"
+        else:
+            state = "upcoming"
+        steps.append(
+            StepState(
+                number=index + 1,
+                name=step["name"],
+                group=step["group"],
+                required=step["approvals"],
+                approvals=[a for a in approvals if a.step == index],
+                state=state,
+            )
+        )
+    return ReviewPath(
+        review=review,
+        steps=steps,
+        comments=_comments(review),
+        revisions=[r.version.number for r in review.revisions.all()],
+        workflow_changed=not decided and _workflow_changed(review, version.page),
+        reviewing=reviewing_now([review.pk], besides=viewer).get(review.pk, [])
+        if viewer is not None and not decided
+        else [],
+    )
+
+
+def _workflow_changed(review: Review, page: Page) -> bool:
+    now = applicable_workflow(page)
+    return (now.name, now.steps) != (review.workflow_name, review.steps)
+
+
+def reviewing_now(review_ids: list[int], *, besides: User | None) -> dict[int, list[str]]:
+    """Who opened each review in the last few minutes (but `besides`): {review id: names}."""
+    visits = ReviewVisit.objects.filter(
+        review_id__in=review_ids, seen_at__gte=timezone.now() - PRESENCE_WINDOW
+    )
+    if besides is not None:
+        visits = visits.exclude(user=besides)
+    found: dict[int, list[str]] = {}
+    for review_id, name in visits.order_by("seen_at").values_list("review_id", "user__username"):
+        found.setdefault(review_id, []).append(name)
+    return found
+
+
+def last_seen(version: Version, viewer: User) -> Version | None:
+    """The revision of this review `viewer` looked at last, when it is not `version`."""
+    review = review_of(version)
+    if review is None:
+        return None
+    visit = ReviewVisit.objects.filter(review=review, user=viewer).select_related("version").first()
+    if visit is None or visit.version_id == version.pk:
+        return None
+    return visit.version

@@ -12,7 +12,12 @@ from rest_framework import serializers
 from reviews import selectors
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
-from reviews.services import COMMENT_MAX, COMMENT_TOO_LONG, REASON_REQUIRED
+from reviews.services import (
+    CHANGES_REASON_REQUIRED,
+    COMMENT_MAX,
+    COMMENT_TOO_LONG,
+    REASON_REQUIRED,
+)
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
 from wiki.validators import check_text
@@ -70,6 +75,46 @@ class PageDetailSerializer(PageSerializer):
         return render_markdown(live.body) if live is not None else ""
 
 
+class ReviewStepSerializer(serializers.Serializer):
+    step = serializers.IntegerField()
+    name = serializers.CharField()
+    group = serializers.CharField()
+    required = serializers.IntegerField()  # type: ignore[assignment]  # DESIGN's key
+    approvedBy = serializers.ListField(child=serializers.CharField())
+
+
+class ReviewCommentSerializer(serializers.Serializer):
+    author = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["comment", "changes_requested", "rejected"])
+    comment = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    lineText = serializers.CharField(allow_null=True)
+    onVersion = serializers.IntegerField(help_text="The revision the comment was made on.")
+    createdAt = serializers.DateTimeField()
+
+
+class ReviewStateSerializer(serializers.Serializer):
+    """Where a proposal stands in its workflow (DESIGN, "Review workflows")."""
+
+    workflow = serializers.CharField(help_text="The workflow it started with.")
+    status = serializers.ChoiceField(
+        choices=["open", "changes_requested"],
+        help_text="open: waiting on the step's members; changes_requested: on its author.",
+    )
+    step = serializers.IntegerField(help_text="The step it waits on, from 1.")
+    steps = serializers.IntegerField(help_text="How many steps its workflow has.")
+    stepName = serializers.CharField()
+    group = serializers.CharField(help_text="Whose members decide this step.")
+    approvals = serializers.IntegerField(help_text="Approvals so far at this step.")
+    required = serializers.IntegerField(  # type: ignore[assignment]  # DESIGN's key
+        help_text="Approvals this step needs."
+    )
+    approvedBy = serializers.ListField(child=serializers.CharField())
+    revision = serializers.IntegerField(help_text="1, then 2... as its author revises it.")
+    path = ReviewStepSerializer(many=True)
+    comments = ReviewCommentSerializer(many=True)
+
+
 class VersionSerializer(serializers.Serializer):
     pageId = serializers.CharField(source="page.public_id")
     number = serializers.IntegerField()
@@ -86,11 +131,22 @@ class VersionSerializer(serializers.Serializer):
     merged = serializers.BooleanField()
     editedByReviewer = serializers.BooleanField(source="edited_by_reviewer")
     revertedFrom = serializers.SerializerMethodField()
+    mergedInto = serializers.SerializerMethodField(
+        help_text="For a proposal approved after a newer version went live: the number it "
+        "went live as (the newest then); else null."
+    )
     live = serializers.SerializerMethodField()
     stale = serializers.SerializerMethodField()
     staleNote = serializers.SerializerMethodField(
         help_text="For a stale proposal, e.g. 'written against v3, live is v5'; else null."
     )
+    review = serializers.SerializerMethodField(
+        help_text="For a version in review: its workflow step, approvals and comments; else null."
+    )
+
+    @extend_schema_field(ReviewStateSerializer(allow_null=True))
+    def get_review(self, version: Version) -> dict[str, Any] | None:
+        return selectors.review_summary(version)
 
     @extend_schema_field(AuthorSerializer)
     def get_author(self, version: Version) -> dict[str, str]:
@@ -108,6 +164,12 @@ class VersionSerializer(serializers.Serializer):
     def get_revertedFrom(self, version: Version) -> int | None:
         source = version.reverted_from
         return source.number if source is not None else None
+
+    @extend_schema_field(NULLABLE_INT)
+    def get_mergedInto(self, version: Version) -> int | None:
+        if version.merged_into_id is None:
+            return None
+        return version.merged_into.number  # type: ignore[union-attr]
 
     def get_live(self, version: Version) -> bool:
         return version.page.live_version_id == version.pk
@@ -228,6 +290,94 @@ class RejectInputSerializer(serializers.Serializer):
             "max_length": COMMENT_TOO_LONG,
         },
     )
+
+
+class RequestChangesInputSerializer(serializers.Serializer):
+    comment = CommentField(
+        max_length=COMMENT_MAX,
+        validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
+        help_text="What the author should change (at most 5,000 characters).",
+        error_messages={
+            "required": CHANGES_REASON_REQUIRED,
+            "blank": CHANGES_REASON_REQUIRED,
+            "max_length": COMMENT_TOO_LONG,
+        },
+    )
+
+
+class CommentInputSerializer(RequestChangesInputSerializer):
+    line = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="A line of the proposed text (1 is the first) the comment is about.",
+    )
+
+
+class WorkflowStepSerializer(serializers.Serializer):
+    name = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        validators=[NO_NUL],
+        help_text="Defaults to the group's name.",
+    )
+    group = serializers.CharField(
+        min_length=1, max_length=150, validators=[NO_NUL], help_text="An existing group's name."
+    )
+    approvals = serializers.IntegerField(min_value=1, max_value=50, default=1)
+
+
+class WorkflowPageSerializer(serializers.Serializer):
+    pageId = serializers.CharField()
+    title = serializers.CharField()
+    path = serializers.CharField()
+
+
+class WorkflowInputSerializer(serializers.Serializer):
+    name = serializers.CharField(min_length=1, max_length=100, validators=[NO_NUL])
+    steps = serializers.ListField(child=WorkflowStepSerializer(), min_length=1, max_length=10)
+
+
+class WorkflowSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    steps = serializers.SerializerMethodField()
+    pages = serializers.SerializerMethodField()
+
+    @extend_schema_field(WorkflowStepSerializer(many=True))
+    def get_steps(self, workflow: Any) -> list[dict[str, Any]]:
+        return [
+            {"name": step.name, "group": step.group.name, "approvals": step.approvals}
+            for step in workflow.steps.all()
+        ]
+
+    @extend_schema_field(WorkflowPageSerializer(many=True))
+    def get_pages(self, workflow: Any) -> list[dict[str, str]]:
+        return [
+            {
+                "pageId": assignment.page.public_id,
+                "title": assignment.page.title,
+                "path": assignment.page.path,
+            }
+            for assignment in sorted(workflow.assignments.all(), key=lambda a: a.page.path)
+        ]
+
+
+class AssignInputSerializer(serializers.Serializer):
+    pageId = serializers.RegexField(
+        r"^pg_[a-z2-7]{8}$", error_messages={"invalid": "Give a page id like pg_abcdefgh."}
+    )
+
+
+class PageWorkflowSerializer(serializers.Serializer):
+    workflow = serializers.CharField(help_text="Its name; Default when none is assigned.")
+    workflowId = serializers.IntegerField(allow_null=True)
+    steps = WorkflowStepSerializer(many=True)
+    source = WorkflowPageSerializer(  # type: ignore[assignment]  # the key REST answers with
+        allow_null=True, help_text="The page it is assigned to: this page or an ancestor."
+    )
+    default = serializers.BooleanField()
 
 
 class ErrorBodySerializer(serializers.Serializer):

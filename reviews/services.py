@@ -14,16 +14,30 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from agents.models import Agent
 from core.actors import Actor
 from core.audit import audit_event, audit_record, audit_record_many
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
-from reviews.models import NotificationPreference, ReviewerSettings
+from reviews.models import (
+    Approval,
+    CommentKind,
+    NotificationPreference,
+    Review,
+    ReviewComment,
+    ReviewerSettings,
+    ReviewRevision,
+    ReviewStatus,
+    ReviewVisit,
+)
+from reviews.selectors import review_of
+from reviews.workflows import applicable_workflows
 from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
@@ -33,12 +47,13 @@ from wiki.models import (
     VersionKind,
     VersionStatus,
 )
-from wiki.roles import can_publish, can_review
+from wiki.roles import can_publish, can_review, in_group
 from wiki.services import (
     PageRow,
     allocate_version_number,
     check_parent,
     lock_page,
+    lock_page_under,
     new_pages_make_live,
     page_make_live,
     page_rows_create,
@@ -58,6 +73,9 @@ REASON_REQUIRED = (
     "next proposal can be approved."
 )
 COMMENT_TOO_LONG = f"the comment can be at most {COMMENT_MAX:,} characters."
+CHANGES_REASON_REQUIRED = (
+    "say what to change: a comment is required to send a proposal back to its author."
+)
 PUBLISHED_DIRECTLY = "Published directly."
 
 
@@ -117,6 +135,15 @@ def decision_refusal(actor: Actor, version: Version) -> str | None:
                 f"{agent.name} is your agent, so you cannot decide what it proposes; "
                 "ask another reviewer."
             )
+    review = review_of(version)
+    if review is not None and version.status == VersionStatus.IN_REVIEW:
+        step = review.current_step
+        if not actor.is_superuser and not in_group(actor, step["group"]):
+            return (
+                f"this proposal waits on step {review.step + 1} of {len(review.steps)} "
+                f"({step['name']}), which members of {step['group']} decide, and you are not "
+                f"in {step['group']}."
+            )
     return None
 
 
@@ -138,8 +165,14 @@ def _author_fields(actor: Actor) -> dict[str, Any]:
 
 
 def _lock_version(version: Version) -> tuple[Page, Version]:
-    page = lock_page(version.page)
-    locked = Version.objects.select_related("base_version", "page", "decided_by").get(pk=version.pk)
+    """The page row locked (every decision on a page holds it, so two reviewers approving at
+    once are two approvals in turn), with its branch in the tree's lock order (a move's new
+    parent too), and the version and its review as they are now."""
+    moving = version.parent_id != version.page.parent_id
+    page, _ = lock_page_under(version.page, version.parent if moving else None)
+    locked = Version.objects.select_related("base_version", "page", "decided_by", "review").get(
+        pk=version.pk
+    )
     return page, locked
 
 
@@ -313,7 +346,7 @@ def page_create(
     return pages_create(actor=actor, pages=[new], publish=publish)[0]
 
 
-@transaction.atomic
+@atomic_retried
 def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = False) -> list[Version]:
     """New pages with version 1 each, made as `page_create` makes one, all or none.
 
@@ -377,7 +410,8 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         ]
     )
     if not publish:
-        outbox.queue_reviews_requested(versions)
+        for group, started in _reviews_start(versions).items():
+            outbox.queue_reviews_requested(started, group=group)
     return versions
 
 
@@ -499,7 +533,7 @@ def _replace_fields(
     return fields
 
 
-@transaction.atomic
+@atomic_retried
 def version_propose(
     *,
     actor: Actor,
@@ -528,7 +562,10 @@ def version_propose(
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
-    page = lock_page(page)
+    if isinstance(parent, Unset):
+        page = lock_page(page)
+    else:
+        page, parent = lock_page_under(page, parent)
     if page.archived:
         raise Conflict(f"page {page.public_id} is archived; restore it before changing it.")
     current = page.live_version or page.versions.order_by("-number").first()
@@ -580,6 +617,7 @@ def version_propose(
         publish=publish,
         withdrawn=withdrawn,
         carried=withdrawn if carried else [],
+        earlier=pending[0] if pending else None,
     )
     return version
 
@@ -592,8 +630,13 @@ def _submit(
     publish: bool,
     withdrawn: list[int],
     carried: list[int],
+    earlier: Version | None,
 ) -> None:
-    """Publish a new version at once (an editor's save) or queue it for review; audit either."""
+    """Publish a new version at once (an editor's save) or queue it for review; audit either.
+
+    A proposal that replaces the author's waiting one is a revision: it continues that
+    review from its first step, with the conversation so far.
+    """
     if publish:
         if version.kind == VersionKind.APPEND:
             _fill_append(page, version)
@@ -606,8 +649,111 @@ def _submit(
         outcome=version.status,
         data={"kind": version.kind, "withdrawn": withdrawn, "carried": carried},
     )
-    if not publish:
-        outbox.queue_review_requested(version)
+    if publish:
+        _reviews_end(earlier, ReviewStatus.WITHDRAWN)
+        return
+    review = _review_continue(earlier, version) if earlier is not None else None
+    if review is None:
+        _reviews_start([version])
+        review = version.review
+    outbox.queue_review_requested(version, group=review.current_step["group"])
+
+
+# --- reviews: a proposal's way through its workflow --------------------------------------
+
+
+def _reviews_start(versions: Sequence[Version]) -> dict[str, list[Version]]:
+    """Start the review of each new proposal at step 1 of the workflow that applies to its
+    page, the steps copied so that later changes to the workflow leave it alone. Returns the
+    versions by the group of their first step (who is emailed)."""
+    applied = applicable_workflows([version.page for version in versions])
+    reviews = []
+    for version in versions:
+        workflow = applied[version.page_id]
+        reviews.append(
+            Review(
+                page_id=version.page_id,
+                version=version,
+                workflow=workflow.workflow,
+                workflow_name=workflow.name,
+                workflow_page=workflow.source,
+                steps=workflow.steps,
+            )
+        )
+    Review.objects.bulk_create(reviews)
+    ReviewRevision.objects.bulk_create(
+        ReviewRevision(review=review, version=review.version, number=1) for review in reviews
+    )
+    by_group: dict[str, list[Version]] = {}
+    for review in reviews:
+        review.version.review = review
+        by_group.setdefault(review.current_step["group"], []).append(review.version)
+    return by_group
+
+
+def _review_continue(earlier: Version, version: Version) -> Review | None:
+    """The author revised `earlier`: its review goes on with `version`, from step 1."""
+    review = Review.objects.select_for_update().filter(version=earlier).first()
+    if review is None:
+        return None
+    review.version = version
+    review.step = 0
+    review.status = ReviewStatus.OPEN
+    review.revision += 1
+    review.save()
+    ReviewRevision.objects.create(review=review, version=version, number=review.revision)
+    version.review = review
+    return review
+
+
+def _reviews_end(version: Version | None, status: str) -> None:
+    if version is not None:
+        Review.objects.filter(version=version).update(status=status, updated_at=timezone.now())
+
+
+def _checked_review(version: Version) -> Review:
+    """The review of a locked version, which must be waiting on its reviewers."""
+    review = review_of(version)
+    if review is None:
+        # A proposal made before workflows existed: it goes through the workflow of its page.
+        _reviews_start([version])
+        review = version.review
+    if review.status == ReviewStatus.CHANGES_REQUESTED:
+        raise Conflict(
+            f"changes were requested on v{version.number}; it waits for its author's "
+            "revision. Reject it, or wait for the revision to decide again.",
+            detail={"review": review.status},
+        )
+    return review
+
+
+def _approvals_at_step(review: Review, version: Version) -> list[Approval]:
+    return list(
+        Approval.objects.filter(review=review, version=version, step=review.step).select_related(
+            "user"
+        )
+    )
+
+
+def _record_approval(review: Review, version: Version, approver: User, comment: str) -> None:
+    """One approval row; the unique constraint makes a second one by the same person a 409
+    even if two requests of theirs race."""
+    try:
+        with transaction.atomic():
+            Approval.objects.create(
+                review=review, version=version, step=review.step, user=approver, comment=comment
+            )
+    except IntegrityError:
+        raise _approved_twice(review) from None
+
+
+def _approved_twice(review: Review) -> Conflict:
+    step = review.current_step
+    return Conflict(
+        f"you already approved step {review.step + 1} ({step['name']}); it needs approvals "
+        f"from other members of {step['group']}.",
+        detail={"step": review.step + 1},
+    )
 
 
 # --- deciding -------------------------------------------------------------------------------
@@ -666,7 +812,7 @@ def _apply_edit(
     version.edited_by_reviewer = True
 
 
-@transaction.atomic
+@atomic_retried
 def version_approve(
     *,
     actor: Actor,
@@ -677,18 +823,26 @@ def version_approve(
     edited_tags: Iterable[str] | None = None,
     expected_live_number: int | None = None,
 ) -> Version:
-    """Approve a proposal: it becomes the page's live version.
+    """Approve a proposal at the step of its workflow it waits on.
 
-    An append lands on top of whatever is live now. A replace whose base is still live goes
-    live as written; a stale one is merged three-way when the changes do not overlap and
-    refused with the conflicts when they do. A reviewer may edit the proposal first
-    (`edited_*`) against the live version they saw (`expected_live_number`), which must still
-    be live, so nothing is ever overwritten unseen.
+    The approval is recorded; when the step has its approvals the proposal moves to the
+    next step (whose members are emailed then), and the last approval of the last step
+    publishes it. Publishing: an append lands on top of whatever is live now; a replace whose
+    base is still live goes live as written; a stale one is merged three-way when the changes
+    do not overlap and refused with the conflicts when they do (at every step). A reviewer
+    may edit the proposal first (`edited_*`) against the live version they saw
+    (`expected_live_number`), which must still be live, so nothing is overwritten unseen.
     """
-    approver = _check_can_decide(actor, version)
+    _check_can_decide(actor, version)
     comment = validate_comment(comment)
     page, version = _lock_version(version)
+    # Checked again on the locked rows: the proposal may have moved on to another step.
+    approver = _check_can_decide(actor, version)
     version.check_move(VersionStatus.APPROVED)
+    review = _checked_review(version)
+    approvals = _approvals_at_step(review, version)
+    if any(approval.user_id == approver.pk for approval in approvals):
+        raise _approved_twice(review)
     live_number = page.live_version.number if page.live_version else None
     if expected_live_number is not None and expected_live_number != (live_number or 0):
         raise Conflict(
@@ -696,7 +850,8 @@ def version_approve(
             "reload the proposal and decide again.",
             detail={"liveVersion": live_number},
         )
-    if any(value is not None for value in (edited_body, edited_title, edited_tags)):
+    edited = any(value is not None for value in (edited_body, edited_title, edited_tags))
+    if edited:
         if is_stale(version) and expected_live_number is None:
             raise Conflict(
                 "this proposal is stale; edit it against the current live version and say "
@@ -708,7 +863,14 @@ def version_approve(
         _fill_append(page, version)
     elif is_stale(version):
         _apply_merge(version, keep=set(), live_number=live_number)
+    _record_approval(review, version, approver, comment)
+    step = review.current_step
+    if len(approvals) + 1 < step["approvals"] or not review.is_last_step:
+        _approve_step(page, version, review, approver=approver, comment=comment, edited=edited)
+        return version
     published = _publish(page, version, approver=approver, comment=comment)
+    review.status = ReviewStatus.APPROVED
+    review.save(update_fields=["status", "updated_at"])
     audit_record(
         action="version.approve",
         actor=actor,
@@ -718,6 +880,7 @@ def version_approve(
         data={
             "edited": version.edited_by_reviewer,
             "merged": version.merged,
+            "step": review.step + 1,
             "published_as": published.number,
         },
     )
@@ -725,26 +888,187 @@ def version_approve(
     return version
 
 
-@transaction.atomic
+def _approve_step(
+    page: Page, version: Version, review: Review, *, approver: User, comment: str, edited: bool
+) -> None:
+    """An approval that does not publish yet: the proposal stays in review, at the next step
+    once this one has its approvals. A reviewer's edit is kept as the text under review,
+    written against the live version (an append becomes the whole page)."""
+    if edited:
+        version.kind = VersionKind.REPLACE
+        version.proposed_body = version.proposed_body or version.body
+        version.base_version = page.live_version
+        version.save()
+    else:
+        # Approving here changes nothing yet; the merge or append is worked out again when
+        # the last step publishes, on whatever is live then.
+        version.refresh_from_db()
+    step_number = review.step + 1
+    approvals = Approval.objects.filter(review=review, version=version, step=review.step).count()
+    moved = approvals >= review.current_step["approvals"]
+    if moved:
+        review.step += 1
+        review.save(update_fields=["step", "updated_at"])
+    audit_record(
+        action="version.approval",
+        actor=approver,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+        data={"step": step_number, "approvals": approvals, "advanced": moved, "edited": edited},
+    )
+    if moved:
+        outbox.queue_review_requested(version, group=review.current_step["group"])
+
+
+@atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
-    """Decline a proposal with a reason the author reads."""
-    reviewer = _check_can_decide(actor, version)
+    """Decline a proposal, at any step, with a reason the author reads."""
+    _check_can_decide(actor, version)
     comment = validate_comment(comment, required=True)
     page, version = _lock_version(version)
+    reviewer = _check_can_decide(actor, version)
     version.move_to(VersionStatus.REJECTED, by=reviewer, comment=comment)
     version.save()
+    review = review_of(version)
+    if review is not None:
+        review.status = ReviewStatus.REJECTED
+        review.save(update_fields=["status", "updated_at"])
+        ReviewComment.objects.create(
+            review=review,
+            version=version,
+            author=reviewer,
+            kind=CommentKind.REJECTED,
+            body=comment,
+        )
     audit_record(
         action="version.reject",
         actor=actor,
         page=page,
         version_number=version.number,
         comment=comment,
+        data={"step": review.step + 1} if review is not None else None,
     )
     outbox.queue_decision(version)
     return version
 
 
-@transaction.atomic
+@atomic_retried
+def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
+    """Send a proposal back to its author with what to change. It stays in review, waiting
+    on the author; their revision continues the same review from step 1."""
+    _check_can_decide(actor, version)
+    comment = validate_comment(comment)
+    if not comment:
+        raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")
+    page, version = _lock_version(version)
+    reviewer = _check_can_decide(actor, version)
+    version.check_move(VersionStatus.REJECTED)  # refuses, saying why, unless in review
+    review = _checked_review(version)
+    review.status = ReviewStatus.CHANGES_REQUESTED
+    review.save(update_fields=["status", "updated_at"])
+    ReviewComment.objects.create(
+        review=review,
+        version=version,
+        author=reviewer,
+        kind=CommentKind.CHANGES_REQUESTED,
+        body=comment,
+    )
+    audit_record(
+        action="version.request_changes",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+        data={"step": review.step + 1},
+    )
+    outbox.queue_changes_requested(version, requested_by=reviewer)
+    return version
+
+
+def may_comment(actor: Actor, version: Version) -> bool:
+    """Reviewers and the proposal's author (a person, or the owner of the agent) talk on it."""
+    if isinstance(actor, Agent) or not actor.is_authenticated or not actor.is_active:
+        return False
+    if can_review(actor) or version.author_user_id == actor.pk:
+        return True
+    agent = version.author_agent
+    return agent is not None and agent.owner_id == actor.pk
+
+
+@atomic_retried
+def review_comment_add(
+    *, actor: Actor, version: Version, comment: Any, line: int | None = None
+) -> ReviewComment:
+    """A note in the proposal's conversation; with `line`, on that line of the proposed text
+    (the note keeps the line's words, so it finds the line again in a later revision)."""
+    if not may_comment(actor, version):
+        raise Forbidden("only reviewers and the proposal's author can comment on it.")
+    assert isinstance(actor, User)
+    body = validate_comment(comment)
+    if not body:
+        raise InvalidArgument("write the comment first: it is empty.", field="comment")
+    page, version = _lock_version(version)
+    review = review_of(version)
+    if review is None or version.status != VersionStatus.IN_REVIEW:
+        raise Conflict(
+            f"v{version.number} is not in review any more; comments go on waiting proposals."
+        )
+    line_text = ""
+    if line is not None:
+        lines = _proposed_lines(page, version)
+        if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+            raise InvalidArgument("line must be a line number, from 1.", field="line")
+        if line > len(lines):
+            # The text is the proposal's as it stands now (a revision may have shortened it).
+            raise Conflict(
+                f"v{version.number} has {len(lines)} lines; comment on one of them, or "
+                "leave the line out to comment on the whole proposal.",
+            )
+        line_text = lines[line - 1]
+    note = ReviewComment.objects.create(
+        review=review, version=version, author=actor, body=body, line=line, line_text=line_text
+    )
+    audit_record(
+        action="version.comment",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        comment=body,
+        data={"line": line},
+    )
+    return note
+
+
+def _proposed_lines(page: Page, version: Version) -> list[str]:
+    if version.kind == VersionKind.APPEND:
+        live = page.live_version
+        return appended_body(live.body if live else "", version.proposed_body).splitlines()
+    return version.body.splitlines()
+
+
+def review_visit(*, actor: User, version: Version) -> Version | None:
+    """Note that `actor` is looking at `version` now (others see them reviewing it for a few
+    minutes). Returns the revision they last looked at before, if another one."""
+    review = review_of(version)
+    if review is None or not actor.is_authenticated:
+        return None
+    now = timezone.now()
+    earlier = (
+        ReviewVisit.objects.filter(review=review, user=actor).select_related("version").first()
+    )
+    if earlier is None:
+        try:
+            with transaction.atomic():
+                ReviewVisit.objects.create(review=review, user=actor, version=version, seen_at=now)
+        except IntegrityError:  # the same person in two tabs at once
+            pass
+        return None
+    ReviewVisit.objects.filter(pk=earlier.pk).update(version=version, seen_at=now)
+    return earlier.version if earlier.version_id != version.pk else None
+
+
+@atomic_retried
 def version_withdraw(*, actor: Actor, version: Version) -> Version:
     """Take back one's own waiting proposal."""
     mine = (
@@ -757,18 +1081,22 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
     page, version = _lock_version(version)
     version.move_to(VersionStatus.WITHDRAWN)
     version.save()
+    _reviews_end(version, ReviewStatus.WITHDRAWN)
     audit_record(action="version.withdraw", actor=actor, page=page, version_number=version.number)
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
     if isinstance(actor, Agent) or not (can_publish(actor) or can_review(actor)):
         raise Forbidden("only editors and reviewers can revert a page.")
-    page = lock_page(page)
     if to_version.page_id != page.pk:
         raise InvalidArgument("that version belongs to another page.", field="version")
+    moving = to_version.parent_id != page.parent_id
+    page, parent = lock_page_under(page, to_version.parent if moving else None)
+    if not moving:
+        parent = page.parent
     if to_version.status != VersionStatus.APPROVED:
         raise InvalidArgument(
             f"v{to_version.number} was never live ({to_version.status}); revert only to a "
@@ -784,7 +1112,6 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
             f"revert to v{merged_into} instead.",
             field="version",
         )
-    parent = to_version.parent
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),

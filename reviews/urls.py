@@ -9,4 +9,8 @@ urlpatterns = [
     path("pages/<str:page_id>/history/", views.history, name="history"),
     path("pages/<str:page_id>/compare/", views.compare, name="compare"),
     path("pages/<str:page_id>/v<int:number>/", views.review, name="review"),
+    path("workflows/", views.workflow_list, name="workflows"),
+    path("workflows/<int:workflow_id>/", views.workflow_detail, name="workflow"),
+    path("workflows/<int:workflow_id>/pages/", views.workflow_pages, name="workflow_pages"),
+    path("workflows/<int:workflow_id>/delete/", views.workflow_remove, name="workflow_delete"),
 ]

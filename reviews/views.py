@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
-from reviews import selectors, services
+from reviews import selectors, services, workflows
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -27,15 +27,24 @@ from reviews.diff import (
     suspicious_characters,
     tag_changes,
 )
-from reviews.forms import ApproveForm, CompareForm, EditApproveForm, RejectForm, RevertForm
+from reviews.forms import (
+    ApproveForm,
+    CommentForm,
+    CompareForm,
+    EditApproveForm,
+    RejectForm,
+    RequestChangesForm,
+    RevertForm,
+    WorkflowForm,
+)
 from reviews.merge import is_stale, merge_proposal
-from reviews.models import NotificationPreference, ReviewerSettings
+from reviews.models import NotificationPreference, ReviewerSettings, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
-from wiki.roles import can_publish, can_review
+from wiki.roles import REVIEWERS, can_publish, can_review
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -75,6 +84,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"{sentence(error.message)} The filter was left out.")
         filters, status = selectors.QueueFilters(), 400
     paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
+    waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
     query = request.GET.copy()
@@ -91,6 +101,8 @@ def queue(request: HttpRequest) -> HttpResponse:
             "filters": filters,
             "filter_query": query.urlencode(),
             "agents": selectors.agents_with_proposals(),
+            "workflows": waiting_workflows,
+            "step_numbers": range(1, max((steps for _, steps in waiting_workflows), default=1) + 1),
             "recent_decisions": selectors.recent_decisions(user),
             "notification_choices": NotificationPreference.choices,
             "notification_preference": (
@@ -247,14 +259,45 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     approve_form = ApproveForm(initial=expected)
     edit_form = EditApproveForm(initial=_edit_initial(version, context), auto_id="edit_%s")
     reject_form = RejectForm()
+    changes_form = RequestChangesForm()
+    comment_form = CommentForm()
     status = 200
     refusal = services.decision_refusal(user, version)
-    if request.method == "POST" and refusal is not None and context["in_review"]:
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    if action == "comment":
+        comment_form = CommentForm(request.POST)
+        if comment_form.is_valid():
+            try:
+                services.review_comment_add(
+                    actor=user,
+                    version=version,
+                    comment=comment_form.cleaned_data["comment"],
+                    line=comment_form.cleaned_data["line"],
+                )
+            except Forbidden as error:
+                raise PermissionDenied(sentence(error.message)) from None
+            except QuireError as error:
+                context["error"] = sentence(error.message)
+                status = error.http_status
+            else:
+                messages.success(request, "Your comment is added to the conversation.")
+                return redirect(f"{request.path}#conversation")
+        else:
+            status = 400
+    elif request.method == "POST" and refusal is not None and context["in_review"]:
         raise PermissionDenied(sentence(refusal))
-    if request.method == "POST":
-        action = request.POST.get("action", "")
+    elif request.method == "POST":
         try:
-            if action == "approve":
+            if action == "request_changes":
+                changes_form = RequestChangesForm(request.POST)
+                if changes_form.is_valid():
+                    services.version_request_changes(
+                        actor=user,
+                        version=version,
+                        comment=changes_form.cleaned_data["comment"],
+                    )
+                    return _decided(request, version, "sent back to its author for changes")
+            elif action == "approve":
                 approve_form = ApproveForm(request.POST)
                 if approve_form.is_valid():
                     data = approve_form.cleaned_data
@@ -264,7 +307,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                         comment=data["comment"],
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, decided, "approved")
+                    return _decided(request, decided, _approved_verb(decided))
             elif action == "edit":
                 edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
@@ -278,7 +321,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                         edited_tags=edit_form.tag_list(),
                         expected_live_number=data["expected_live_number"],
                     )
-                    return _decided(request, decided, "edited and approved")
+                    return _decided(request, decided, f"edited and {_approved_verb(decided)}")
             elif action == "reject":
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
@@ -287,7 +330,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     )
                     return _decided(request, version, "rejected")
             else:
-                context["error"] = "Choose approve, edit then approve, or reject."
+                context["error"] = "Choose approve, edit then approve, request changes, or reject."
             status = 400
         except QuireError as error:
             context["error"] = sentence(error.message)
@@ -298,8 +341,24 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
     refusal = services.decision_refusal(user, version)  # the version may have been reloaded
+    since = services.review_visit(actor=user, version=version) if can_review(user) else None
+    path = selectors.review_path(version, viewer=user)
     context.update(
         {
+            "path": path,
+            "changes_requested": path is not None
+            and context["in_review"]
+            and path.review.status == ReviewStatus.CHANGES_REQUESTED,
+            "may_comment": context["in_review"] and services.may_comment(user, version),
+            "since": since,
+            "since_diff": diff_text(
+                selectors.proposed_content(since)["body"], context["proposed"]["body"]
+            )
+            if since is not None
+            else None,
+            "changes_form": changes_form,
+            "comment_form": comment_form,
+            "open_changes": action == "request_changes",
             "can_decide": context["in_review"] and refusal is None,
             "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
@@ -318,6 +377,20 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
         }
     )
     return render(request, "reviews/review.html", context, status=status)
+
+
+def _approved_verb(version: Version) -> str:
+    """ "approved", or where an approval that does not publish yet left the proposal."""
+    if version.status == VersionStatus.APPROVED:
+        return "approved"
+    review = selectors.review_of(version)
+    if review is None:
+        return "approved"
+    step = review.current_step
+    return (
+        f"approved; it waits on step {review.step + 1} of {len(review.steps)} "
+        f"({step['name']}, {step['group']})"
+    )
 
 
 def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
@@ -439,3 +512,147 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
             "label_b": f"v{version_b.number}",
         },
     )
+
+
+# --- review workflows (admins) --------------------------------------------------------------
+
+
+def _admin(request: HttpRequest) -> User:
+    user = _user(request)
+    if not user.is_superuser:
+        raise PermissionDenied("Only admins define and assign review workflows.")
+    return user
+
+
+def _workflow_or_404(workflow_id: int) -> Workflow:
+    try:
+        return workflows.workflow_by_id(workflow_id)
+    except NotFound as error:
+        raise Http404(error.message) from None
+
+
+def _workflow_screen(
+    request: HttpRequest,
+    *,
+    workflow: Workflow | None,
+    form: WorkflowForm,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    steps = workflows.steps_of(workflow) if workflow is not None else []
+    if request.method == "POST":
+        steps = form.steps()
+    rows = [*steps, *[{"name": "", "group": "", "approvals": 1}] * 2][: workflows.STEPS_MAX]
+    if not steps:
+        rows = [{"name": "Review", "group": REVIEWERS, "approvals": 1}, *rows][:3]
+    return render(
+        request,
+        "reviews/workflows.html",
+        {
+            "crumbs": [("Reviews", reverse("reviews:queue")), ("Workflows", "")],
+            "workflows": workflows.workflows(),
+            "workflow": workflow,
+            "form": form,
+            "rows": rows,
+            "groups": list(Group.objects.order_by("name").values_list("name", flat=True)),
+            "error": error,
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workflow_list(request: HttpRequest) -> HttpResponse:
+    """Every workflow with its steps and pages, and the form that defines a new one."""
+    user = _admin(request)
+    form = WorkflowForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = workflows.workflow_create(
+                actor=user, name=form.cleaned_data["name"], steps=form.steps()
+            )
+        except QuireError as error:
+            return _workflow_screen(
+                request,
+                workflow=None,
+                form=form,
+                error=sentence(error.message),
+                status=error.http_status,
+            )
+        messages.success(request, f"Workflow “{created.name}” saved. Assign it to a page below.")
+        return redirect("reviews:workflow", workflow_id=created.pk)
+    return _workflow_screen(
+        request, workflow=None, form=form, status=400 if request.method == "POST" else 200
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workflow_detail(request: HttpRequest, workflow_id: int) -> HttpResponse:
+    """One workflow: its steps to change, the pages it applies to, assign and unassign."""
+    user = _admin(request)
+    workflow = _workflow_or_404(workflow_id)
+    form = WorkflowForm(request.POST or None, initial={"name": workflow.name})
+    if request.method == "POST" and form.is_valid():
+        try:
+            workflows.workflow_update(
+                actor=user, workflow=workflow, name=form.cleaned_data["name"], steps=form.steps()
+            )
+        except QuireError as error:
+            return _workflow_screen(
+                request,
+                workflow=workflow,
+                form=form,
+                error=sentence(error.message),
+                status=error.http_status,
+            )
+        messages.success(
+            request,
+            "Workflow saved. Proposals already in review keep the steps they started with.",
+        )
+        return redirect("reviews:workflow", workflow_id=workflow.pk)
+    return _workflow_screen(
+        request, workflow=workflow, form=form, status=400 if request.method == "POST" else 200
+    )
+
+
+@login_required
+@require_http_methods(["POST"])
+def workflow_pages(request: HttpRequest, workflow_id: int) -> HttpResponse:
+    """Assign (`page`) or unassign (`remove`) the workflow on a page and its subtree."""
+    user = _admin(request)
+    workflow = _workflow_or_404(workflow_id)
+    removing = str(request.POST.get("remove", ""))
+    public_id = removing or str(request.POST.get("page", ""))
+    try:
+        if not public_id:
+            raise InvalidArgument(
+                "choose a page: type part of its title or path and pick it from the list."
+            )
+        page = page_for_person(user, public_id)
+        if removing:
+            workflows.workflow_unassign(actor=user, workflow=workflow, page=page)
+            messages.success(request, f"“{workflow.name}” no longer applies to {page.path}.")
+        else:
+            workflows.workflow_assign(actor=user, workflow=workflow, page=page)
+            messages.success(
+                request, f"“{workflow.name}” now applies to {page.path} and every page under it."
+            )
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    return redirect("reviews:workflow", workflow_id=workflow.pk)
+
+
+@login_required
+@require_http_methods(["POST"])
+def workflow_remove(request: HttpRequest, workflow_id: int) -> HttpResponse:
+    user = _admin(request)
+    workflow = _workflow_or_404(workflow_id)
+    workflows.workflow_delete(actor=user, workflow=workflow)
+    messages.success(
+        request,
+        f"Workflow “{workflow.name}” deleted. Its pages fall back to the workflow above them; "
+        "proposals in review keep their steps.",
+    )
+    return redirect("reviews:workflows")

@@ -34,53 +34,9 @@ LONG_TITLES = [
     "How the on-call rotation hands over between the Dublin, Singapore and Vancouver teams",
 ]
 
-# Boxes that may scroll sideways inside themselves (code, the editor's text area); they must
-# still fit the screen.
-WIDE_ON_PURPOSE = "pre, textarea"
-
 
 def check_narrow(page: Any, screenshots: Path, name: str) -> None:
-    """check_screen, and no box inside the page scrolls sideways or sticks out of it."""
-    page.wait_for_load_state("load")
-    offenders = page.evaluate(
-        """(skip) => {
-        const width = document.documentElement.clientWidth;
-        // What a closed <details> holds is not shown.
-        const folded = 'details:not([open]) > :not(summary)';
-        // Visually hidden text (for screen readers) is clipped to nothing: it takes no room.
-        const clipped = (el) => {
-            for (let a = el; a && a !== document.body; a = a.parentElement) {
-                const clip = getComputedStyle(a).clip;
-                if (clip && clip !== 'auto') return true;
-            }
-            return false;
-        };
-        const found = [];
-        for (const el of document.body.querySelectorAll('*')) {
-            const inner = el.parentElement && el.parentElement.closest(skip);
-            if (inner || clipped(el) || el.closest(folded)) continue;
-            const style = getComputedStyle(el);
-            if (style.display === 'none' || style.visibility === 'hidden') continue;
-            const box = el.getBoundingClientRect();
-            if (box.width === 0 || box.height === 0) continue;
-            const scrolls = !el.matches(skip) && ['auto', 'scroll'].includes(style.overflowX)
-                && el.scrollWidth > el.clientWidth + 1;
-            // Text that runs out of its box (a long word) sticks out although the box fits.
-            const spills = style.overflowX === 'visible' && style.display !== 'inline'
-                && box.left + el.scrollWidth > width + 1;
-            if (scrolls || spills || box.right > width + 1) {
-                const label = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
-                    + (el.className && typeof el.className === 'string'
-                       ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
-                const right = Math.max(box.right, box.left + el.scrollWidth);
-                found.push(label + ' ' + Math.round(scrolls ? el.scrollWidth : right));
-            }
-        }
-        return found.slice(0, 8);
-    }""",
-        WIDE_ON_PURPOSE,
-    )
-    assert offenders == [], f"{name} at {page.width}px: wider than the screen: {offenders}"
+    """check_screen: no sideways scroll of the document or of any box in it, axe, a screenshot."""
     check_screen(page, screenshots, name)
 
 

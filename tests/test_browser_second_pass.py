@@ -248,3 +248,59 @@ def test_it_offers_approve_in_the_queue_only_beside_the_whole_change(
     expect(long_row.locator(".rv-row-approve")).to_have_count(0)
     expect(long_row.get_by_role("link", name="Review")).to_be_visible()
     check_narrow(page, screenshots, "queue-whole-change")
+
+
+def _placeholder_fits(page: Any, selector: str) -> bool:
+    """Whether the placeholder of the input at `selector` shows whole in its box."""
+    return bool(
+        page.evaluate(
+            """(selector) => {
+            const input = document.querySelector(selector);
+            const style = getComputedStyle(input);
+            const canvas = document.createElement('canvas').getContext('2d');
+            canvas.font = style.font;
+            const room = input.clientWidth - parseFloat(style.paddingLeft)
+                - parseFloat(style.paddingRight);
+            return canvas.measureText(input.placeholder).width <= room;
+        }""",
+            selector,
+        )
+    )
+
+
+def test_it_gives_the_review_screens_room_to_read(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    body = "".join(f"Paragraph {n} says something ordinary about shipping.\n\n" for n in range(6))
+    shipping = make_page("Shipping", body)
+    proposal = services.version_propose(
+        actor=proposing_agent, page=shipping, body=body.replace("ordinary", "new")
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    # The queue's inline reject box shows its whole placeholder.
+    page.goto(f"{base}/reviews/")
+    row = page.locator("tr.rv-row").first
+    row.locator("summary.rv-reject-button").click()
+    expect(row.locator("input[name=comment]")).to_be_visible()
+    assert _placeholder_fits(page, "tr.rv-row details[open] input[name=comment]")
+    check_narrow(page, screenshots, "queue-reject-open")
+    # The review page: the markdown and rendered diffs one above the other where two columns
+    # would wrap every line; edit-then-approve previews like the editor.
+    page.goto(f"{base}/reviews/pages/{shipping.public_id}/v{proposal.number}/")
+    markdown = page.locator(".rv-diffs-markdown").bounding_box()
+    rendered = page.locator(".rv-diffs-rendered").bounding_box()
+    assert markdown is not None and rendered is not None
+    assert rendered["y"] >= markdown["y"] + markdown["height"] - 1
+    page.locator("details.rv-editor > summary").click()
+    editor = page.locator("details.rv-editor textarea[name=body]")
+    editor.fill("# Shipping\n\nWe ship **fast**.\n")
+    expect(page.locator("details.rv-editor .preview-output strong")).to_have_text("fast")
+    check_narrow(page, screenshots, "review-edit-preview")

@@ -46,8 +46,14 @@ def sized_page(request: pytest.FixtureRequest, chromium: Any) -> Iterator[Any]:
         context.close()
 
 
+# Boxes that may scroll sideways inside themselves (code, the editor's text area); they must
+# still fit the screen.
+WIDE_ON_PURPOSE = "pre, textarea"
+
+
 def check_screen(page: Any, screenshots: Path, name: str) -> None:
-    """No sideways scroll, no serious or critical axe violation, and a screenshot."""
+    """No sideways scroll (of the document, or of any box inside it but code), no serious or
+    critical axe violation, and a screenshot."""
     from axe_playwright_python.sync_playwright import Axe
 
     page.wait_for_load_state("load")
@@ -55,6 +61,45 @@ def check_screen(page: Any, screenshots: Path, name: str) -> None:
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
     assert overflow <= 0, f"{name} at {page.width}px scrolls sideways by {overflow}px"
+    offenders = page.evaluate(
+        """(skip) => {
+        const width = document.documentElement.clientWidth;
+        // What a closed <details> holds is not shown.
+        const folded = 'details:not([open]) > :not(summary)';
+        // Visually hidden text (for screen readers) is clipped to nothing: it takes no room.
+        const clipped = (el) => {
+            for (let a = el; a && a !== document.body; a = a.parentElement) {
+                const clip = getComputedStyle(a).clip;
+                if (clip && clip !== 'auto') return true;
+            }
+            return false;
+        };
+        const found = [];
+        for (const el of document.body.querySelectorAll('*')) {
+            const inner = el.parentElement && el.parentElement.closest(skip);
+            if (inner || clipped(el) || el.closest(folded)) continue;
+            const style = getComputedStyle(el);
+            if (style.display === 'none' || style.visibility === 'hidden') continue;
+            const box = el.getBoundingClientRect();
+            if (box.width === 0 || box.height === 0) continue;
+            const scrolls = !el.matches(skip) && ['auto', 'scroll'].includes(style.overflowX)
+                && el.scrollWidth > el.clientWidth + 1;
+            // Text that runs out of its box (a long word) sticks out although the box fits.
+            const spills = style.overflowX === 'visible' && style.display !== 'inline'
+                && box.left + el.scrollWidth > width + 1;
+            if (scrolls || spills || box.right > width + 1) {
+                const label = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+                    + (el.className && typeof el.className === 'string'
+                       ? '.' + el.className.trim().split(/\\s+/).join('.') : '');
+                const right = Math.max(box.right, box.left + el.scrollWidth);
+                found.push(label + ' ' + Math.round(scrolls ? el.scrollWidth : right));
+            }
+        }
+        return found.slice(0, 8);
+    }""",
+        WIDE_ON_PURPOSE,
+    )
+    assert offenders == [], f"{name} at {page.width}px: wider than the screen: {offenders}"
     results = Axe().run(page)
     blocking = [
         (violation["id"], violation["impact"], [node["target"] for node in violation["nodes"]][:3])

@@ -167,12 +167,15 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
     # The lookup of existing pages, then per chunk: the savepoint, the parent lock, the
     # siblings' slugs, the pages, versions, live pointers and search rows (or the reviewers
     # and their notifications) and the audit rows. Page by page it took 16 per page.
-    assert counts[0] <= 23
+    # Proposals add per chunk the workflow assignments above the pages, the reviews and
+    # their first revisions.
+    assert counts[0] <= (23 if publish else 29)
     if connection.vendor == "postgresql":
         assert counts[1] == counts[0]
     else:
-        # SQLite splits each INSERT into batches of at most 999 parameters.
-        assert counts[1] <= counts[0] + 6
+        # SQLite splits each INSERT into batches of at most 999 parameters (proposals'
+        # review rows are wide: one more batch).
+        assert counts[1] <= counts[0] + (6 if publish else 8)
 
 
 def test_it_reports_the_one_refused_page_of_a_chunk_and_creates_the_rest(

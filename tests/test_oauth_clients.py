@@ -405,28 +405,3 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
     )
     assert refused.status_code in (400, 401)
     assert refused.headers["Access-Control-Allow-Origin"] == "*"
-
-
-def test_the_deploy_check_stays_clean_with_oauth_on(db: Any) -> None:
-    import os
-    import subprocess
-    import sys
-
-    from tests.conftest import PROJECT_ROOT
-
-    env = {
-        **os.environ,
-        "DEBUG": "0",
-        "SECRET_KEY": "a-deploy-check-secret-" + "x" * 50,
-        "QUIRE_BASE_URL": "https://wiki.example.org",
-        "ALLOWED_HOSTS": "wiki.example.org",
-    }
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr

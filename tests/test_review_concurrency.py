@@ -1,4 +1,5 @@
-"""Two reviewers deciding the same proposal at the same moment leave exactly one decision."""
+"""Two reviewers deciding the same proposal at the same moment: exactly one decision, or, at
+a step that needs two approvals, exactly two approvals and one move on."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from django.db import connection
 from django.test import Client
 
 from core.models import AuditEvent
-from reviews import services
+from reviews import services, workflows
+from reviews.models import Approval
 from tests.conftest import live
 from wiki.models import Page, VersionStatus
+from wiki.roles import REVIEWERS
 
 
 @pytest.mark.django_db(transaction=True)
@@ -59,3 +62,55 @@ def test_it_leaves_exactly_one_decision_when_two_reviewers_decide_at_once(
     assert decisions.count() == 1
     expected_live = "new\n" if proposal.status == VersionStatus.APPROVED else "old\n"
     assert live(page).body == expected_live
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("steps", [1, 2], ids=["last-step", "first-of-two"])
+def test_it_counts_two_approvals_at_the_same_moment_as_two(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reader: User,
+    steps: int,
+) -> None:
+    """Legal needs two approvals; its two members approve at once: both count, the step is
+    done exactly once (never skipped, never a double publish)."""
+    lawyers = [make_user(name, "Legal", REVIEWERS) for name in ("lena", "luis")]
+    page = make_page("Race", "old\n")
+    plan = [{"name": "Legal", "group": "Legal", "approvals": 2}]
+    if steps == 2:
+        plan.append({"name": "Final", "group": REVIEWERS, "approvals": 1})
+    workflow = workflows.workflow_create(actor=admin_user, name="Legal", steps=plan)
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    url = f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/approve"
+    barrier = threading.Barrier(2)
+    statuses: dict[str, int] = {}
+
+    def approve(user: User) -> None:
+        client = Client()
+        client.force_login(user)
+        barrier.wait()
+        try:
+            response = client.post(url, {"comment": "Yes."}, content_type="application/json")
+            statuses[user.username] = response.status_code
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=approve, args=(lawyer,)) for lawyer in lawyers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert statuses == {"lena": 200, "luis": 200}
+    proposal.refresh_from_db()
+    assert Approval.objects.filter(version=proposal, step=0).count() == 2
+    if steps == 1:
+        assert proposal.status == VersionStatus.APPROVED
+        assert AuditEvent.objects.filter(action="version.approve").count() == 1
+        assert live(page).body == "new\n"
+    else:
+        assert (proposal.status, proposal.review.step) == (VersionStatus.IN_REVIEW, 1)
+        advanced = AuditEvent.objects.filter(action="version.approval", data__advanced=True)
+        assert advanced.count() == 1
+        assert live(page).body == "old\n"

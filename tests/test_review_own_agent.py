@@ -183,7 +183,7 @@ def test_the_owner_sees_why_in_the_browser(
     browser.fill("input[name=username]", reviewer.username)
     browser.fill("input[name=password]", "correct-horse-battery")
     browser.click("button[type=submit]")
-    row = browser.locator("table.rv-queue tbody tr").first
+    row = browser.locator("table.rv-queue tbody tr.rv-row").first
     expect(row).to_contain_text("Your agent: another reviewer decides")
     row.locator("a.rv-queue-link").click()
     expect(browser.locator(".rv-cannot-decide")).to_contain_text("ritas-bot is your agent")

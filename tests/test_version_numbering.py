@@ -120,3 +120,28 @@ def test_it_says_where_the_merged_proposal_went_live(
     assert "It went live as v4, together with the changes published since it was written." in (
         response.content.decode()
     )
+
+
+def test_it_tells_the_api_where_a_merged_proposal_went_live(
+    make_page: Callable[..., Page],
+    editor: User,
+    reader: User,
+    reviewer: User,
+    client_as: Callable[[User], Client],
+) -> None:
+    page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
+    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    client = client_as(reviewer)
+    approved = client.post(
+        f"/api/v1/pages/{page.public_id}/versions/{stale.number}/approve",
+        {},
+        content_type="application/json",
+    )
+    assert approved.status_code == 200, approved.content
+    assert (approved.json()["number"], approved.json()["mergedInto"]) == (2, 4)
+    listed = client.get(f"/api/v1/pages/{page.public_id}/versions/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    by_number = {row["number"]: row for row in rows}
+    assert by_number[2]["mergedInto"] == 4 and by_number[4]["live"] is True
+    assert by_number[4]["mergedInto"] is None

@@ -30,3 +30,10 @@ def can_review(user: AbstractBaseUser | AnonymousUser | None) -> bool:
     if user is None or not user.is_authenticated or not user.is_active:
         return False
     return bool(getattr(user, "is_superuser", False)) or REVIEWERS in _group_names(user)
+
+
+def in_group(user: AbstractBaseUser | AnonymousUser | None, group: str) -> bool:
+    """Whether `user` is an active member of `group` (a review workflow step's group)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return group in _group_names(user)

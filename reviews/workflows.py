@@ -1,0 +1,270 @@
+"""Review workflows: define them, assign them to subtrees, and find the one that applies.
+
+A workflow is an ordered list of steps (a group and how many of its members approve). It is
+assigned to a page and applies to everything under it; the nearest assignment wins; with
+none, the default is one step of one approval by the Reviewers group (Quire's old rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import Group, User
+from django.db import IntegrityError, transaction
+
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from reviews.models import (
+    DEFAULT_STEPS,
+    DEFAULT_WORKFLOW_NAME,
+    STEP_NAME_MAX,
+    WORKFLOW_NAME_MAX,
+    Workflow,
+    WorkflowAssignment,
+    WorkflowStep,
+)
+from wiki.models import Page
+from wiki.validators import check_text
+
+STEPS_MAX = 10
+APPROVALS_MAX = 50
+
+
+@dataclass(frozen=True)
+class AppliedWorkflow:
+    """The workflow a page's proposals go through, and the page it is assigned to."""
+
+    workflow: Workflow | None  # None: the default
+    source: Page | None  # the page carrying the assignment (the page itself or an ancestor)
+    name: str
+    steps: list[dict[str, Any]]
+
+
+DEFAULT = AppliedWorkflow(None, None, DEFAULT_WORKFLOW_NAME, DEFAULT_STEPS)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def steps_of(workflow: Workflow) -> list[dict[str, Any]]:
+    """The workflow's steps as a proposal snapshots them: [{name, group, approvals}]."""
+    return [
+        {"name": step.name, "group": step.group.name, "approvals": step.approvals}
+        for step in workflow.steps.all()
+    ]
+
+
+def workflows() -> list[Workflow]:
+    """Every workflow with its steps and the pages it is assigned to, by name."""
+    return list(
+        Workflow.objects.prefetch_related("steps__group", "assignments__page").order_by("name")
+    )
+
+
+def workflow_by_id(workflow_id: Any) -> Workflow:
+    try:
+        return Workflow.objects.prefetch_related("steps__group", "assignments__page").get(
+            pk=int(workflow_id)
+        )
+    except (Workflow.DoesNotExist, TypeError, ValueError):
+        raise NotFound(
+            f"there is no workflow {workflow_id}; list them at /api/v1/workflows/."
+        ) from None
+
+
+def _ancestor_paths(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def applicable_workflows(pages: Sequence[Page]) -> dict[int, AppliedWorkflow]:
+    """The workflow of each page, by page pk, in two queries whatever the number of pages."""
+    paths = {prefix for page in pages for prefix in _ancestor_paths(page.path)}
+    assignments = {
+        assignment.page.path: assignment
+        for assignment in WorkflowAssignment.objects.filter(page__path__in=paths)
+        .select_related("page", "workflow")
+        .prefetch_related("workflow__steps__group")
+    }
+    applied: dict[int, AppliedWorkflow] = {}
+    for page in pages:
+        nearest = next(
+            (
+                assignments[prefix]
+                for prefix in reversed(_ancestor_paths(page.path))
+                if prefix in assignments
+            ),
+            None,
+        )
+        if nearest is None:
+            applied[page.pk] = DEFAULT
+        else:
+            workflow = nearest.workflow
+            applied[page.pk] = AppliedWorkflow(
+                workflow, nearest.page, workflow.name, steps_of(workflow)
+            )
+    return applied
+
+
+def applicable_workflow(page: Page) -> AppliedWorkflow:
+    """The workflow that applies to `page`: the nearest assignment on it or above, else the
+    default."""
+    return applicable_workflows([page])[page.pk]
+
+
+# --- admin writes -------------------------------------------------------------------------
+
+
+def _check_admin(actor: Any) -> User:
+    if not isinstance(actor, User) or not actor.is_active or not actor.is_superuser:
+        raise Forbidden("only admins can define and assign review workflows.")
+    return actor
+
+
+def _validate_name(name: Any) -> str:
+    if not isinstance(name, str) or not check_text(name, field="name").strip():
+        raise InvalidArgument("give the workflow a name, e.g. Legal review.", field="name")
+    name = name.strip()
+    if len(name) > WORKFLOW_NAME_MAX:
+        raise InvalidArgument(
+            f"a workflow name can be at most {WORKFLOW_NAME_MAX} characters.", field="name"
+        )
+    return name
+
+
+def _validate_steps(steps: Any) -> list[tuple[str, Group, int]]:
+    """[(name, group, approvals)] from [{name, group, approvals}]; unknown groups refused."""
+    if not isinstance(steps, list) or not steps:
+        raise InvalidArgument(
+            'give at least one step, e.g. [{"name": "Legal", "group": "Legal", "approvals": 2}].',
+            field="steps",
+        )
+    if len(steps) > STEPS_MAX:
+        raise InvalidArgument(f"a workflow can have at most {STEPS_MAX} steps.", field="steps")
+    wanted = {str(step.get("group", "")).strip() for step in steps if isinstance(step, dict)}
+    groups = {group.name: group for group in Group.objects.filter(name__in=wanted)}
+    checked = []
+    for number, step in enumerate(steps, start=1):
+        if not isinstance(step, dict):
+            raise InvalidArgument(f"step {number} must be an object.", field="steps")
+        group_name = check_text(str(step.get("group") or ""), field="group").strip()
+        name = check_text(str(step.get("name") or group_name), field="name").strip()
+        if not name or len(name) > STEP_NAME_MAX:
+            raise InvalidArgument(
+                f"step {number} needs a name of 1 to {STEP_NAME_MAX} characters.", field="steps"
+            )
+        group = groups.get(group_name)
+        if group is None:
+            known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
+            raise NotFound(
+                f"step {number} names the group {group_name!r}, which does not exist; "
+                f"choose one of: {known or 'none yet'} (groups are made in the Django admin).",
+            )
+        approvals = step.get("approvals", 1)
+        if (
+            isinstance(approvals, bool)
+            or not isinstance(approvals, int)
+            or not 1 <= approvals <= APPROVALS_MAX
+        ):
+            raise InvalidArgument(
+                f"step {number} needs between 1 and {APPROVALS_MAX} approvals.", field="steps"
+            )
+        checked.append((name, group, approvals))
+    return checked
+
+
+def _write_steps(workflow: Workflow, steps: list[tuple[str, Group, int]]) -> None:
+    workflow.steps.all().delete()
+    WorkflowStep.objects.bulk_create(
+        WorkflowStep(workflow=workflow, position=i, name=name, group=group, approvals=approvals)
+        for i, (name, group, approvals) in enumerate(steps)
+    )
+
+
+def _unique_name(name: str, *, besides: Workflow | None = None) -> None:
+    taken = Workflow.objects.filter(name=name)
+    if besides is not None:
+        taken = taken.exclude(pk=besides.pk)
+    if taken.exists():
+        raise Conflict(f"a workflow named {name!r} exists already; choose another name.")
+
+
+@transaction.atomic
+def workflow_create(*, actor: Any, name: Any, steps: Any) -> Workflow:
+    """A new workflow with its steps, in order."""
+    _check_admin(actor)
+    name = _validate_name(name)
+    checked = _validate_steps(steps)
+    _unique_name(name)
+    try:
+        with transaction.atomic():
+            workflow = Workflow.objects.create(name=name)
+    except IntegrityError:
+        raise Conflict(f"a workflow named {name!r} exists already; choose another name.") from None
+    _write_steps(workflow, checked)
+    audit_record(
+        action="workflow.create", actor=actor, data={"name": name, "steps": _described(checked)}
+    )
+    return workflow_by_id(workflow.pk)
+
+
+@transaction.atomic
+def workflow_update(*, actor: Any, workflow: Workflow, name: Any, steps: Any) -> Workflow:
+    """Rename a workflow and replace its steps. Proposals already in review keep the steps
+    they started with; new proposals take these."""
+    _check_admin(actor)
+    name = _validate_name(name)
+    checked = _validate_steps(steps)
+    workflow = Workflow.objects.select_for_update().get(pk=workflow.pk)
+    _unique_name(name, besides=workflow)
+    workflow.name = name
+    workflow.save()
+    _write_steps(workflow, checked)
+    audit_record(
+        action="workflow.update",
+        actor=actor,
+        data={"id": workflow.pk, "name": name, "steps": _described(checked)},
+    )
+    return workflow_by_id(workflow.pk)
+
+
+@transaction.atomic
+def workflow_delete(*, actor: Any, workflow: Workflow) -> None:
+    """Delete a workflow and its assignments; proposals in review keep their steps."""
+    _check_admin(actor)
+    audit_record(
+        action="workflow.delete", actor=actor, data={"id": workflow.pk, "name": workflow.name}
+    )
+    workflow.delete()
+
+
+@transaction.atomic
+def workflow_assign(*, actor: Any, workflow: Workflow, page: Page) -> WorkflowAssignment:
+    """Make `workflow` apply to `page` and its subtree (replacing an assignment on the page)."""
+    _check_admin(actor)
+    assignment, _ = WorkflowAssignment.objects.update_or_create(
+        page=page, defaults={"workflow": workflow}
+    )
+    audit_record(action="workflow.assign", actor=actor, page=page, data={"workflow": workflow.name})
+    return assignment
+
+
+@transaction.atomic
+def workflow_unassign(*, actor: Any, workflow: Workflow, page: Page) -> None:
+    """Take `workflow` off `page`: the page falls back to the assignment above it."""
+    _check_admin(actor)
+    deleted, _ = WorkflowAssignment.objects.filter(page=page, workflow=workflow).delete()
+    if not deleted:
+        raise NotFound(f"workflow {workflow.name!r} is not assigned to page {page.public_id}.")
+    audit_record(
+        action="workflow.unassign", actor=actor, page=page, data={"workflow": workflow.name}
+    )
+
+
+def _described(steps: Iterable[tuple[str, Group, int]]) -> list[dict[str, Any]]:
+    return [
+        {"name": name, "group": group.name, "approvals": approvals}
+        for name, group, approvals in steps
+    ]
