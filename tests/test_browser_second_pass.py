@@ -202,7 +202,7 @@ def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
     expect(page.get_by_role("button", name="Revert to v2")).to_have_count(0)
     check_narrow(page, screenshots, "history-merged-into")
     page.goto(f"{base}/p/{merge.public_id}/")
-    expect(page.locator(".meta")).to_contain_text("v4")
+    expect(page.locator(".meta", has_text="updated")).to_contain_text("v4")
     expect(page.locator("article")).to_contain_text("ALPHA")
     expect(page.locator("article")).to_contain_text("GAMMA")
 
