@@ -8,6 +8,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
 from agents import services
 from agents.models import Agent, PageSetEntry
@@ -146,14 +148,28 @@ class AgentAdmin(_ServiceAdmin):
         return False
 
     @admin.action(description="Rotate token (the old one stops working at once)")
-    def rotate_tokens(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
+    def rotate_tokens(
+        self, request: HttpRequest, queryset: QuerySet[Agent]
+    ) -> TemplateResponse | None:
+        """The new tokens are shown in this response itself: as messages, more than a few
+        overflow the message cookie into the session store (the database, Redis)."""
+        tokens = []
         for agent in queryset:
             try:
                 token = services.agent_token_rotate(actor=request.user, agent=agent)  # type: ignore[arg-type]
             except QuireError as error:
                 messages.error(request, f"{agent.name}: {error.message}")
                 continue
-            _show_token(request, agent, token)
+            tokens.append((agent, token))
+        if not tokens:
+            return None
+        response = TemplateResponse(
+            request,
+            "admin/agents/new_tokens.html",
+            {**self.admin_site.each_context(request), "tokens": tokens},
+        )
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke (the token stops working at once)")
     def revoke_agents(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:

@@ -114,6 +114,7 @@ class SearchHitOut(TypedDict):
     pageId: str
     title: str
     path: str
+    section: str | None
     excerpt: str
     score: float
 
@@ -646,8 +647,9 @@ class PageTools(MCPToolset):
         query: Annotated[
             str,
             Field(
-                description="Words or a plain question, 1 to 200 characters, e.g. 'refund "
-                "policy' or 'can I work a second job'."
+                description="Words, a plain question, or a question with a paragraph of "
+                "context, 1 to 2,000 characters, e.g. 'refund policy' or 'how many vacation "
+                "days do I get'."
             ),
         ],
         under: Annotated[
@@ -658,16 +660,19 @@ class PageTools(MCPToolset):
             ),
         ] = None,
     ) -> SearchResult:
-        """Find pages in your set by their words; titles count most, then tags, then text.
+        """Find the pages in your set that answer a question, by meaning and by words.
 
         Use it when browse's titles and useWhen lines do not tell you which page answers a
-        question, and always in a large set. How the query is read: small words such as
+        question, and always in a large set. Ask as you would ask a colleague ('how many
+        vacation days do I get'): pages are matched by meaning as well as by their words,
+        and each hit names the section that matched. How the words are read: small words such as
         'the', 'can', 'of' or 'how' need not appear; English words match their other forms
         ('running' finds 'run'); a page whose title is exactly the query comes first, then
         pages holding all the other words; when those are fewer than 8, pages holding most
         of the words follow, ranked below them. "Quoted words" must appear together, -word
         excludes, OR accepts either side. Returns at most 8 pages, best first, each with
-        its path and a short excerpt around the best match; call get_page to read one whole.
+        its path, the section of the best match (its heading, or null) and a short excerpt
+        of it; call get_page (with section=...) to read it.
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
@@ -680,6 +685,7 @@ class PageTools(MCPToolset):
                     "pageId": hit.public_id,
                     "title": hit.title,
                     "path": scope.shown(hit.path),
+                    "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
                 }

@@ -31,6 +31,7 @@ from wiki.scope import (
     Root,
     Scope,
     nearest_root,
+    readable_sql,
     shown_path,
     tree_key,
 )
@@ -178,7 +179,8 @@ class ReadablePage(NamedTuple):
 
 
 # get_page's read, on every call: plain SQL, so that no queryset is built and compiled each
-# time. The set check and the entry covering the page come from the agent's Scope.
+# time. The entry covering the page comes from the agent's Scope: none (NULL), the page is
+# outside the set. (One subquery for both: cheaper to plan than a set check beside it.)
 _READABLE_PAGE_SQL = """
     SELECT p.id, p.public_id, p.path, v.title, v.tags, v.instructions, v.body, v.number,
            COALESCE(v.decided_at, v.created_at),
@@ -186,7 +188,7 @@ _READABLE_PAGE_SQL = """
            {root_path}
     FROM wiki_page p
     JOIN wiki_version v ON v.id = p.live_version_id
-    WHERE p.public_id = %s AND {in_scope}
+    WHERE p.public_id = %s AND {readable}
 """
 
 
@@ -200,14 +202,12 @@ def _aware(moment: datetime | str) -> datetime:
 def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
     """The live page `public_id` with its live version, if the agent may read it; else the
     same `no_such_page` whether it exists or not."""
-    scope = _unloaded_scope(agent)
-    root_path, root_params = scope.root_path_sql("p")
-    in_scope, scope_params = scope.sql("p")
-    sql = _READABLE_PAGE_SQL.format(root_path=root_path, in_scope=in_scope)
+    root_path, params = _unloaded_scope(agent).root_path_sql("p")
+    sql = _READABLE_PAGE_SQL.format(root_path=root_path, readable=readable_sql("p"))
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*root_params, public_id, *scope_params])
+        cursor.execute(sql, [*params, public_id])
         row = cursor.fetchone()
-    if row is None:
+    if row is None or row[-1] is None:
         raise no_such_page(public_id)
     *columns, has_files, root = row
     pk, public_id, path, title, tags, instructions, body, number, published_at = columns

@@ -3,12 +3,16 @@
 The database down is an error (503): nothing works without it. Redis down is "degraded"
 (200): pages, MCP calls and reviews keep working, counters move to the database and email
 waits in the outbox, so a load balancer must not take the server out of rotation for it.
+`search` says how search_pages ranks: hybrid (the embedding model, and where the vectors
+are searched: pgvector, sqlite-vec or exact) or keyword-only when there is no model.
 """
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
+
+from wiki.semantic import status as semantic_status
 
 
 @require_GET
@@ -30,10 +34,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks["redis"] = "ok"
         except Exception as exc:  # noqa: BLE001
             checks["redis"] = f"error: {exc.__class__.__name__}"
+    search = semantic_status()
     if checks["database"] != "ok":
         status, http_status = "error", 503
     elif any(value != "ok" for value in checks.values()):
         status, http_status = "degraded", 200
     else:
         status, http_status = "ok", 200
-    return JsonResponse({"status": status, "checks": checks}, status=http_status)
+    return JsonResponse({"status": status, "checks": checks, "search": search}, status=http_status)

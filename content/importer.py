@@ -33,7 +33,7 @@ from reviews import outbox
 from reviews import services as review_services
 from wiki import services, validators
 from wiki.credentials import refuse_credentials
-from wiki.models import Page, Version, VersionStatus
+from wiki.models import TITLE_MAX, Page, Version, VersionStatus
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 FOLDER_PAGE_NAMES = ("index.md", "readme.md")
@@ -148,6 +148,15 @@ def first_heading(body: str) -> str | None:
     return None
 
 
+def shortened_title(title: str) -> str:
+    """`title` cut to TITLE_MAX characters between words, with an ellipsis."""
+    cut = title[: TITLE_MAX - 1]
+    space = cut.rfind(" ")
+    if space > TITLE_MAX // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-\u2013\u2014") + "…"
+
+
 def _tag_list(value: Any) -> list[str]:
     if value is None:
         return []
@@ -186,11 +195,18 @@ def parse_source(
     if quire_id is not None and not (isinstance(quire_id, str) and PAGE_ID_RE.fullmatch(quire_id)):
         raise BadFile("quire_id must be pg_ followed by 8 characters (a-z, 2-7)")
     name = PurePosixPath(folder if folder is not None else source_path)
-    title = (
-        str(raw_title).strip()
-        if raw_title is not None and str(raw_title).strip()
-        else first_heading(body) or humanise(name.stem if folder is None else name.name)
-    )
+    heading = first_heading(body)
+    if raw_title is not None and str(raw_title).strip():
+        title, from_heading = str(raw_title).strip(), False
+    else:
+        title = heading or humanise(name.stem if folder is None else name.name)
+        from_heading = heading is not None
+    if len(title) > TITLE_MAX:
+        # Too long for a title, not for the page: shortened here, whole in the body (where a
+        # heading already has it; a frontmatter title becomes the body's first heading).
+        if not from_heading:
+            body = f"# {title}\n\n{body}"
+        title = shortened_title(title)
     try:
         json.dumps(meta)
     except (TypeError, ValueError):

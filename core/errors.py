@@ -49,3 +49,15 @@ class Conflict(QuireError):
 class RateLimited(QuireError):
     code = "rate_limited"
     http_status = 429
+
+
+class TryAgain(QuireError):
+    """Too busy or too slow this time, and worth retrying: REST 503 with Retry-After, MCP
+    `rate_limited` (the agent's next step is the same: wait, then call again)."""
+
+    code = "rate_limited"
+    http_status = 503
+
+    def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

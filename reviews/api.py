@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import NotFound, QuireError
+from core.errors import NotFound, QuireError, TryAgain
 from reviews import selectors, services, workflows
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
@@ -201,9 +201,12 @@ class QuireAPIView(APIView):
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, QuireError):
-            return error_response(
+            answer = error_response(
                 exc.code, exc.message, exc.http_status, _public_parent_ids(dict(exc.detail))
             )
+            if isinstance(exc, TryAgain):
+                answer["Retry-After"] = str(exc.retry_after)
+            return answer
         response = super().handle_exception(exc)
         http_status = response.status_code
         if isinstance(exc, Http404):

@@ -2,18 +2,27 @@
 
 Services call `queue_review_requested` / `queue_decision` inside their transaction; the rows
 commit with the change, and a Celery task sends each one after commit. A broker or SMTP
-outage leaves rows pending, and `retry_pending` (a beat task) sends them later. What an email
-says is reviews/mail.py's business.
+outage leaves rows pending, and `retry_pending` (a beat task, every minute) sends them later.
+What an email says is reviews/mail.py's business.
+
+Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
+marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
+sends it again, so the email can arrive twice. Every email of a notification carries the same
+Message-ID, so a repeat is recognisable (mail clients drop it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
+from functools import partial
 from smtplib import SMTPException
+from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -42,8 +51,10 @@ logger = logging.getLogger(__name__)
 # After this many failed attempts a row is marked failed (visible in the admin, which can
 # put it back in the queue) instead of being retried forever.
 MAX_ATTEMPTS = 25
-# A row claimed by a worker that died mid-send is taken back after this long.
-SENDING_TIMEOUT = timedelta(minutes=15)
+# A row claimed by a worker that died mid-send is taken back after this long: longer than one
+# send can take (each SMTP step times out after EMAIL_TIMEOUT, 10 s), short enough that a
+# killed worker delays its mail by a few minutes at most (the sweep runs every minute).
+SENDING_LEASE = timedelta(minutes=2)
 # The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries
 # (QUIRE_OUTBOX_SWEEP_GRACE_SECONDS, one minute by default).
 SWEEP_BATCH = 100
@@ -265,8 +276,19 @@ def deliver(notification_id: int) -> str:
     return _send([notification], lambda: mail.compose(notification))
 
 
+def message_id(ids: list[int]) -> str:
+    """The Message-ID of the email standing for the rows `ids`: the same each time it is
+    sent, so that a repeat (see the module's docstring) is recognisable."""
+    host = urlsplit(settings.QUIRE_BASE_URL).hostname or "quire.invalid"
+    key = ".".join(map(str, ids[:5]))
+    if len(ids) > 5:
+        key += "." + hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:16]
+    return f"<quire-notification-{key}.{len(ids)}@{host}>"
+
+
 def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) -> str:
-    """Build and send one email standing for `rows` (claimed by the caller)."""
+    """Build and send one email standing for `rows` (claimed by the caller); whatever
+    happens, the rows leave `sending`."""
     ids = [row.pk for row in rows]
     try:
         message = build()
@@ -276,6 +298,7 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
             # ", " lets a long list fold over several header lines: SMTP refuses a line
             # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
             message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
+            message.extra_headers["Message-ID"] = message_id(ids)
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -285,7 +308,8 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         return NotificationStatus.SKIPPED
     try:
         message.send()
-    except (SMTPException, OSError) as exc:
+    except Exception as exc:
+        # SMTP or network failures are retried; anything else too, after the pause.
         _failed_attempt(ids, exc)
         raise
     _finish(ids, NotificationStatus.SENT)
@@ -426,7 +450,7 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     now = timezone.now()
     grace = retry_pause()
     Notification.objects.filter(
-        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_TIMEOUT
+        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_LEASE
     ).update(status=NotificationStatus.PENDING)
     due = (
         Notification.objects.filter(
@@ -501,17 +525,20 @@ def send_digests(*, ids: list[int] | None = None) -> int:
         rows = [row for row in rows if row.pk in claimed]
         if not rows:
             continue
-        ids = [row.pk for row in rows]
         recipient = rows[0].recipient
         waiting = [row.version for row in rows if row.version.status == VersionStatus.IN_REVIEW]
-        if not waiting or not recipient.email or not recipient.is_active:
-            _finish(ids, NotificationStatus.SKIPPED)
+        if not waiting:
+            _finish([row.pk for row in rows], NotificationStatus.SKIPPED)
             continue
         try:
-            mail.compose_digest(recipient, waiting).send()
-        except (SMTPException, OSError) as exc:
-            _failed_attempt(ids, exc)
-            continue
-        _finish(ids, NotificationStatus.SENT)
-        sent += 1
+            outcome = _send(rows, partial(_digest, recipient, waiting))
+        except (SMTPException, OSError):
+            continue  # the rows wait for the next digest
+        sent += outcome == NotificationStatus.SENT
     return sent
+
+
+def _digest(recipient: Any, waiting: list[Version]) -> EmailMessage | None:
+    if not recipient.email or not recipient.is_active:
+        return None
+    return mail.compose_digest(recipient, waiting)

@@ -21,6 +21,7 @@ from agents.models import Agent
 from core.actors import Actor
 from core.audit import audit_event, audit_record, audit_record_many
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
 from reviews.merge import appended_body, is_stale, merge_proposal
@@ -52,6 +53,7 @@ from wiki.services import (
     allocate_version_number,
     check_parent,
     lock_page,
+    lock_page_under,
     new_pages_make_live,
     page_make_live,
     page_rows_create,
@@ -164,8 +166,10 @@ def _author_fields(actor: Actor) -> dict[str, Any]:
 
 def _lock_version(version: Version) -> tuple[Page, Version]:
     """The page row locked (every decision on a page holds it, so two reviewers approving at
-    once are two approvals in turn), and the version and its review as they are now."""
-    page = lock_page(version.page)
+    once are two approvals in turn), with its branch in the tree's lock order (a move's new
+    parent too), and the version and its review as they are now."""
+    moving = version.parent_id != version.page.parent_id
+    page, _ = lock_page_under(version.page, version.parent if moving else None)
     locked = Version.objects.select_related("base_version", "page", "decided_by", "review").get(
         pk=version.pk
     )
@@ -342,7 +346,7 @@ def page_create(
     return pages_create(actor=actor, pages=[new], publish=publish)[0]
 
 
-@transaction.atomic
+@atomic_retried
 def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = False) -> list[Version]:
     """New pages with version 1 each, made as `page_create` makes one, all or none.
 
@@ -529,7 +533,7 @@ def _replace_fields(
     return fields
 
 
-@transaction.atomic
+@atomic_retried
 def version_propose(
     *,
     actor: Actor,
@@ -558,7 +562,10 @@ def version_propose(
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
-    page = lock_page(page)
+    if isinstance(parent, Unset):
+        page = lock_page(page)
+    else:
+        page, parent = lock_page_under(page, parent)
     if page.archived:
         raise Conflict(f"page {page.public_id} is archived; restore it before changing it.")
     current = page.live_version or page.versions.order_by("-number").first()
@@ -805,7 +812,7 @@ def _apply_edit(
     version.edited_by_reviewer = True
 
 
-@transaction.atomic
+@atomic_retried
 def version_approve(
     *,
     actor: Actor,
@@ -943,7 +950,7 @@ def approval_undo_refusal(actor: Actor, version: Version) -> str | None:
     return None
 
 
-@transaction.atomic
+@atomic_retried
 def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     """Take back one's approval that published a proposal, while it is still short and
     nothing newer went live: the page shows again what it showed before, the version it
@@ -1006,7 +1013,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     """Decline a proposal, at any step, with a reason the author reads."""
     _check_can_decide(actor, version)
@@ -1038,7 +1045,7 @@ def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
     """Send a proposal back to its author with what to change. It stays in review, waiting
     on the author; their revision continues the same review from step 1."""
@@ -1081,7 +1088,7 @@ def may_comment(actor: Actor, version: Version) -> bool:
     return agent is not None and agent.owner_id == actor.pk
 
 
-@transaction.atomic
+@atomic_retried
 def review_comment_add(
     *, actor: Actor, version: Version, comment: Any, line: int | None = None
 ) -> ReviewComment:
@@ -1153,7 +1160,7 @@ def review_visit(*, actor: User, version: Version) -> Version | None:
     return earlier.version if earlier.version_id != version.pk else None
 
 
-@transaction.atomic
+@atomic_retried
 def version_withdraw(*, actor: Actor, version: Version) -> Version:
     """Take back one's own waiting proposal."""
     mine = (
@@ -1171,14 +1178,17 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
     if isinstance(actor, Agent) or not (can_publish(actor) or can_review(actor)):
         raise Forbidden("only editors and reviewers can revert a page.")
-    page = lock_page(page)
     if to_version.page_id != page.pk:
         raise InvalidArgument("that version belongs to another page.", field="version")
+    moving = to_version.parent_id != page.parent_id
+    page, parent = lock_page_under(page, to_version.parent if moving else None)
+    if not moving:
+        parent = page.parent
     if to_version.status != VersionStatus.APPROVED:
         raise InvalidArgument(
             f"v{to_version.number} was never live ({to_version.status}); revert only to a "
@@ -1194,7 +1204,6 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
             f"revert to v{merged_into} instead.",
             field="version",
         )
-    parent = to_version.parent
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),

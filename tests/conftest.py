@@ -31,6 +31,9 @@ pytest_plugins = [
     "tests.fixtures_oauth",
 ]
 
+# Servers the tests start inherit this: only tests marked `semantic` run the model.
+os.environ.setdefault("QUIRE_EMBEDDING_MODEL", "none")
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("QUIRE_CORPUS", PROJECT_ROOT.parent / "shared" / "corpus"))
 HANDBOOK = CORPUS / "18f-handbook" / "pages"
@@ -122,6 +125,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             f"needs PostgreSQL, and the tests run on {connection.vendor} "
             "(set DATABASE_URL=postgres://USER@HOST:PORT/NAME)",
         )
+
+
+@pytest.fixture(autouse=True)
+def _embedding_model(request: pytest.FixtureRequest, settings: Any) -> None:
+    """The embedding model for tests marked `semantic`; keyword-only search for the others."""
+    semantic = request.node.get_closest_marker("semantic") is not None
+    settings.QUIRE_EMBEDDING_MODEL = "multilingual-e5-small" if semantic else "none"
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import pytest
 BROWSER = "BROWSER"
 CELERY = "CELERY"
 POSTGRES = "POSTGRES"
+PGVECTOR = "PGVECTOR"
 
 
 def required(what: str) -> bool:

@@ -559,8 +559,8 @@ def test_it_searches_and_reads_pages_as_the_agent(
     assert "Salary bands" not in refused
     unknown = text(admin.get(preview_url(key.agent, page="pg_zzzzzzzz")))
     assert "not_found: there is no page pg_zzzzzzzz" in unknown
-    too_long = text(admin.get(preview_url(key.agent, q="x" * 201)))
-    assert "invalid_argument: query must be 1 to 200 characters" in too_long
+    too_long = text(admin.get(preview_url(key.agent, q="x" * 2001)))
+    assert "invalid_argument: query must be 1 to 2000 characters" in too_long
     # Only the one real MCP call above is in the agent's log; the preview's are not.
     assert AuditEvent.objects.filter(actor_agent=key.agent).count() == 1
 

@@ -357,3 +357,27 @@ def test_import_skips_a_file_whose_kept_frontmatter_holds_a_credential(
         "line 1 (GitHub token)"
     ) in err.getvalue()
     assert list(Page.objects.values_list("title", flat=True)) == ["Plain"]
+
+
+def test_the_admin_rotating_many_agents_keeps_no_token_in_the_session_store(
+    admin_user: User,
+) -> None:
+    """As messages, a dozen tokens overflowed the message cookie into the session."""
+    from agents import services as agent_services
+
+    agents = [
+        agent_services.agent_create(actor=admin_user, name=f"bot-{n:02}")[0] for n in range(12)
+    ]
+    admin = Client()
+    admin.force_login(admin_user)
+
+    response = admin.post(
+        "/admin/agents/agent/",
+        {"action": "rotate_tokens", "_selected_action": [agent.pk for agent in agents]},
+    )
+
+    tokens = set(TOKEN.findall(response.content.decode()))
+    assert len(tokens) == 12
+    assert "no-store" in response["Cache-Control"]
+    kept = stored_sessions()
+    assert not [token for token in tokens if token in kept]

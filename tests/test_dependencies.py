@@ -7,10 +7,14 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-APPS = ("core", "wiki", "reviews", "agents", "content", "config")
+# Quire's own packages: the ones import-linter checks.
+APPS = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+    "root_packages"
+]
 
 
 def pinned(requirements: str) -> set[str]:

@@ -37,7 +37,7 @@ def test_it_declares_every_service_with_a_healthcheck(compose: dict[str, Any]) -
         if name == "migrate":  # a one-off step that exits
             continue
         assert service.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
-    assert services["postgres"]["image"] == "postgres:16"
+    assert services["postgres"]["image"] == "pgvector/pgvector:pg16"
     assert services["redis"]["image"] == "redis:7"
     assert services["mailpit"]["ports"][0].endswith(":8025")
 

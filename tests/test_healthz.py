@@ -24,7 +24,11 @@ def test_it_reports_the_database_in_one_query(
 
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"status": "ok", "checks": {"database": "ok"}}
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok"},
+        "search": {"model": "none", "mode": "keyword-only"},
+    }
 
 
 def test_it_reports_an_unreachable_redis_as_degraded_not_down(client: Client) -> None:
@@ -47,7 +51,11 @@ def test_it_reports_a_reachable_redis_as_ok(client: Client, settings: Any) -> No
         response = client.get("/healthz")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok"}}
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "redis": "ok"},
+        "search": {"model": "none", "mode": "keyword-only"},
+    }
 
 
 def test_it_answers_without_a_login_and_only_to_get(client: Client) -> None:

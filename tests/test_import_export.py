@@ -238,7 +238,8 @@ def test_it_reports_bad_files_by_path_and_imports_the_rest(
     write(tmp_path, "latin1.md", "---\ntitle: Café\n---\nCafé\n".encode("latin-1"))
     tags = ", ".join(f"tag{n}" for n in range(21))
     write(tmp_path, "guide/too-many-tags.md", f"---\ntitle: Tags\nkeywords: {tags}\n---\n")
-    write(tmp_path, "long-title.md", f"---\ntitle: {'x' * 201}\n---\n")
+    # (A title over 200 characters is shortened, not skipped: tests/test_import_titles.py.)
+    write(tmp_path, "bidi-title.md", '---\ntitle: "Pay\\u202eroll"\n---\n')
     write(tmp_path, "huge.md", "word " * 40_001)
     write(tmp_path, "notes.txt", "not markdown, ignored")
     write(tmp_path, "unclosed.md", "---\ntitle: Never closed\n\nBody.\n")
@@ -252,17 +253,17 @@ def test_it_reports_bad_files_by_path_and_imports_the_rest(
         line.removeprefix(f"skipped {tmp_path.name}/").split(": ", 1) for line in lines[:-1]
     )
     assert sorted(skipped) == [
+        "bidi-title.md",
         "broken-yaml.md",
         "guide/too-many-tags.md",
         "huge.md",
         "latin1.md",
-        "long-title.md",
         "unclosed.md",
     ]
     assert skipped["broken-yaml.md"].startswith("the frontmatter is not valid YAML")
     assert "not UTF-8" in skipped["latin1.md"]
     assert "at most 20 tags" in skipped["guide/too-many-tags.md"]
-    assert "1 to 200 characters" in skipped["long-title.md"]
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in skipped["bidi-title.md"]
     assert "at most 200,000 characters" in skipped["huge.md"]
     assert skipped["unclosed.md"].endswith("is never closed with ---")
 

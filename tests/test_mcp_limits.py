@@ -78,12 +78,12 @@ def test_it_answers_update_and_append_limits_with_invalid_argument_and_stores_no
     assert counts() == before
 
 
-@pytest.mark.parametrize("query", ["", "   ", "q" * 201])
+@pytest.mark.parametrize("query", ["", "   ", "q" * 2001])
 def test_it_answers_a_query_out_of_bounds_with_invalid_argument(
     mcp: MCP, editor_agent: AgentKey, target: Page, query: str
 ) -> None:
     error = mcp.error(editor_agent, "search_pages", query=query)
-    assert error.startswith("invalid_argument: query must be 1 to 200 characters")
+    assert error.startswith("invalid_argument: query must be 1 to 2000 characters")
 
 
 def test_it_accepts_the_largest_allowed_values(

@@ -25,10 +25,11 @@ pytestmark = pytest.mark.django_db
 # services' transactions) and the audit row; the token was looked up by the first call and is
 # kept (agents.selectors.agent_by_token). Same on SQLite and PostgreSQL.
 # get_page: the page with its live version, set check and whether it has files, the
-# referenced pages, the audit row (a page with files adds one: see below).
+# referenced pages, the audit row (a page with files adds one: see below). search_pages: the
+# set, the search, the sections of its hits, the audit row.
 EXPECTED = {
     "0:browse": 4,
-    "1:search_pages": 3,
+    "1:search_pages": 4,
     "2:get_page": 3,
     "3:get_page_source": 4,
     "4:create_page": 24,
@@ -107,7 +108,14 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     assert small == large
     # Without Redis the agent's rate-limit counter is one upsert in the database.
     counter = 0 if settings.REDIS_URL else 1
-    assert small == {call: count + counter for call, count in EXPECTED.items()}
+    # On PostgreSQL a search sets its statement timeout in a savepoint: 3 statements more.
+    timeout = {"1:search_pages": 3} if connection.vendor == "postgresql" else {}
+    expected = {call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()}
+    if connection.vendor == "postgresql":
+        # A proposal on a page with a parent holds that parent shared (wiki.services.lock_pages).
+        expected["6:update_page"] += 1
+        expected["7:update_page"] += 1
+    assert small == expected
 
 
 @pytest.mark.parametrize("size", [10, 500])

@@ -63,7 +63,7 @@ def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list
         )
     if len(found) < limit:
         try:
-            hits = search_pages(query, scope=scope, limit=limit)
+            hits = search_pages(query, scope=scope, limit=limit, semantic=False)
         except QuireError:
             hits = []
         seen = {page.pk for page in found}

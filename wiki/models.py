@@ -321,3 +321,30 @@ class FormSubmission(models.Model):
 
     def __str__(self) -> str:
         return f"form {self.token[:8]}… saved by user {self.user_id}"
+
+
+class PageChunk(models.Model):
+    """A piece of a page's live version, cut along its headings, with its embedding.
+
+    Written by wiki/semantic.py alone. `vector` holds the embedding as float32 bytes; on
+    PostgreSQL with pgvector the column `embedding` (vector(384), HNSW index, made by
+    migration 0013 when the extension is there) holds it too, for the index.
+    """
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="chunks")
+    # The version the chunk was cut from: a chunk of any other version is stale.
+    version = models.ForeignKey(Version, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    heading = models.TextField(blank=True, default="")  # "" before the first heading
+    text = models.TextField()
+    # The embedding model's name; "" while the chunk has no embedding (no model).
+    model = models.CharField(max_length=300, blank=True, default="")
+    vector = models.BinaryField(null=True, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["page", "position"], name="pagechunk_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.position} of page {self.page_id}"

@@ -18,7 +18,13 @@ everything for an all-pages agent). From one Scope come:
 - `scope.ranges()`: the tree-key ranges [low, high) it covers, in tree order, narrowed to
   `under` (an index range each on `page_readable_tree_key`); `scope.keys()`: the roots that
   have no children, covered by primary key instead (a list of keys the planner counts right);
-- `scope.covers(path)`: the same coverage in Python, for rows already read.
+- `scope.covers(path)`: the same coverage in Python, for rows already read;
+- `scope.shown(path)` / `root_path()` / `root_path_sql()`: a path as the reader sees it,
+  starting at its outermost root (nothing above its own entry shows).
+
+`ranges()` lists "" to a key above every key for everything; an empty range ("", "") is a
+root outside `under`. Search and browse read the ranges from the index on the tree key
+(`tree_key_sql`), keys by primary key.
 
 A Scope whose roots are not loaded (`roots_sql`: a query of the roots' paths) gives the same
 SQL as a subquery, for a page read that must cost one query whatever the set's size.
@@ -241,7 +247,8 @@ class Scope:
         return READABLE & covered if readable else covered
 
     def root_path_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
-        """`root_path` in SQL, for the `wiki_page` row `alias`."""
+        """`root_path` in SQL, for the `wiki_page` row `alias`: NULL exactly when the Scope
+        does not cover the row, so it is the coverage test too (readability aside)."""
         return self._root_path_sql(tree_key_sql(alias), connection.vendor)
 
     def _root_path_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
@@ -249,8 +256,9 @@ class Scope:
             return "%s", [EVERY_PAGE]
         assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
         covering, params = self._covering_roots_sql(key, vendor)
-        outermost = f"(SELECT scope_root.path {covering} ORDER BY length(scope_root.path) LIMIT 1)"
-        return outermost, params
+        # The roots covering a page lie on its path, each a prefix of the next: the outermost
+        # is the smallest (an aggregate, cheaper to plan than a sort).
+        return f"(SELECT min(scope_root.path) {covering})", params
 
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when

@@ -30,19 +30,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import (
+    F,
     Prefetch,
     QuerySet,
 )
 
-from wiki.models import Attachment, Page, SearchDocument, Version
+from core.errors import TryAgain
+from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
 from wiki.scope import READABLE, Scope, readable_sql, tree_key_sql
+from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -65,6 +71,9 @@ class SearchHit:
     path: str
     excerpt: str  # plain text, with the matched terms wrapped in [[[ and ]]]
     score: float
+    section: str | None = None  # the heading above the best match, None above the first
+    exact_title: bool = False  # the title is the query itself
+    every_term: bool = True  # False for a keyword hit holding only most of the terms
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -87,6 +96,7 @@ def index_page(page: Page) -> None:
     )
     if not updated:
         document.save(force_insert=True)
+    queue_embedding([page.pk])
 
 
 def index_new_pages(pages: Iterable[Page]) -> None:
@@ -99,6 +109,16 @@ def index_new_pages(pages: Iterable[Page]) -> None:
         assert page.live_version is not None and not page.archived
         documents.append(_document(page, page.live_version))
     SearchDocument.objects.bulk_create(documents)
+    queue_embedding([document.page_id for document in documents])
+
+
+def queue_embedding(page_ids: list[int]) -> None:
+    """Chunk and embed these pages once the transaction commits (a Celery task; in process
+    without Redis), so that no write waits for the model."""
+    from wiki.tasks import embed_pages
+
+    if page_ids:
+        transaction.on_commit(lambda: embed_pages.delay(page_ids))
 
 
 def _document(
@@ -273,6 +293,24 @@ STOP_WORDS = frozenset(
 )
 
 
+# What is left of an English contraction once its apostrophe splits it: "I'm", "we've".
+CONTRACTION_PARTS = frozenset({"m", "re", "ve", "ll", "d", "s", "t", "n"})
+_WORD_PART = re.compile(r"[^\W_]+")
+
+
+def word_parts(word: str) -> list[str]:
+    """The parts of `word` between punctuation that carry meaning, each once, in order.
+
+    Stop words and the remains of contractions are left out, so "I'm" has none, "1:1" is
+    ["1"] and "ssh-keygen" is ["ssh", "keygen"].
+    """
+    apostrophe = "'" in word or "\u2019" in word
+    dropped = STOP_WORDS | CONTRACTION_PARTS if apostrophe else STOP_WORDS
+    found = _WORD_PART.findall(word)
+    parts = dict.fromkeys(part for part in found if part.lower() not in dropped)
+    return list(parts)
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Parse web-search syntax; terms without a letter or digit are dropped.
 
@@ -299,16 +337,25 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         terms += 1
         phrase = _space_cjk(" ".join(text.split()))
-        if match["word"] is not None and not negated and text.lower() in STOP_WORDS:
+        parts = word_parts(text) if match["word"] is not None else [text]
+        if match["word"] is not None and not negated and not parts:
             stop_words.append(phrase)
             last_was_positive, or_pending = False, False
             continue
         if negated:
             parsed.excluded.append(phrase)
-        elif or_pending:
-            parsed.groups[-1].append(phrase)
+        elif or_pending or len(parts) == 1:
+            alternatives = [phrase]
+            if match["word"] is not None and parts[0] != "".join(_WORD_PART.findall(text)):
+                alternatives.append(_space_cjk(parts[0]))
+            if or_pending:
+                parsed.groups[-1].extend(alternatives)
+            else:
+                parsed.groups.append(alternatives)
         else:
-            parsed.groups.append([phrase])
+            # "1:1" or "ssh-keygen": each part must appear, or the word as the engine's
+            # tokenizer keeps it whole ("archive.tar.gz" is one token on PostgreSQL).
+            parsed.groups.extend([_space_cjk(part), phrase] for part in parts)
         last_was_positive, or_pending = not negated, False
     if not parsed.groups:
         parsed.groups = [[word] for word in stop_words]
@@ -360,8 +407,10 @@ Within = Scope | QuerySet[Page] | None
 # The ranking, best first, the same on both databases; each engine computes the columns:
 # - title_equals: the page's title is the query itself (case and spacing aside);
 # - matched: how many of the query's terms (stop words left out) the page holds;
+# - title_hits: how many of them its title holds, so that a title naming what the question
+#   asks about comes before pages that only mention its words (however often);
 # - score: the engine's relevance, title above tags above body (see the module docstring).
-RANKING = ("title_equals DESC", "matched DESC", "score DESC", "page_id")
+RANKING = ("title_equals DESC", "matched DESC", "title_hits DESC", "score DESC", "page_id")
 ORDER_BY = "ORDER BY " + ", ".join(RANKING)
 # Below this many hits holding every term, hits holding most terms follow.
 PARTIAL_BELOW = 8
@@ -378,12 +427,15 @@ def search_pages(
     scope: Scope | None = None,
     page_ids: Iterable[int] | QuerySet[Page] | None = None,
     limit: int = 20,
+    semantic: bool = True,
 ) -> list[SearchHit]:
-    """Live, non-archived pages matching `query`, best first (see RANKING).
+    """Live, non-archived pages matching `query`, best first: hybrid when a model is there.
 
-    Pages holding every term come first; when they are fewer than `PARTIAL_BELOW` (and the
-    query has three terms or more), pages holding most of the terms follow. One SQL query,
-    two when partial hits are looked for.
+    Keyword ranking (see RANKING): pages holding every term come first; when they are fewer
+    than `PARTIAL_BELOW` (and the query has three terms or more), pages holding most of the
+    terms follow. With an embedding model (and `semantic`), that ranking is fused with the
+    pages of the chunks nearest to the query (`fuse`), both found inside the same scope.
+    Without one, or with `semantic=False`, the keyword ranking alone.
 
     `scope` restricts the search to what a reader may see (wiki.scope; its roots and ranges
     go into the SQL as arrays, so the query's text is the same whatever the set's size);
@@ -415,13 +467,199 @@ def search_pages(
         if page_ids.query.is_empty():
             return []
         within = page_ids.order_by()
+    with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
+        if not semantic or embedder() is None:
+            return with_sections(keyword_search(query, parsed, within, limit))
+        keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH))
+        params = _Params()
+        covered = None if within is None else _covered_sql(within, params, connection.vendor)
+        chunks = nearest_chunks(" ".join(query.split()), covered, params)
+        return fuse(parsed, keyword, chunks, limit)
+
+
+@contextmanager
+def time_limit(milliseconds: int) -> Iterator[None]:
+    """Stop the SQL of one search after `milliseconds`, raising TryAgain instead of holding
+    a worker: PostgreSQL's statement_timeout for this transaction, SQLite's progress handler.
+    """
+    if connection.vendor == "postgresql":
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT set_config('statement_timeout', %s, true)", [str(milliseconds)]
+                    )
+                yield
+                # A search writes nothing: rolling its savepoint (or transaction) back ends
+                # the timeout with it, even inside a caller's transaction.
+                transaction.set_rollback(True)
+        except OperationalError as error:
+            if getattr(error.__cause__, "sqlstate", None) == QUERY_CANCELED:
+                raise _too_slow(milliseconds) from error
+            raise
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    deadline = time.monotonic() + milliseconds / 1000
+    raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+    try:
+        yield
+    except OperationalError as error:
+        if "interrupted" in str(error):
+            raise _too_slow(milliseconds) from error
+        raise
+    finally:
+        raw.set_progress_handler(None, 0)
+
+
+QUERY_CANCELED = "57014"
+
+
+def _too_slow(milliseconds: int) -> TryAgain:
+    return TryAgain(
+        f"the search took longer than {milliseconds / 1000:g} seconds and was stopped. Try "
+        "again in a few seconds, or narrow it with more distinctive words or `under`."
+    )
+
+
+def keyword_search(query: str, parsed: ParsedQuery, within: Within, limit: int) -> list[SearchHit]:
+    """The keyword ranking alone (see RANKING): full hits, then partial ones when few."""
     search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
     hits = search(parsed, within, limit, title=title, partial=False)
     terms = len(parsed.groups)
     if len(hits) < min(limit, PARTIAL_BELOW) and terms >= 3:
-        hits += search(parsed, within, limit - len(hits), title=title, partial=True)
+        partial = search(parsed, within, limit - len(hits), title=title, partial=True)
+        hits += [replace(hit, every_term=False) for hit in partial]
     return hits
+
+
+# Keyword hits and semantic pages each ranked this deep before they are fused.
+FUSION_DEPTH = 24
+# Reciprocal rank fusion: a page scores the sum of 1 / (RRF_K + its rank) over both
+# rankings. 60 is the value of the paper that proposed it; the weights were tuned on the
+# question sets of tests/test_search_semantic.py.
+RRF_K = 60
+KEYWORD_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0
+# A keyword hit holding only most of the terms counts this much of a full one.
+PARTIAL_WEIGHT = 0.5
+# Above this many terms the keyword ranking's weight falls in proportion.
+LONG_QUERY_TERMS = 8
+
+
+def fuse(
+    parsed: ParsedQuery, keyword: list[SearchHit], chunks: list[ChunkHit], limit: int
+) -> list[SearchHit]:
+    """Keyword hits and the pages of the nearest chunks, fused by reciprocal rank.
+
+    Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
+    from its best chunk, with the query's words marked; a page that only the keyword
+    ranking found keeps its keyword excerpt.
+    """
+    scores: dict[int, float] = {}
+    # Words weigh less as the query grows: in a paragraph of context most of them are
+    # not what the question is about, while its meaning is still one vector.
+    terms = len(parsed.groups)
+    weight = KEYWORD_WEIGHT * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
+    for rank, hit in enumerate(keyword):
+        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
+        scores[hit.page_id] = weight * share / (RRF_K + rank + 1)
+    best_chunk: dict[int, ChunkHit] = {}
+    for chunk in chunks:
+        if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
+            best_chunk[chunk.page_id] = chunk
+    for rank, page_id in enumerate(best_chunk):
+        scores[page_id] = scores.get(page_id, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank + 1)
+    by_page = {hit.page_id: hit for hit in keyword}
+    exact = {hit.page_id for hit in keyword if hit.exact_title}
+    ranked = sorted(scores, key=lambda pk: (pk not in exact, -scores[pk], pk))[:limit]
+    words = _marked_words(parsed)
+    keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
+    hits = []
+    for page_id in ranked:
+        score = round(scores[page_id] * 10 + (1.0 if page_id in exact else 0.0), 4)
+        best = best_chunk.get(page_id)
+        if best is None:
+            hits.append(replace(keyword_only.pop(0), score=score))
+            continue
+        hits.append(
+            SearchHit(
+                page_id=page_id,
+                public_id=best.public_id,
+                title=best.title,
+                path=best.path,
+                excerpt=tidy_excerpt(mark_words(best.text, words) or best.title),
+                score=score,
+                section=best.heading,
+                exact_title=page_id in exact,
+            )
+        )
+    return hits
+
+
+def _marked_words(parsed: ParsedQuery) -> list[str]:
+    words = []
+    for group in parsed.groups:
+        for phrase in group:
+            for word in _WORD_PART.findall(phrase.replace(CJK_GAP, "")):
+                if word.lower() not in STOP_WORDS:
+                    words.append(word)
+    return list(dict.fromkeys(words))
+
+
+def mark_words(text: str, words: Sequence[str]) -> str:
+    """`text` with each word starting like one of `words` wrapped in [[[ ]]] (a stand-in for
+    stemming: "leave" marks "leaves")."""
+    text = _NOT_A_MARK.sub(lambda m: m[0][:2], text)
+    if not words or not text:
+        return text
+    stems = sorted({w[:-1] if len(w) > 4 else w for w in words}, key=len, reverse=True)
+    pattern = "|".join(re.escape(stem) for stem in stems)
+    marked = re.sub(
+        rf"(?<![^\W_])(?:{pattern})[^\W_]*" if pattern else r"(?!)",
+        lambda m: MARK_START + m[0] + MARK_END,
+        text,
+        flags=re.IGNORECASE,
+    )
+    return marked
+
+
+def with_sections(hits: list[SearchHit]) -> list[SearchHit]:
+    """`hits` with `section` set to the heading above the first word each excerpt marks.
+
+    The one place a hit's section is derived from its page's chunks (wiki/semantic.py);
+    pages not chunked yet have None. One query.
+    """
+    if not hits:
+        return hits
+    chunks: dict[int, list[tuple[str, str]]] = {}
+    rows = (
+        PageChunk.objects.filter(page_id__in=[hit.page_id for hit in hits])
+        .filter(version_id=F("page__live_version_id"))
+        .order_by("page_id", "position")
+        .values_list("page_id", "heading", "text")
+    )
+    for page_id, heading, text in rows:
+        chunks.setdefault(page_id, []).append((heading, text))
+    return [
+        replace(hit, section=section_of(chunks.get(hit.page_id, []), hit.excerpt)) for hit in hits
+    ]
+
+
+def section_of(chunks: Sequence[tuple[str, str]], excerpt: str) -> str | None:
+    """The heading of the first chunk holding the excerpt's first marked word (else its
+    start), or None when that chunk comes before the first heading."""
+    match = _FIRST_MARK.search(excerpt)
+    needle = match[1] if match else strip_marks(excerpt).strip("… ")[:40]
+    needle = needle.lower()
+    for heading, text in chunks:
+        if needle and needle in text.lower():
+            return heading or None
+    return None
+
+
+_FIRST_MARK = re.compile(re.escape(MARK_START) + "(.*?)" + re.escape(MARK_END))
 
 
 _PLACEHOLDER = re.compile(r"%%|%s")
@@ -484,6 +722,15 @@ def _pg_tsquery(phrases: list[str], params: _Params) -> str:
     return f"({joined})"
 
 
+def keyword_score(
+    terms: int, title_equals: bool, matched: int, title_hits: int, rank: float
+) -> float:
+    """One number in [0, 1) that orders hits as RANKING does, so `score` follows the list."""
+    place = (int(title_equals) * (terms + 1) + matched) * (terms + 1) + title_hits
+    squashed = rank / (1.0 + rank) if rank > 0 else 0.0
+    return round((place + squashed) / (2 * (terms + 1) ** 2), 4)
+
+
 def _search_postgres(
     parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool
 ) -> list[SearchHit]:
@@ -497,6 +744,10 @@ def _search_postgres(
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
     title_equals = f"lower(d.title) = lower({params.add(title)})"
+    title_hits = " + ".join(
+        f"(ts_filter(d.vector, '{{a}}') @@ {_pg_tsquery(group, params)})::int"
+        for group in parsed.groups
+    )
     if partial:
         counted = " + ".join(
             f"(d.vector @@ {_pg_tsquery(group, params)})::int" for group in parsed.groups
@@ -520,6 +771,7 @@ def _search_postgres(
         q AS MATERIALIZED (SELECT {any_term} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
+                   {title_hits} AS title_hits,
                    ts_rank('{weights}'::float4[], d.vector, {any_term if partial else every})
                    AS score
             FROM wiki_searchdocument d
@@ -531,13 +783,14 @@ def _search_postgres(
                ts_headline('{CONFIG}', d.body, q.shown,
                            'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '
                            'MinWords=30, ShortWord=2, MaxFragments=1'),
-               left(d.body, 60), right(d.body, 60), r.score
+               left(d.body, 60), right(d.body, 60),
+               r.title_equals, r.matched, r.title_hits, r.score
         FROM ranked r
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
         CROSS JOIN q
         WHERE {readable_sql("p")}
-        ORDER BY r.title_equals DESC, r.matched DESC, r.score DESC, r.page_id
+        ORDER BY r.title_equals DESC, r.matched DESC, r.title_hits DESC, r.score DESC, r.page_id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -549,9 +802,22 @@ def _search_postgres(
             title=page_title,
             path=path,
             excerpt=tidy_excerpt(_with_ellipses(headline or "", head or "", tail or "")),
-            score=round(float(rank), 4),
+            score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
+            exact_title=bool(equals),
         )
-        for page_id, public_id, page_title, path, headline, head, tail, rank in rows
+        for (
+            page_id,
+            public_id,
+            page_title,
+            path,
+            headline,
+            head,
+            tail,
+            equals,
+            matched_terms,
+            in_title,
+            rank,
+        ) in rows
     ]
 
 
@@ -585,6 +851,11 @@ def _search_sqlite(
     shown = ParsedQuery(groups=[[p for g in parsed.groups for p in g]], excluded=parsed.excluded)
     match = params.add(fts5_match(shown if partial else parsed))
     title_equals = f"lower({fts}.title) = lower({params.add(title)})"
+    title_hits = " + ".join(
+        f"({fts}.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "  # noqa: S608
+        f"{params.add('title : ' + fts5_match(ParsedQuery(groups=[group])))}))"
+        for group in parsed.groups
+    )
     if partial:
         counted = " + ".join(
             f"({fts}.rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "  # noqa: S608
@@ -606,6 +877,7 @@ def _search_sqlite(
                 SELECT {fts}.rowid AS page_id,
                        {title_equals} AS title_equals,
                        {matched} AS matched,
+                       {title_hits} AS title_hits,
                        2 * (instr(highlight({fts}, 0, char(1), char(2)), char(1)) > 0)
                        + (instr(highlight({fts}, 1, char(1), char(2)), char(1)) > 0)
                        + -bm25({fts}, {title_w}, {tags_w}, {body_w})
@@ -618,12 +890,14 @@ def _search_sqlite(
             LIMIT {limit_sql}
         )
         SELECT page.id, page.public_id, page.title, page.path,
-               snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36), ranked.score
+               snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36),
+               ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
         WHERE {fts} MATCH {outer_match} AND {readable_sql("page")}
-        ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.score DESC, page.id
+        ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
+                 ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -635,9 +909,20 @@ def _search_sqlite(
             title=page_title,
             path=path,
             excerpt=tidy_excerpt(snippet or ""),
-            score=round(float(score), 4),
+            score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
+            exact_title=bool(equals),
         )
-        for page_id, public_id, page_title, path, snippet, score in rows
+        for (
+            page_id,
+            public_id,
+            page_title,
+            path,
+            snippet,
+            equals,
+            matched_terms,
+            in_title,
+            score,
+        ) in rows
     ]
 
 

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.text import slugify
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.transactions import atomic_retried
 from wiki import search
 from wiki.credentials import refuse_credentials
 from wiki.models import (
@@ -90,6 +92,12 @@ def _path_for(parent: Page | None, slug: str) -> str:
 
 
 def check_parent(page: Page | None, parent: Page | None) -> None:
+    """`parent` may hold `page`: it is not archived, and it is neither `page` nor under it.
+
+    Both must be as the database has them now, under the locks of `lock_page_under(page,
+    parent)` (or `lock_pages`), which keep them so until the caller commits: the path
+    says where a page is, so it says whether `parent` is under `page`.
+    """
     if parent is None:
         return
     if parent.archived:
@@ -99,13 +107,10 @@ def check_parent(page: Page | None, parent: Page | None) -> None:
         )
     if page is None:
         return
-    node: Page | None = parent
-    while node is not None:
-        if node.pk == page.pk:
-            raise InvalidArgument(
-                "a page cannot be moved under itself or one of its descendants.", field="parent"
-            )
-        node = node.parent
+    if parent.pk == page.pk or parent.path.startswith(page.path + "/"):
+        raise InvalidArgument(
+            "a page cannot be moved under itself or one of its descendants.", field="parent"
+        )
 
 
 def _refresh_descendant_paths(page: Page) -> None:
@@ -119,13 +124,82 @@ def _refresh_descendant_paths(page: Page) -> None:
         frontier = children
 
 
+# Tries at locking a branch whose pages moved while it was being locked.
+TREE_LOCK_TRIES = 3
+_LOCK_SHARED_SQL = (
+    'SELECT * FROM wiki_page WHERE path = ANY(%s) ORDER BY path COLLATE "C" FOR SHARE'
+)
+
+
+def _ancestor_paths(path: str) -> list[str]:
+    """The paths of the pages above the page at `path`, from the top down."""
+    parts = path.split("/")
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+
+
+def lock_pages(pages: Sequence[Page], *, under: Sequence[Page | None] = ()) -> dict[int, Page]:
+    """`pages` locked for the rest of the transaction, their ancestors and the pages of
+    `under` (new parents) with theirs held shared; every one of them as it is now, by pk
+    (on SQLite, `pages` only).
+
+    Every writer locks pages in one order, by path, so ancestors first: two writers in one
+    branch queue on the first page they share instead of each holding what the other waits
+    for. Shared, an ancestor cannot be renamed, moved or archived (each locks it alone)
+    until the writer commits, which `check_parent` and the pages' paths rely on.
+    """
+    if connection.vendor != "postgresql":
+        # No row locks: SQLite's writers take the whole database in turn (IMMEDIATE).
+        return {page.pk: page for page in Page.objects.filter(pk__in=[p.pk for p in pages])}
+    exclusive = {page.pk: page.path for page in pages}
+    shared = {page.pk: page.path for page in under if page is not None}
+    for _ in range(TREE_LOCK_TRIES):
+        order: dict[str, bool] = {}
+        for path in [*exclusive.values(), *shared.values()]:
+            for above in _ancestor_paths(path):
+                order.setdefault(above, False)
+        order.update(dict.fromkeys(shared.values(), False))
+        order.update(dict.fromkeys(exclusive.values(), True))
+        locked: dict[int, Page] = {}
+        for alone, group in groupby(sorted(order.items()), key=lambda item: item[1]):
+            paths = [path for path, _ in group]
+            rows: Iterable[Page]
+            if alone:
+                rows = Page.objects.select_for_update().filter(
+                    pk__in=[pk for pk, path in exclusive.items() if path in paths]
+                )
+            else:
+                rows = Page.objects.raw(_LOCK_SHARED_SQL, [paths])
+            locked.update((page.pk, page) for page in rows)
+        # A page moved before its lock was granted: lock its new branch too, and check again.
+        moved = {pk: page.path for pk, page in locked.items() if pk in exclusive}
+        moved = {pk: path for pk, path in moved.items() if path != exclusive[pk]}
+        gone = [pk for pk in shared if pk not in locked or locked[pk].path != shared[pk]]
+        if not moved and not gone:
+            return locked
+        exclusive.update(moved)
+        shared.update(Page.objects.filter(pk__in=gone).values_list("pk", "path"))
+    raise Conflict("pages around this one kept moving while it was changed; try again.")
+
+
 def lock_page(page: Page) -> Page:
-    """The page row, locked for the rest of the transaction: who decides on a page holds it."""
+    """The page row, locked for the rest of the transaction: who decides on a page holds it.
+    Its ancestors are held shared (see `lock_pages`)."""
+    return lock_page_under(page, None)[0]
+
+
+def lock_page_under(page: Page, parent: Page | None) -> tuple[Page, Page | None]:
+    """`lock_page` for a change that puts the page under `parent`: that parent and its
+    ancestors are held shared too. Both as they are now."""
     assert page.pk is not None
-    try:
-        return Page.objects.select_for_update().get(pk=page.pk)
-    except Page.DoesNotExist:
-        raise NotFound(f"page {page.public_id} does not exist.") from None
+    locked = lock_pages([page], under=[parent])
+    if page.pk not in locked:
+        raise NotFound(f"page {page.public_id} does not exist.")
+    if parent is None:
+        return locked[page.pk], None
+    fresh = locked.get(parent.pk) or Page.objects.filter(pk=parent.pk).first()
+    if fresh is None:
+        raise NotFound(f"page {parent.public_id} does not exist.")
+    return locked[page.pk], fresh
 
 
 def allocate_version_number(page: Page) -> int:
@@ -159,12 +233,8 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
     costs one query to lock the parents, one for the ids asked for, one for the siblings'
     slugs and one INSERT (a bulk import creates a folder's pages at once).
     """
-    parents = {
-        parent.pk: parent
-        for parent in Page.objects.select_for_update()
-        .filter(pk__in={row.parent.pk for row in rows if row.parent is not None})
-        .order_by("pk")
-    }
+    wanted = list({row.parent.pk: row.parent for row in rows if row.parent is not None}.values())
+    parents = lock_pages(wanted)
     for row in rows:
         if row.parent is not None and row.parent.pk not in parents:
             raise NotFound(f"page {row.parent.public_id} does not exist.")
@@ -281,7 +351,7 @@ def _check_can_publish(actor: User) -> None:
         raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
 
 
-@transaction.atomic
+@atomic_retried
 def page_archive(*, actor: User, page: Page) -> Page:
     """Archive `page` and, with it, every page under it (those not archived already): for
     readers and agents the subtree is gone; editors can still open it to restore it."""
@@ -299,7 +369,7 @@ def page_archive(*, actor: User, page: Page) -> Page:
     return page
 
 
-@transaction.atomic
+@atomic_retried
 def page_restore(*, actor: User, page: Page) -> Page:
     """Restore `page` and the pages archived with it (not those archived on their own)."""
     _check_can_publish(actor)
@@ -329,7 +399,7 @@ def _subtree(page: Page) -> QuerySet[Page]:
     )
 
 
-@transaction.atomic
+@atomic_retried
 def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     """Move a live page, and everything under it, under `parent` (None: the top level).
 
@@ -339,15 +409,14 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     set entries name the page by id, so they follow it too.
     """
     _check_can_publish(actor)
-    # The page and its new parent, locked in id order (two moves never wait on each other
-    # in opposite orders).
-    wanted = [page.pk] if parent is None else sorted({page.pk, parent.pk})
-    locked = {
-        p.pk: p for p in Page.objects.select_for_update().filter(pk__in=wanted).order_by("pk")
-    }
-    if page.pk not in locked or (parent is not None and parent.pk not in locked):
-        raise NotFound("the page or its new parent no longer exists; reload and try again.")
-    page, parent = locked[page.pk], (locked[parent.pk] if parent is not None else None)
+    # The page, and its new parent's branch shared, in the tree's one lock order (two moves
+    # never wait on each other in opposite orders).
+    try:
+        page, parent = lock_page_under(page, parent)
+    except NotFound:
+        raise NotFound(
+            "the page or its new parent no longer exists; reload and try again."
+        ) from None
     live = page.live_version
     if page.archived or live is None:
         raise Conflict(f"page {page.public_id} is not live; only a live page can be moved.")
@@ -387,7 +456,7 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     return version
 
 
-@transaction.atomic
+@atomic_retried
 def page_set_import_metadata(
     *, actor: User, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]
 ) -> Page:
@@ -456,7 +525,7 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
 # --- attachments ------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@atomic_retried
 def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachment:
     """Attach a file to a page, with its text extracted for agents and search."""
     from django.conf import settings
@@ -518,7 +587,7 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
     return attachment
 
 
-@transaction.atomic
+@atomic_retried
 def attachment_remove(*, actor: User, attachment: Attachment) -> None:
     if not can_publish(actor):
         raise Forbidden("only editors can remove attachments.")

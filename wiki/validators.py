@@ -14,7 +14,8 @@ from core.errors import InvalidArgument
 from wiki.credentials import refuse_credentials
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX
 
-QUERY_MAX = 200
+# A question with a paragraph of context (semantic search reads it whole).
+QUERY_MAX = 2000
 
 # Neither database stores these: PostgreSQL refuses NUL in text, and a lone surrogate (half of
 # a UTF-16 pair) cannot be encoded as UTF-8 at all.
@@ -76,14 +77,34 @@ def check_one_line(value: str, *, field: str, name: str = "") -> str:
     character.
     """
     value = value.strip()
-    match = _NOT_ONE_LINE.search(value)
-    if match is not None:
+    for match in _NOT_ONE_LINE.finditer(value):
+        if match.group() == _ZWJ and _joins_emoji(value, match.start()):
+            continue  # part of the emoji a reader sees (👩‍💻), not a hidden difference
         rule = (
             "titles, tags and names must be one line of visible text, without control, "
-            "bidirectional or zero-width characters."
+            "bidirectional or zero-width characters (a zero-width joiner only inside an "
+            "emoji)."
         )
         raise _refuse(match, field=field, name=name or field, rule=rule)
     return value
+
+
+_ZWJ = "\u200d"
+# The blocks emoji come from (pictographs, dingbats, arrows and other symbols, skin tones).
+_EMOJI = re.compile(
+    "[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2"
+    "\u25aa-\u27bf\u2934\u2935\u2b05-\u2b55\u3030\u303d\u3297\u3299"
+    "\U0001f000-\U0001faff]"
+)
+_EMOJI_PRESENTATION = "\ufe0f"
+
+
+def _joins_emoji(value: str, at: int) -> bool:
+    """Whether the joiner at `at` joins two emoji into one (👩 + 💻, 🏳️ + 🌈): an emoji,
+    perhaps with its presentation selector, before it, and an emoji after it."""
+    before = value[:at].removesuffix(_EMOJI_PRESENTATION)
+    after = value[at + 1 : at + 2]
+    return bool(before) and bool(_EMOJI.fullmatch(before[-1])) and bool(_EMOJI.fullmatch(after))
 
 
 def validate_title(title: Any) -> str:

