@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo manage test install lint typecheck bench soak clean
+.PHONY: run demo manage test install lint typecheck bench bench-search soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -48,6 +48,13 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	DEBUG=1 $(PY) bench/run.py
+	@if [ -n "$$BENCH_SEARCH_DATABASE_URL" ]; then \
+		DATABASE_URL=$$BENCH_SEARCH_DATABASE_URL DEBUG=1 $(PY) bench/search_quality.py; fi
+
+# Hybrid against keyword-only search on the question sets (bench/search_quality.py).
+bench-search: $(STAMP)
+	DATABASE_URL=$${BENCH_SEARCH_DATABASE_URL:?set BENCH_SEARCH_DATABASE_URL} DEBUG=1 \
+		$(PY) bench/search_quality.py $(ARGS)
 
 # A soak against gunicorn, PostgreSQL, Redis, a Celery worker and aiosmtpd (see bench/soak.py):
 # `make soak MINUTES=5 CLIENTS=24`; SOAK_ARGS=--faults kills and restarts Redis and SMTP.

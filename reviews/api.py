@@ -41,7 +41,7 @@ from reviews.serializers import (
 )
 from wiki.models import Page, Version
 from wiki.selectors import page_for_person
-from wiki.validators import check_text, validate_query
+from wiki.validators import QUERY_MAX, check_text, validate_query
 
 _CODES = {
     400: "invalid_argument",
@@ -248,7 +248,7 @@ class PageListView(QuireListView):
         parameters=[
             OpenApiParameter(
                 "q",
-                {"type": "string", "maxLength": 200, "pattern": NO_NUL},
+                {"type": "string", "maxLength": QUERY_MAX, "pattern": NO_NUL},
                 description="Full-text search query",
             ),
             OpenApiParameter(
@@ -486,10 +486,13 @@ class WorkflowListView(QuireAPIView):
     parser_classes = [JSONParser]  # steps are a list of objects: JSON only
 
     @extend_schema(
-        summary="Review workflows, with their steps and the pages they are assigned to",
+        summary="Review workflows, with their steps and the pages they are assigned to "
+        "(reviewers and admins)",
         responses={200: WorkflowSerializer(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
+        # Reviewers and admins: the pages listed may not be live yet.
+        selectors.check_can_see_queue(self.user())
         return Response(WorkflowSerializer(workflows.workflows(), many=True).data)
 
     @extend_schema(
@@ -514,6 +517,7 @@ class WorkflowDetailView(QuireAPIView):
         responses={200: WorkflowSerializer, **ERRORS},
     )
     def get(self, request: Request, workflow_id: int) -> Response:
+        selectors.check_can_see_queue(self.user())
         return Response(WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data)
 
     @extend_schema(

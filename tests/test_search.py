@@ -370,8 +370,8 @@ def test_it_searches_in_one_query_whatever_the_number_of_pages(
     ids = [page.pk for page in pages]
 
     # The search, then the sections of the hits (their pages' chunks); on PostgreSQL inside
-    # a savepoint that sets the search's statement timeout.
-    queries = 5 if connection.vendor == "postgresql" else 2
+    # a savepoint that sets the search's statement timeout and is rolled back.
+    queries = 6 if connection.vendor == "postgresql" else 2
     with django_assert_num_queries(queries):
         hits = search_pages("common")
     with django_assert_num_queries(queries):

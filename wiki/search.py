@@ -536,14 +536,15 @@ def keyword_search(query: str, parsed: ParsedQuery, within: Within, limit: int) 
 
 # Keyword hits and semantic pages each ranked this deep before they are fused.
 FUSION_DEPTH = 24
-# Reciprocal rank fusion: a page scores the sum of 1 / (RRF_K + its rank) over both
-# rankings. 60 is the value of the paper that proposed it; the weights were tuned on the
-# question sets of tests/test_search_semantic.py.
-RRF_K = 60
+# Reciprocal rank fusion: a page scores the sum of weight / (RRF_K + its rank) over both
+# rankings. Tuned on the tldr question set (tests/question_sets.py; bench/search_quality.py
+# prints the grid's best): a small K lets the first places count, and the meaning weighs
+# twice the words, whose partial hits (most words, not all) are mostly noise in a question.
+RRF_K = 10
 KEYWORD_WEIGHT = 1.0
-SEMANTIC_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 2.0
 # A keyword hit holding only most of the terms counts this much of a full one.
-PARTIAL_WEIGHT = 0.5
+PARTIAL_WEIGHT = 0.25
 # Above this many terms the keyword ranking's weight falls in proportion.
 LONG_QUERY_TERMS = 8
 

@@ -1,0 +1,191 @@
+"""Hybrid against keyword-only search on the question sets (tests/question_sets.py): top-3
+rate, mean reciprocal rank, search latency of both in the same run, and embedding throughput.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5439/quire_bench_semantic \\
+        python bench/search_quality.py [--corpus tldr|handbook|both] [--rounds 3]
+
+Builds the site in the given database (its name must contain "bench"; it is dropped and
+recreated): imports the corpus, embeds it with `embed_pages` (timed), then asks every
+question `--rounds` times through wiki.search.search_pages, hybrid and keyword-only
+interleaved, inside an all-pages scope. Writes bench/results/search-quality.json and prints
+a Markdown table for bench/REPORT.md. `make bench` runs it after the HTTP bench with
+`BENCH_SEMANTIC=1`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from io import StringIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DEBUG", "1")
+
+CORPUS = Path(os.environ.get("QUIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=["tldr", "handbook", "both"], default="both")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reuse", action="store_true", help="keep a site built before")
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if "bench" not in url.rsplit("/", 1)[-1]:
+        sys.exit("set DATABASE_URL to a database whose name contains 'bench' (it is recreated)")
+
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connection
+
+    from tests.question_sets import (
+        HANDBOOK_QUESTIONS,
+        HANDBOOK_TITLES,
+        TLDR_PAGES,
+        TLDR_QUESTIONS,
+        TLDR_TITLES,
+        measure,
+    )
+    from wiki import semantic
+    from wiki.models import Page, PageChunk
+    from wiki.scope import EVERYTHING
+    from wiki.search import search_pages
+
+    if not args.reuse:
+        call_command("flush", interactive=False, verbosity=0)
+        call_command("migrate", verbosity=0)
+    sets = []
+    sources = []
+    if args.corpus in ("tldr", "both"):
+        sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
+        folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
+        with tarfile.open(CORPUS / "tldr-pages.tar.gz") as archive:
+            wanted = set(TLDR_PAGES)
+            members = [m for m in archive.getmembers() if m.name in wanted]
+            archive.extractall(folder, members=members, filter="data")
+        sources.append(folder)
+    if args.corpus in ("handbook", "both"):
+        sets += [("handbook", HANDBOOK_QUESTIONS), ("handbook titles", HANDBOOK_TITLES)]
+        sources.append(CORPUS / "18f-handbook" / "pages")
+    embedded = {"pages": 0, "chunks": 0, "seconds": 0.0}
+    if not args.reuse:
+        author, _ = User.objects.get_or_create(
+            username="bench-importer", defaults={"is_superuser": True, "is_staff": True}
+        )
+        for source in sources:
+            # Chunks only: the embedding is timed on its own below.
+            with override_model("none"):
+                call_command(
+                    "import_markdown",
+                    str(source),
+                    "--publish",
+                    "--author",
+                    author.username,
+                    stdout=StringIO(),
+                    stderr=StringIO(),
+                )
+        began = time.monotonic()
+        call_command("embed_pages", "--quiet", stdout=StringIO(), stderr=StringIO())
+        embedded = {
+            "pages": Page.objects.readable().count(),
+            "chunks": PageChunk.objects.exclude(model="").count(),
+            "seconds": round(time.monotonic() - began, 1),
+        }
+    by_id = dict(Page.objects.values_list("pk", "source_path"))
+    results: dict[str, dict[str, float]] = {}
+    timings: dict[str, list[float]] = {"hybrid": [], "keyword-only": []}
+    for name, questions in sets:
+        answers: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
+            "hybrid": [],
+            "keyword-only": [],
+        }
+        for query, expected in questions:
+            for round_ in range(args.rounds):
+                for mode in ("hybrid", "keyword-only"):
+                    began = time.perf_counter()
+                    hits = search_pages(query, scope=EVERYTHING, limit=8, semantic=mode == "hybrid")
+                    timings[mode].append((time.perf_counter() - began) * 1000)
+                    if round_ == 0:
+                        answers[mode].append(([by_id[h.page_id] or "" for h in hits], expected))
+        for mode, pairs in answers.items():
+            results[f"{name} / {mode}"] = {k: round(v, 3) for k, v in measure(pairs).items()}
+    latency = {
+        mode: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(p95(v), 1)}
+        for mode, v in timings.items()
+    }
+    report = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.platform()}, {os.cpu_count()} CPU(s), load {os.getloadavg()}",
+        "database": f"{connection.vendor}, vectors: {semantic.status().get('vectors')}",
+        "model": semantic.status()["model"],
+        "embedded": embedded,
+        "quality": results,
+        "latency": latency,
+    }
+    out = ROOT / "bench" / "results" / "search-quality.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(markdown(report))
+
+
+def markdown(report: dict) -> str:
+    lines = [
+        f"Run {report['when']} on {report['machine']}; {report['database']}; "
+        f"model {report['model']}.",
+        "",
+        "| question set / ranking | top-3 | MRR |",
+        "|---|---:|---:|",
+    ]
+    for name, m in report["quality"].items():
+        lines.append(f"| {name} | {m['top3']:.0%} | {m['mrr']:.3f} |")
+    lines += ["", "| search_pages (in process) | p50 ms | p95 ms |", "|---|---:|---:|"]
+    for mode, m in report["latency"].items():
+        lines.append(f"| {mode} | {m['p50_ms']} | {m['p95_ms']} |")
+    e = report["embedded"]
+    if e["seconds"]:
+        lines += [
+            "",
+            f"Embedding: {e['pages']} pages ({e['chunks']} chunks) in {e['seconds']} s, "
+            f"{e['pages'] / e['seconds']:.2f} pages/s, {e['chunks'] / e['seconds']:.2f} chunks/s.",
+        ]
+    return "\n".join(lines)
+
+
+class override_model:
+    """Import without embedding: the model is switched off for the import's on-commit run."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __enter__(self) -> None:
+        from django.conf import settings
+
+        self.saved = settings.QUIRE_EMBEDDING_MODEL
+        settings.QUIRE_EMBEDDING_MODEL = self.value
+
+    def __exit__(self, *exc: object) -> None:
+        from django.conf import settings
+
+        settings.QUIRE_EMBEDDING_MODEL = self.saved
+
+
+if __name__ == "__main__":
+    main()
