@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from oauth2_provider.models import AccessToken, RefreshToken
 
 from agents import services as agent_services
+from agents.mcp import READ_TOOLS
 from agents.models import Agent
 from connect.models import Connection, Grant
 from core.actors import SystemActor
@@ -184,7 +185,7 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
     pair = result["pair"]
     assert pair["token_type"] == "Bearer" and pair["expires_in"] == 3600
     assert pair["scope"] == "mcp"
-    assert result["names"] == ["browse", "search_pages", "get_page"]
+    assert result["names"] == list(READ_TOOLS)
     assert all(result["titles"].values())
     assert sorted(result["pages"]) == ["Refund policy", "Returns"]
     # Audited: the person's decision, the connection, and tool calls naming the client.
