@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
+from agents.mcp import editing_tools_text
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
 from core.errors import InvalidArgument, QuireError
 from wiki.forms import TextField, sentence
@@ -54,7 +55,7 @@ class AgentForm(forms.Form):
     can_edit_pages = forms.BooleanField(
         required=False,
         label="Can propose edits",
-        help_text="Adds the four write tools. Every change it proposes waits for a reviewer.",
+        help_text=editing_tools_text() + " Every change it proposes waits for a reviewer.",
     )
 
     def __init__(self, *args: Any, current_owner_id: int | None = None, **kwargs: Any) -> None:

@@ -5,6 +5,7 @@ django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` 
 turns domain errors into `code: message` tool errors and writes an audit row per call.
 """
 
+import difflib
 import inspect
 import logging
 import time
@@ -29,14 +30,21 @@ from mcp.types import (
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from typing_extensions import TypedDict
 
-from agents import selectors
+from agents import activity, selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
+from agents.long_pages import (
+    ChangedOut,
+    SectionOut,
+    SectionShownOut,
+    changed_lines,
+    shown_text,
+)
 from agents.models import Agent
-from agents.services import agent_page_create
+from agents.services import agent_page_create, agent_page_read
 from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
@@ -47,11 +55,18 @@ from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
 from wiki.search import strip_marks
-from wiki.validators import check_text, validate_change_summary, validate_query
+from wiki.validators import (
+    check_text,
+    validate_change_summary,
+    validate_markdown,
+    validate_query,
+    validate_tags,
+    validate_title,
+)
 
 logger = logging.getLogger(__name__)
 
-READ_TOOLS = ("browse", "search_pages", "get_page")
+READ_TOOLS = ("browse", "search_pages", "get_page", "recent_activity")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
@@ -63,7 +78,8 @@ Quire is your team's wiki. You can read only the pages that people chose for you
 Call browse first: it lists your pages, and each page's useWhen lines say when to use it
 (a large set comes 200 pages at a time; search_pages finds a page faster there).
 Read the pages marked alwaysInclude with get_page before you answer anything.
-Use search_pages to find a page by its words, then get_page to read it whole.
+Use search_pages to find a page by its words, then get_page to read it.
+Coming back to a task, call recent_activity to see what was published since.
 When you may edit, every change you submit waits for a person to approve it."""
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,6 +106,23 @@ def tool(
         return method
 
     return declare
+
+
+def is_write_tool(name: str) -> bool:
+    """Whether the tool changes anything (get_page_source, listed only to editing agents,
+    only reads)."""
+    annotations: ToolAnnotations = getattr(PageTools, name).tool_annotations
+    return not annotations.readOnlyHint
+
+
+def editing_tools_text() -> str:
+    """What edit rights add to an agent's tools, as its form and screens say it."""
+    reads = [name for name in WRITE_TOOLS if not is_write_tool(name)]
+    writes = [name for name in WRITE_TOOLS if is_write_tool(name)]
+    return (
+        f"Adds {', '.join(reads)} (reads a page's markdown) and {len(writes)} write tools "
+        f"({', '.join(writes)})."
+    )
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -154,6 +187,37 @@ class PackedPage(TypedDict):
     notIncluded: list[LeftOutOut]
     # Present when notIncluded is not empty: what to do about those pages.
     hint: NotRequired[str]
+    # A long page comes as its outline (content: the text before its first heading).
+    truncated: NotRequired[bool]
+    sections: NotRequired[list[SectionOut]]
+    # The section asked for, with its line range in the page.
+    section: NotRequired[SectionShownOut]
+
+
+class PublishedOut(TypedDict):
+    pageId: str
+    title: str
+    path: str
+    versionNumber: int
+    publishedAt: str
+    changeSummary: str
+
+
+class OwnDecisionOut(TypedDict):
+    pageId: str
+    title: str
+    versionNumber: int
+    status: str
+    comment: str
+    decidedAt: str
+
+
+class ActivityResult(TypedDict):
+    since: str
+    published: list[PublishedOut]
+    # Editing agents only: the decisions on their own proposals.
+    decisions: NotRequired[list[OwnDecisionOut]]
+    nextCursor: str | None
 
 
 class ReviewCommentOut(TypedDict):
@@ -209,6 +273,11 @@ class PageSource(TypedDict):
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
+    # A long page comes as its outline (markdown: the text before its first heading).
+    truncated: NotRequired[bool]
+    sections: NotRequired[list[SectionOut]]
+    # The section asked for, with its line range in the page.
+    section: NotRequired[SectionShownOut]
 
 
 class WriteResult(TypedDict):
@@ -217,15 +286,28 @@ class WriteResult(TypedDict):
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # edit_page: the lines its edits changed, to check them without reading the page again.
+    changed: NotRequired[list[ChangedOut]]
 
 
 class EditIn(TypedDict):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
     oldText: Annotated[
         str, Field(description="Text of the page to replace; it must occur exactly once.")
     ]
     newText: Annotated[str, Field(description="What replaces it (empty to delete it).")]
 
 
+SectionName = Annotated[
+    str | None,
+    Field(
+        description="Only this section: a heading's text as sections lists it (or its line "
+        "number when two headings read the same). A long page's outline lists them.",
+        min_length=1,
+        max_length=300,
+    ),
+]
 PageId = Annotated[
     str, Field(description="The page's id, like pg_abcdefgh, as browse or search_pages gave it.")
 ]
@@ -408,7 +490,7 @@ def _call(
         return _error(f"Unknown tool: {storable(name)}")
     call.extra["arguments"] = _loggable(arguments)
     if error is None:
-        error = _text_problem(arguments)
+        error = _text_problem(arguments) or unknown_arguments(name, arguments)
     if error is None:
         try:
             model = TOOL_ARGUMENTS[name]
@@ -463,6 +545,25 @@ def _text_problem(arguments: dict[str, Any]) -> InvalidArgument | None:
     except InvalidArgument as error:
         return error
     return None
+
+
+def unknown_arguments(name: str, arguments: dict[str, Any]) -> InvalidArgument | None:
+    """Refuse arguments the tool does not take: a misspelt one would otherwise be dropped
+    without a word (a `baseVersoin` lost, and the proposal based on something else)."""
+    known = tuple(TOOL_ARGUMENTS[name].model_fields)
+    unknown = [key for key in arguments if key not in known]
+    if not unknown:
+        return None
+    guesses = [
+        f"{key} (did you mean {close[0]}?)"
+        if (close := difflib.get_close_matches(key, known, n=1))
+        else key
+        for key in unknown
+    ]
+    return InvalidArgument(
+        f"{name} does not take {', '.join(guesses)}. It takes {', '.join(known)}. "
+        "Nothing was done: call it again without the unknown argument(s)."
+    )
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -567,6 +668,22 @@ def pack_includes(
             f"{len(answer['notIncluded'])} referenced page(s) did not fit in {max_chars:,} "
             "characters: call get_page with each pageId in notIncluded to read them."
         )
+
+
+def _blind_replace(page_id: str, *, body: Any, title: Any, tags: Any) -> InvalidArgument:
+    """The refusal of a whole-page replace from an agent that never read the page; what is
+    wrong with the text itself is said first, as the service would."""
+    if body is not None:
+        validate_markdown(body)
+    if title is not None:
+        validate_title(title)
+    if tags is not None:
+        validate_tags(tags)
+    return InvalidArgument(
+        f"you never read page {page_id}, so this whole-page replacement would overwrite text "
+        "you have not seen. Read it with get_page_source first, or pass baseVersion (the "
+        "liveVersion your text starts from). Nothing was stored."
+    )
 
 
 def _appended(live_body: str, appended: str) -> str:
@@ -707,21 +824,27 @@ class PageTools(MCPToolset):
                 le=GET_PAGE_CHARS_MAX,
             ),
         ] = None,
+        section: SectionName = None,
     ) -> PackedPage:
-        """Read one page whole: its live content, its instructions, its files' text and the
-        pages its instructions point to.
+        """Read one page: its live content, its instructions, its files' text and the pages
+        its instructions point to.
 
         Call it for a page that browse or search_pages showed you, before you rely on it.
         Follow the page's instructions. Pages it references that you cannot read are listed
         in unavailable. Referenced pages are packed into includes while the answer stays
         under maxChars; those that did not fit are listed by id and title in notIncluded:
-        call get_page for each of them when you need it.
+        call get_page for each of them when you need it. A page over 24,000 characters
+        comes as its outline (truncated: true): content holds only the text before its
+        first heading, and sections lists every heading with its level, line and size; call
+        again with section set to a heading (search_pages names the section of each match)
+        to read that part alone.
         """
         agent = self._agent()
         page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
+        shown = shown_text(page.body, section)
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
@@ -730,11 +853,12 @@ class PageTools(MCPToolset):
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
             "instructions": page.instructions,
-            "content": page.body,
+            "content": shown.text,
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
             "notIncluded": [],
+            **shown.fields,
         }
         referenced = [
             (ref, version)
@@ -742,6 +866,7 @@ class PageTools(MCPToolset):
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        agent_page_read(agent=agent, page_id=page.pk, version_number=page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
             Page.from_db(DEFAULT_DB_ALIAS, ["id", "public_id"], [page.pk, page.public_id]),
@@ -751,15 +876,56 @@ class PageTools(MCPToolset):
         )
         return answer  # type: ignore[return-value]
 
+    @tool("What changed recently", read_only=True)
+    def recent_activity(
+        self,
+        since: Annotated[
+            str | None,
+            Field(
+                description="An ISO 8601 time, e.g. 2026-11-30T09:00:00Z (UTC when no offset "
+                "is given); left out, 7 days ago.",
+                max_length=60,
+            ),
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            Field(description="The nextCursor of your previous recent_activity, to see more."),
+        ] = None,
+    ) -> ActivityResult:
+        """What changed in your pages since a time: each version published, newest first,
+        with its number and change summary, and, when you may edit, the decisions on your
+        own proposals (approved or rejected, with the reviewer's comment).
+
+        Call it when you come back to a task, instead of reading your pages again; then
+        get_page for those that matter. At most 200 versions per answer: when nextCursor is
+        not null, call recent_activity(cursor=nextCursor) for older ones.
+        """
+        agent = self._agent()
+        found = activity.recent_activity(agent, since=since, cursor=cursor)
+        self._note(returned=len(found.published), since=found.since.isoformat())
+        result: dict[str, Any] = {
+            "since": found.since.isoformat(),
+            "published": found.published,
+        }
+        if found.decisions is not None:
+            result["decisions"] = found.decisions
+        result["nextCursor"] = found.next_cursor
+        return result  # type: ignore[return-value]
+
     @tool("Read a page's markdown source", read_only=True)
-    def get_page_source(self, pageId: PageId) -> PageSource:
+    def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown source before you propose a change to it.
 
-        Call it before update_page or append_to_page. If you already have a proposal waiting
-        on this page, markdown is your draft, so you can revise it; lastDecision tells you
-        whether your last proposal was approved or rejected, and the reviewer's reason. A page
-        you created whose proposal was rejected has status "rejected" and that text: fix it
-        and send it again with update_page.
+        Call it before update_page, edit_page or append_to_page. If you already have a
+        proposal waiting on this page, markdown is your draft, so you can revise it;
+        lastDecision tells you whether your last proposal was approved or rejected, and the
+        reviewer's reason. A page you created whose proposal was rejected has status
+        "rejected" and that text: fix it and send it again with update_page. A page over
+        24,000 characters comes as its outline (truncated: true): markdown holds only the
+        text before its first heading, and sections lists every heading with its level, line
+        and size. Call again with section set to a heading to get that section's markdown
+        and its line range (section.line to section.lastLine); edit_page takes oldText from
+        it as from the whole page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -776,7 +942,10 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
+        part = shown_text(markdown, section)
         parent = selectors.parent_in_set(page)
+        if live is not None:
+            agent_page_read(agent=agent, page_id=page.pk, version_number=live.number)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -785,7 +954,7 @@ class PageTools(MCPToolset):
         return {
             "pageId": page.public_id,
             "title": shown.title,
-            "markdown": markdown,
+            "markdown": part.text,
             "tags": list(shown.tags),
             "status": _source_status(live, draft, shown),
             "parentId": parent.public_id if parent is not None else None,
@@ -818,6 +987,7 @@ class PageTools(MCPToolset):
             }
             if decided is not None
             else None,
+            **part.fields,  # type: ignore[typeddict-item]
         }
 
     @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
@@ -872,7 +1042,8 @@ class PageTools(MCPToolset):
             int | None,
             Field(
                 description="The liveVersion get_page_source gave you: the version your text "
-                "starts from. Left out, the live version you last read is used.",
+                "starts from. Left out, the live version you last read is used; a page you never "
+                "read needs it.",
                 ge=1,
             ),
         ] = None,
@@ -893,6 +1064,7 @@ class PageTools(MCPToolset):
             title=title,
             tags=tags,
             base_version=baseVersion,
+            read_first=True,
         )
 
     @tool("Propose small edits to a page", read_only=False, destructive=False, idempotent=False)
@@ -922,10 +1094,13 @@ class PageTools(MCPToolset):
 
         Call get_page_source first and copy each oldText from its markdown (your own waiting
         draft, if you have one, else the live page); give enough text that it occurs exactly
-        once. The edits apply in order, each to the result of the ones before. The result is
-        a proposal like update_page's: it waits for a person to approve it, and your earlier
-        waiting proposal on the page is withdrawn. If an oldText occurs 0 or several times
-        nothing is stored and the error shows the nearest line.
+        once. On a long page, copy it from the section you read (get_page_source with
+        section): it is matched in the whole page. The edits apply in order, each to the
+        result of the ones before. The result is a proposal like update_page's: it waits for
+        a person to approve it, and your earlier waiting proposal on the page is withdrawn;
+        changed lists each changed line (its number in the new text, before and after). If an
+        oldText occurs 0 or several times nothing is stored and the error shows the nearest
+        line.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -936,14 +1111,17 @@ class PageTools(MCPToolset):
             source = _appended(live.body if live else "", draft.proposed_body)
         else:
             source = (draft or live).body  # type: ignore[union-attr]
+        edited = apply_edits(source, edits)
         # The result is an ordinary replace proposal: the same base, stale and review rules.
-        return self._propose(
+        written = self._propose(
             pageId,
             kind=VersionKind.REPLACE,
             change_summary=changeSummary,
-            body=apply_edits(source, edits),
+            body=edited,
             base_version=baseVersion,
         )
+        written["changed"] = changed_lines(source, edited)
+        return written
 
     @tool("Propose an addition to a page", read_only=False, destructive=False, idempotent=False)
     def append_to_page(
@@ -973,15 +1151,19 @@ class PageTools(MCPToolset):
         title: str | None = None,
         tags: list[str] | None = None,
         base_version: int | None = None,
+        read_first: bool = False,
     ) -> WriteResult:
         agent = self._agent()
         change_summary = validate_change_summary(change_summary, required=True)
         page = selectors.page_source_for_agent(agent, page_id)
         earlier = selectors.own_pending_proposal(agent, page)
-        if kind == VersionKind.REPLACE and base_version is None and earlier is None:
+        own_draft = earlier is not None and earlier.kind == VersionKind.REPLACE
+        if kind == VersionKind.REPLACE and base_version is None and not own_draft:
             # What the agent saw last, not what is live now: a person may have published
             # since, and the proposal must not silently undo that.
             base_version = selectors.last_read_live_version(agent, page)
+            if base_version is None and read_first and page.live_version_id is not None:
+                raise _blind_replace(page_id, body=body, title=title, tags=tags)
         version = services.version_propose(
             actor=agent,
             page=page,

@@ -57,3 +57,22 @@ class PageSetEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} → {self.page_id}"
+
+
+class PageRead(models.Model):
+    """The newest live version of a page an agent read (get_page, get_page_source): the base
+    its next replace proposal starts from. Kept as its own row, not looked up in the audit
+    trail, so pruning audit events cannot make a stale proposal look fresh."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="page_reads")
+    page = models.ForeignKey("wiki.Page", on_delete=models.CASCADE, related_name="agent_reads")
+    version_number = models.PositiveIntegerField()
+    read_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "page"], name="pageread_unique_page")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} read {self.page_id} v{self.version_number}"

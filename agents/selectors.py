@@ -16,14 +16,13 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
-from django.db.models import Exists, Max, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from agents.models import Agent, PageSetEntry
+from agents.models import Agent, PageRead, PageSetEntry
 from agents.services import token_hash
 from core.errors import NotFound
-from core.models import AuditEvent
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.scope import (
     EVERY_PAGE,
@@ -391,19 +390,14 @@ def agent_page_set(agent: Agent) -> list[SetPage]:
     ]
 
 
-# The read tools whose audit row records the live version they showed (`version_number`).
-READ_TOOL_ACTIONS = ("mcp.get_page", "mcp.get_page_source")
-
-
 def last_read_live_version(agent: Agent, page: Page) -> int | None:
-    """The newest live version of `page` the agent read through get_page or get_page_source.
-
-    The audit trail already knows: it is what the agent's next replace proposal started from.
-    """
-    newest = AuditEvent.objects.filter(
-        actor_agent=agent, page=page, action__in=READ_TOOL_ACTIONS, outcome="ok"
-    ).aggregate(newest=Max("version_number"))["newest"]
-    return int(newest) if newest is not None else None
+    """The live version of `page` the agent last read through get_page or get_page_source:
+    what its next replace proposal started from (None if it never read the page)."""
+    return (
+        PageRead.objects.filter(agent=agent, page=page)
+        .values_list("version_number", flat=True)
+        .first()
+    )
 
 
 def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False) -> Version | None:

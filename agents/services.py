@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from agents.models import Agent, PageSetEntry
+from agents.models import Agent, PageRead, PageSetEntry
 from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
 from core.audit import audit_record
@@ -249,6 +249,23 @@ def agent_mark_used(agent: Agent) -> None:
         return
     Agent.objects.filter(pk=agent.pk).update(last_used_at=now)
     agent.last_used_at = now
+
+
+def agent_page_read(*, agent: Agent, page_id: int, version_number: int) -> None:
+    """Record that an editing agent read live version `version_number` of `page`: the base
+    of its next replace proposal. One upsert; agents that cannot propose keep no record."""
+    if not agent.can_edit_pages:
+        return
+    PageRead.objects.bulk_create(
+        [
+            PageRead(
+                agent=agent, page_id=page_id, version_number=version_number, read_at=timezone.now()
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["agent", "page"],
+        update_fields=["version_number", "read_at"],
+    )
 
 
 # --- page sets ------------------------------------------------------------------------------

@@ -29,7 +29,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agents import selectors, services
 from agents.forms import AgentForm, MoveForm, PageSetAddForm, PageSetEntryForm
-from agents.mcp import READ_TOOLS, PageTools, tool_names_for
+from agents.mcp import (
+    READ_TOOLS,
+    PageTools,
+    is_write_tool,
+    tool_names_for,
+)
 from agents.models import Agent, PageSetEntry
 from core.errors import QuireError
 from core.models import AuditEvent
@@ -97,15 +102,33 @@ def _client_config(token: str) -> str:
 
 
 def _tools(agent: Agent) -> list[dict[str, Any]]:
-    """The tools the agent's tools/list shows, with the description it reads."""
+    """The tools the agent's tools/list shows, with the description it reads; `write` as
+    the tool's own annotations say (get_page_source, for editing agents only, reads)."""
     return [
         {
             "name": name,
-            "write": name not in READ_TOOLS,
+            "write": is_write_tool(name),
+            "editing": name not in READ_TOOLS,
             "description": inspect.cleandoc(getattr(PageTools, name).__doc__ or ""),
         }
         for name in tool_names_for(agent)
     ]
+
+
+def _tools_summary(agent: Agent) -> str:
+    """One sentence on the agent's tools, counted from what its tools/list holds."""
+    names = tool_names_for(agent)
+    writes = sum(1 for name in names if is_write_tool(name))
+    if not agent.can_edit_pages:
+        return (
+            f"{len(names)} read tools only. The tools for editing are not listed to it, and "
+            "calling one fails as an unknown tool."
+        )
+    for_editing = [n for n in names if n not in READ_TOOLS and not is_write_tool(n)]
+    return (
+        f"{len(names) - writes} read tools ({', '.join(for_editing)} among them, listed because "
+        f"it may edit) and {writes} write tools. Everything it writes waits for a reviewer."
+    )
 
 
 # --- list and create -------------------------------------------------------------------------
@@ -608,6 +631,7 @@ def agent_preview(request: HttpRequest, agent_id: int) -> HttpResponse:
             "crumbs": _agent_crumbs(agent, ("What it sees", "")),
             "agent": agent,
             "tools": _tools(agent),
+            "tools_summary": _tools_summary(agent),
             "browse": browse,
             "search_query": query or "",
             "search": search,

@@ -149,8 +149,11 @@ async def agent_client(
                     "changeSummary": f"Log {marker}.",
                 }
             elif kind == "update_page":
+                page_id = rng.choice(pages["draft"])
+                # A whole-page replace starts from the version the agent read.
+                await session.call_tool("get_page_source", {"pageId": page_id})
                 arguments = {
-                    "pageId": rng.choice(pages["draft"]),
+                    "pageId": page_id,
                     "markdown": f"# Draft\n\nRewritten by {name} at step {n}.\n",
                     "changeSummary": "Rewrite the draft.",
                 }

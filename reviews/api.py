@@ -486,10 +486,13 @@ class WorkflowListView(QuireAPIView):
     parser_classes = [JSONParser]  # steps are a list of objects: JSON only
 
     @extend_schema(
-        summary="Review workflows, with their steps and the pages they are assigned to",
+        summary="Review workflows, with their steps and the pages they are assigned to "
+        "(reviewers and admins)",
         responses={200: WorkflowSerializer(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
+        # Reviewers and admins: the pages listed may not be live yet.
+        selectors.check_can_see_queue(self.user())
         return Response(WorkflowSerializer(workflows.workflows(), many=True).data)
 
     @extend_schema(
@@ -514,6 +517,7 @@ class WorkflowDetailView(QuireAPIView):
         responses={200: WorkflowSerializer, **ERRORS},
     )
     def get(self, request: Request, workflow_id: int) -> Response:
+        selectors.check_can_see_queue(self.user())
         return Response(WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data)
 
     @extend_schema(

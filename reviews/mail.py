@@ -14,7 +14,7 @@ from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from reviews.models import CommentKind, Notification, NotificationKind, ReviewComment
+from reviews.models import CommentKind, Notification, NotificationKind, Review, ReviewComment
 from wiki.models import Version, VersionKind, VersionStatus
 
 DIFF_EXCERPT_LINES = 20
@@ -110,7 +110,21 @@ def _version_context(version: Version) -> dict[str, object]:
         "diff": diff_summary(version),
         "review_url": review_url(version),
         "decided_by": version.decided_by.get_username() if version.decided_by else "",
+        "step": _step(version),
     }
+
+
+def _step(version: Version) -> str:
+    """The step a proposal waits on, e.g. `2 of 2, Final check (Reviewers)`, when its
+    workflow has several."""
+    try:
+        review = version.review
+    except Review.DoesNotExist:
+        return ""
+    if len(review.steps) < 2:  # the default single step: nothing to say
+        return ""
+    step = review.current_step
+    return f"{review.step + 1} of {len(review.steps)}, {step['name']} ({step['group']})"
 
 
 def compose_digest(recipient: AbstractBaseUser, waiting: list[Version]) -> EmailMessage:

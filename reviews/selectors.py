@@ -366,7 +366,7 @@ class StepState:
     group: str
     required: int
     approvals: list[Approval]
-    state: str  # "done", "current" or "upcoming"
+    state: str  # "done", "current", "rejected" (ended here) or "upcoming"
 
     @property
     def still_needed(self) -> int:
@@ -409,6 +409,8 @@ def review_path(version: Version, *, viewer: User | None = None) -> ReviewPath |
             state = "done"
         elif index == review.step and not decided:
             state = "current"
+        elif index == review.step and version.status == VersionStatus.REJECTED:
+            state = "rejected"
         else:
             state = "upcoming"
         steps.append(

@@ -118,7 +118,7 @@ def _check_can_publish(actor: Actor) -> User:
     return actor
 
 
-def decision_refusal(actor: Actor, version: Version) -> str | None:
+def decision_refusal(actor: Actor, version: Version, *, step: bool = True) -> str | None:
     """Why `actor` may not approve or reject `version`, or None when they may.
 
     The one statement of who decides, for every door and screen: a reviewer, and never the
@@ -135,20 +135,20 @@ def decision_refusal(actor: Actor, version: Version) -> str | None:
                 f"{agent.name} is your agent, so you cannot decide what it proposes; "
                 "ask another reviewer."
             )
-    review = review_of(version)
+    review = review_of(version) if step else None
     if review is not None and version.status == VersionStatus.IN_REVIEW:
-        step = review.current_step
-        if not actor.is_superuser and not in_group(actor, step["group"]):
+        current = review.current_step
+        if not actor.is_superuser and not in_group(actor, current["group"]):
             return (
                 f"this proposal waits on step {review.step + 1} of {len(review.steps)} "
-                f"({step['name']}), which members of {step['group']} decide, and you are not "
-                f"in {step['group']}."
+                f"({current['name']}), which members of {current['group']} decide, and you "
+                f"are not in {current['group']}."
             )
     return None
 
 
-def _check_can_decide(actor: Actor, version: Version) -> User:
-    refusal = decision_refusal(actor, version)
+def _check_can_decide(actor: Actor, version: Version, *, step: bool = True) -> User:
+    refusal = decision_refusal(actor, version, step=step)
     if refusal is not None:
         raise Forbidden(refusal)
     assert isinstance(actor, User)
@@ -833,7 +833,7 @@ def version_approve(
     may edit the proposal first (`edited_*`) against the live version they saw
     (`expected_live_number`), which must still be live, so nothing is overwritten unseen.
     """
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment)
     page, version = _lock_version(version)
     # Checked again on the locked rows: the proposal may have moved on to another step.
@@ -921,10 +921,102 @@ def _approve_step(
         outbox.queue_review_requested(version, group=review.current_step["group"])
 
 
+# How long a reviewer may take back an approval that published a proposal; after that, or
+# once anything newer went live, the page is reverted instead.
+APPROVAL_UNDO_SECONDS = 120
+
+
+def approval_undo_refusal(actor: Actor, version: Version) -> str | None:
+    """Why `actor` cannot take back the approval that published `version` now (None: they
+    can). The one rule the web door and the service share."""
+    if isinstance(actor, Agent) or version.status != VersionStatus.APPROVED:
+        return "only an approved proposal's approval can be taken back."
+    if version.decided_by_id != actor.pk or review_of(version) is None:
+        return "only the reviewer who approved a proposal can take the approval back."
+    if version.edited_by_reviewer:
+        return "an approval with the reviewer's edits cannot be taken back; revert instead."
+    decided_at = version.decided_at or timezone.now()
+    if (timezone.now() - decided_at).total_seconds() > APPROVAL_UNDO_SECONDS:
+        return (
+            f"it is more than {APPROVAL_UNDO_SECONDS} seconds since the approval, so it can no "
+            "longer be taken back; revert the page from its history instead."
+        )
+    published_id = version.merged_into_id or version.pk
+    if version.page.live_version_id != published_id:
+        return (
+            "a newer version went live since the approval, so it can no longer be taken back; "
+            "revert the page from its history instead."
+        )
+    return None
+
+
+@atomic_retried
+def version_approve_undo(*, actor: Actor, version: Version) -> Version:
+    """Take back one's approval that published a proposal, while it is still short and
+    nothing newer went live: the page shows again what it showed before, the version it
+    published (a copy under a new number) is gone, and the proposal waits again at its last
+    step, without this reviewer's approval."""
+    page, version = _lock_version(version)
+    refusal = approval_undo_refusal(actor, version)
+    if refusal is not None:
+        raise Conflict(refusal, detail={"status": version.status})
+    published = version.merged_into or version
+    previous = (
+        Version.objects.filter(
+            page=page,
+            status=VersionStatus.APPROVED,
+            number__lt=published.number,
+            merged_into__isnull=True,
+        )
+        .exclude(pk=version.pk)
+        .order_by("-number")
+        .first()
+    )
+    newest_number = published.pk != version.pk and page.last_version_number == published.number
+    if previous is None or (published.pk != version.pk and not newest_number):
+        raise Conflict(
+            "this approval can no longer be taken back (the page had no live version before, "
+            "or newer versions were numbered since); revert the page from its history instead."
+        )
+    page_make_live(page, previous)
+    version.reopen()
+    version.body = "" if version.kind == VersionKind.APPEND else version.proposed_body
+    try:
+        with transaction.atomic():
+            version.save()
+    except IntegrityError:
+        raise Conflict(
+            "the author proposed again since the approval, so it cannot be taken back; revert "
+            "the page from its history instead."
+        ) from None
+    if published.pk != version.pk:
+        published.delete()
+        page.last_version_number -= 1
+        Page.objects.filter(pk=page.pk).update(last_version_number=page.last_version_number)
+    review = review_of(version)
+    assert review is not None
+    Approval.objects.filter(
+        review=review, version=version, step=review.step, user_id=actor.pk
+    ).delete()
+    review.status = ReviewStatus.OPEN
+    review.save(update_fields=["status", "updated_at"])
+    audit_record(
+        action="version.approve_undo",
+        actor=actor,
+        page=page,
+        version_number=version.number,
+        data={
+            "live": previous.number,
+            "removed": published.number if published != version else None,
+        },
+    )
+    return version
+
+
 @atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     """Decline a proposal, at any step, with a reason the author reads."""
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment, required=True)
     page, version = _lock_version(version)
     reviewer = _check_can_decide(actor, version)
@@ -957,7 +1049,7 @@ def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
 def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
     """Send a proposal back to its author with what to change. It stays in review, waiting
     on the author; their revision continues the same review from step 1."""
-    _check_can_decide(actor, version)
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
     comment = validate_comment(comment)
     if not comment:
         raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")

@@ -12,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
@@ -37,7 +38,7 @@ from reviews.forms import (
     RevertForm,
     WorkflowForm,
 )
-from reviews.merge import is_stale, merge_proposal
+from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewerSettings, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
@@ -284,6 +285,20 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 return redirect(f"{request.path}#conversation")
         else:
             status = 400
+    elif action == "undo" and request.method == "POST":
+        try:
+            version = services.version_approve_undo(actor=user, version=version)
+        except QuireError as error:
+            messages.error(request, sentence(error.message))
+        else:
+            live_now = version.page.live_version
+            messages.success(
+                request,
+                f"The approval of v{version.number} of “{version.page.title}” is taken back: it "
+                "waits for review again, and readers and agents see "
+                f"v{live_now.number if live_now else 0} as before.",
+            )
+        return redirect(request.path)
     elif request.method == "POST" and refusal is not None and context["in_review"]:
         raise PermissionDenied(sentence(refusal))
     elif request.method == "POST":
@@ -351,15 +366,16 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             and path.review.status == ReviewStatus.CHANGES_REQUESTED,
             "may_comment": context["in_review"] and services.may_comment(user, version),
             "since": since,
-            "since_diff": diff_text(
-                selectors.proposed_content(since)["body"], context["proposed"]["body"]
-            )
+            "since_diff": diff_text(_as_seen(since), context["proposed"]["body"])
             if since is not None
             else None,
             "changes_form": changes_form,
             "comment_form": comment_form,
             "open_changes": action == "request_changes",
             "can_decide": context["in_review"] and refusal is None,
+            "can_undo": version.status == VersionStatus.APPROVED
+            and services.approval_undo_refusal(user, version) is None,
+            "undo_seconds": services.APPROVAL_UNDO_SECONDS,
             "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
                 selectors.next_waiting(user, besides=version) if can_review(user) else None
@@ -377,6 +393,14 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
         }
     )
     return render(request, "reviews/review.html", context, status=status)
+
+
+def _as_seen(version: Version) -> str:
+    """The text a reviewer read on an earlier revision (an addition: on today's live page)."""
+    if version.kind == VersionKind.APPEND and version.status != VersionStatus.APPROVED:
+        live = version.page.live_version
+        return appended_body(live.body if live else "", version.proposed_body)
+    return version.body
 
 
 def _approved_verb(version: Version) -> str:
@@ -414,7 +438,23 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
         if published is not None
         else ""
     )
-    messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.{went_live}")
+    if verb == "approved" and version.status == VersionStatus.APPROVED:
+        # A short undo: the approved version's page holds the button while it is allowed.
+        undo = reverse("reviews:review", args=[version.page.public_id, version.number])
+        messages.success(
+            request,
+            format_html(
+                'v{} of “{}” {}.{} <a href="{}#undo">Undo</a> (for {} seconds)',
+                version.number,
+                version.page.title,
+                verb,
+                went_live,
+                undo,
+                services.APPROVAL_UNDO_SECONDS,
+            ),
+        )
+    else:
+        messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.{went_live}")
     return_to = str(request.POST.get("return_to", ""))
     if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
         return_to, allowed_hosts={request.get_host()}

@@ -565,14 +565,46 @@ def test_it_searches_and_reads_pages_as_the_agent(
     assert AuditEvent.objects.filter(actor_agent=key.agent).count() == 1
 
 
-def test_it_previews_three_tools_for_a_reader_and_eight_for_an_editor(
+def test_it_previews_four_tools_for_a_reader_and_nine_for_an_editor(
     admin: Client, make_agent: Callable[..., AgentKey]
 ) -> None:
     write = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
     reader = text(admin.get(preview_url(make_agent("support-bot").agent)))
-    assert "Tools: 3" in reader and all(f">{name}</code>" not in reader for name in write)
+    assert "Tools: 4" in reader and all(f">{name}</code>" not in reader for name in write)
+    assert "4 read tools only." in reader
     editor = text(admin.get(preview_url(make_agent("docs-bot", can_edit=True).agent)))
-    assert "Tools: 8" in editor and all(f">{name}</code>" in editor for name in write)
+    assert "Tools: 9" in editor and all(f">{name}</code>" in editor for name in write)
+    assert "5 read tools (get_page_source among them" in editor and "4 write tools" in editor
+
+
+def test_it_labels_each_tool_as_its_annotations_tell_the_agent(
+    admin: Client, make_agent: Callable[..., AgentKey]
+) -> None:
+    editor = text(admin.get(preview_url(make_agent("docs-bot", can_edit=True).agent)))
+    labels = dict(
+        re.findall(
+            r'<code class="ag-tool[^"]*">(\w+)</code> <span class="muted small">([^<]+)<', editor
+        )
+    )
+    assert labels == {
+        "browse": "read",
+        "search_pages": "read",
+        "get_page": "read",
+        "recent_activity": "read",
+        "get_page_source": "read, listed with edit rights",
+        "create_page": "write",
+        "update_page": "write",
+        "edit_page": "write",
+        "append_to_page": "write",
+    }
+
+
+def test_it_counts_the_tools_edit_rights_add_on_the_agent_form(admin: Client) -> None:
+    page = text(admin.get("/agents/new/"))
+    assert (
+        "Adds get_page_source (reads a page's markdown) and 4 write tools (create_page, "
+        "update_page, edit_page, append_to_page)." in page
+    )
 
 
 def test_it_shows_the_agents_recent_tool_calls(

@@ -152,6 +152,28 @@ def test_it_gives_every_page_now_and_later_with_all_pages(make_page: MakePage) -
     assert len(selectors.agent_page_set(agent)) == 4
 
 
+def test_its_all_pages_help_says_whether_a_later_page_is_in_the_set(
+    make_page: MakePage, client: Client
+) -> None:
+    from agents.management.commands.create_agent import Command
+
+    parser = Command().create_parser("manage.py", "create_agent")
+    (option,) = [a for a in parser._actions if "--all-pages" in a.option_strings]
+    make_page("Top")
+    out = StringIO()
+    call_command("create_agent", "reader-bot", "--all-pages", stdout=out)
+    later = make_page("Published later")
+    token = last_line(out.getvalue())
+    found = rpc(
+        client, token, "tools/call", {"name": "get_page", "arguments": {"pageId": later.public_id}}
+    ).json()["result"]
+    sees_later = not found["isError"]
+    # The help must say what becomes of a page made later, and say it truly.
+    help_text = option.help or ""
+    assert "later" in help_text, help_text
+    assert ("not in it" not in help_text) == sees_later, help_text
+
+
 def test_it_refuses_an_unknown_page_or_owner_and_creates_nothing(make_page: MakePage) -> None:
     with pytest.raises(CommandError, match="pg_zzzzzzzz"):
         call_command("create_agent", "bot", "--page", "pg_zzzzzzzz", stdout=StringIO())

@@ -37,6 +37,8 @@ def _propose_over_mcp(mcp: MCP, key: AgentKey, **arguments: Any) -> dict[str, An
 
     def call() -> dict[str, Any]:
         asyncio.set_event_loop(None)
+        # A whole-page replace starts from the version the agent read.
+        mcp.ok(key, "get_page_source", pageId=arguments["pageId"])
         return mcp.ok(key, "update_page", **arguments)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -91,7 +93,7 @@ def test_it_walks_the_reviewers_whole_path(
     # The queue: both proposals, oldest first, with the count in the navigation.
     expect(page).to_have_url(re.compile(r"/reviews/$"))
     expect(page.locator(".topnav .count")).to_have_text("2")
-    rows = page.locator("table.rv-queue tbody tr")
+    rows = page.locator("table.rv-queue tbody tr.rv-row")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("Refund policy")
     expect(rows.nth(0)).to_contain_text("docs-bot")
@@ -131,7 +133,7 @@ def test_it_walks_the_reviewers_whole_path(
 
     # The second proposal: edit it, then approve it.
     page.goto(f"{base}/reviews/")
-    expect(page.locator("table.rv-queue tbody tr")).to_have_count(1)
+    expect(page.locator("table.rv-queue tbody tr.rv-row")).to_have_count(1)
     page.locator("a.rv-queue-link", has_text="Shipping").click()
     expect(page.locator("table.rv-sbs ins").filter(has_text="1")).not_to_have_count(0)
     expect(page.locator(".rv-fields")).to_contain_text("delivery")

@@ -202,7 +202,7 @@ def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
     expect(page.get_by_role("button", name="Revert to v2")).to_have_count(0)
     check_narrow(page, screenshots, "history-merged-into")
     page.goto(f"{base}/p/{merge.public_id}/")
-    expect(page.locator(".meta")).to_contain_text("v4")
+    expect(page.locator(".meta", has_text="updated")).to_contain_text("v4")
     expect(page.locator("article")).to_contain_text("ALPHA")
     expect(page.locator("article")).to_contain_text("GAMMA")
 
@@ -304,3 +304,35 @@ def test_it_gives_the_review_screens_room_to_read(
     editor.fill("# Shipping\n\nWe ship **fast**.\n")
     expect(page.locator("details.rv-editor .preview-output strong")).to_have_text("fast")
     check_narrow(page, screenshots, "review-edit-preview")
+
+
+def test_it_undoes_an_approval_from_the_queue_in_time(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    shipping = make_page("Shipping", "Parcels leave within 2 days.\n")
+    proposal = services.version_propose(
+        actor=proposing_agent, page=shipping, body="Parcels leave within 1 day.\n"
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/")
+    page.locator("tr.rv-row .rv-row-approve button").first.click()
+    expect(page.locator(".messages")).to_contain_text("approved")
+    assert Page.objects.get(pk=shipping.pk).live_version_id == proposal.pk
+    page.locator(".messages").get_by_role("link", name="Undo").click()
+    page.get_by_role("button", name="Undo the approval").click()
+    expect(page.locator(".messages")).to_contain_text("it waits for review again")
+    check_narrow(page, screenshots, "review-undone")
+    proposal.refresh_from_db()
+    assert proposal.status == "in_review"
+    page.goto(f"{base}/p/{shipping.public_id}/")
+    expect(page.locator("article")).to_contain_text("within 2 days")
+    page.goto(f"{base}/reviews/")
+    expect(page.locator("tr.rv-row")).to_have_count(1)

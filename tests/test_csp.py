@@ -81,6 +81,8 @@ def world(
         "agent_id": agent.pk,
         # Disconnecting takes only POST: any id shows the 405's policy.
         "connection_id": 1,
+        # Any id: a workflow that does not exist answers 404, with the policy.
+        "workflow_id": 1,
         "object_id": str(page.pk),
         "id": admin_user.pk,
         "app_label": "wiki",

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from core.errors import Conflict
+from core.models import AuditEvent
 from reviews import services
 from reviews.merge import is_stale
 from wiki.models import Page, Version
@@ -100,17 +101,88 @@ def test_it_keeps_the_drafts_base_when_the_agent_revises_it_after_the_page_moved
     assert revised.base_version is not None and revised.base_version.number == 1
 
 
-def test_it_uses_the_live_version_for_an_agent_that_never_read_the_page(
+def test_it_refuses_a_blind_update_from_an_agent_that_never_read_the_page(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User
+) -> None:
+    page = make_page("Refunds", V1)
+    editor_agent.give(page)
+    _publish(editor, page, V2_PERSON)
+    error = mcp.error(
+        editor_agent, "update_page", pageId=page.public_id, markdown=AGENT_TEXT, changeSummary="x"
+    )
+    assert error.startswith("invalid_argument: you never read page")
+    assert "get_page_source first, or pass baseVersion" in error
+    assert Version.objects.filter(page=page).count() == 2
+
+
+def test_it_refuses_a_blind_update_after_an_append_the_agent_made_without_reading(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage
+) -> None:
+    page = make_page("Refunds", V1)
+    editor_agent.give(page)
+    mcp.ok(
+        editor_agent, "append_to_page", pageId=page.public_id, markdown="More.", changeSummary="a"
+    )
+    error = mcp.error(
+        editor_agent, "update_page", pageId=page.public_id, markdown=AGENT_TEXT, changeSummary="x"
+    )
+    assert error.startswith("invalid_argument: you never read page")
+    assert Version.objects.filter(page=page).count() == 2
+
+
+def test_it_takes_an_explicit_base_version_from_an_agent_that_never_read_the_page(
     mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User
 ) -> None:
     page = make_page("Refunds", V1)
     editor_agent.give(page)
     _publish(editor, page, V2_PERSON)
     result = mcp.ok(
+        editor_agent,
+        "update_page",
+        pageId=page.public_id,
+        markdown=AGENT_TEXT,
+        changeSummary="x",
+        baseVersion=1,
+    )
+    proposal = Version.objects.get(page=page, number=result["versionNumber"])
+    assert proposal.base_version is not None and proposal.base_version.number == 1
+    assert is_stale(proposal)
+
+
+def test_it_keeps_the_base_the_agent_read_when_the_audit_trail_is_pruned(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User
+) -> None:
+    page = make_page("Refunds", V1)
+    editor_agent.give(page)
+    mcp.ok(editor_agent, "get_page_source", pageId=page.public_id)
+    _publish(editor, page, V2_PERSON)
+    AuditEvent.objects.all().delete()
+    result = mcp.ok(
         editor_agent, "update_page", pageId=page.public_id, markdown=AGENT_TEXT, changeSummary="x"
     )
     proposal = Version.objects.get(page=page, number=result["versionNumber"])
+    assert proposal.base_version is not None and proposal.base_version.number == 1
+    assert is_stale(proposal)
+
+
+def test_it_bases_the_update_on_the_newest_version_the_agent_read(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage, editor: User
+) -> None:
+    page = make_page("Refunds", V1)
+    editor_agent.give(page)
+    mcp.ok(editor_agent, "get_page", pageId=page.public_id)
+    _publish(editor, page, V2_PERSON)
+    mcp.ok(editor_agent, "get_page_source", pageId=page.public_id)
+    result = mcp.ok(
+        editor_agent,
+        "update_page",
+        pageId=page.public_id,
+        markdown=V2_PERSON.replace("support.", "support by email."),
+        changeSummary="x",
+    )
+    proposal = Version.objects.get(page=page, number=result["versionNumber"])
     assert proposal.base_version is not None and proposal.base_version.number == 2
+    assert not is_stale(proposal)
 
 
 def test_it_refuses_a_base_version_that_never_went_live(

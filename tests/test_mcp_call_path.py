@@ -70,6 +70,7 @@ def test_it_leaves_anything_but_a_plain_tool_call_to_the_library(
         "browse",
         "search_pages",
         "get_page",
+        "recent_activity",
     ]
     old = client.post(
         "/mcp",

@@ -69,6 +69,7 @@ def test_it_applies_edits_in_order_on_the_agents_own_draft(
         pageId=page.public_id,
         markdown="Refunds take 3 days.\nAsk first.\n",
         changeSummary="Faster.",
+        baseVersion=1,
     )
     result = rpc_tool(
         client,
@@ -166,5 +167,6 @@ def test_it_is_listed_and_called_through_the_official_client(
         edits=edits(("9", "8")),
         changeSummary="Earlier.",
     )
-    assert set(written) == {"pageId", "title", "versionNumber", "status", "message"}
+    assert set(written) == {"pageId", "title", "versionNumber", "status", "message", "changed"}
+    assert written["changed"] == [{"line": 1, "before": "Open at 9.", "after": "Open at 8."}]
     assert mcp.error(reader_agent, "edit_page", pageId=page.public_id) == "Unknown tool: edit_page"

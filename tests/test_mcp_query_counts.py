@@ -25,18 +25,21 @@ pytestmark = pytest.mark.django_db
 # services' transactions) and the audit row; the token was looked up by the first call and is
 # kept (agents.selectors.agent_by_token). Same on SQLite and PostgreSQL.
 # get_page: the page with its live version, set check and whether it has files, the
-# referenced pages, the audit row (a page with files adds one: see below). search_pages: the
-# set, the search, the sections of its hits, the audit row.
+# referenced pages, the upsert of the version the agent read (editing agents only: it is the
+# base of their next replace), the audit row (a page with files adds one: see below).
+# search_pages: the set, the search, the sections of its hits, the audit row.
 EXPECTED = {
     "0:browse": 4,
     "1:search_pages": 4,
-    "2:get_page": 3,
-    "3:get_page_source": 4,
+    "2:get_page": 4,  # an editing agent's read is recorded: one upsert
+    "3:get_page_source": 5,
     "4:create_page": 24,
     "5:create_page": 17,
-    "6:update_page": 17,  # 16 + the last live version the agent read (audit trail)
-    "7:update_page": 17,
-    "8:append_to_page": 15,
+    "6:get_page_source": 5,
+    "7:update_page": 17,  # 16 + the last live version the agent read
+    "8:update_page": 17,
+    "9:append_to_page": 15,
+    "10:recent_activity": 3,  # the set's entries, the versions, the audit row
 }
 # A proposal's review costs 3 of them: the workflow assignments above the page, the review
 # row and its first revision row (a revision: the review locked, moved on, a revision row).
@@ -84,9 +87,11 @@ def measure(client: Client, token: str, pages: list[Page]) -> dict[str, int]:
         ("get_page_source", {"pageId": first.public_id}),
         ("create_page", {"title": "A new page", "markdown": "Text."}),
         ("create_page", {"title": "A new child", "markdown": "Text.", "parentId": first.public_id}),
+        ("get_page_source", {"pageId": child.public_id}),
         ("update_page", {"pageId": child.public_id, "markdown": "New.", "changeSummary": "x"}),
         ("update_page", {"pageId": child.public_id, "markdown": "Newer.", "changeSummary": "y"}),
         ("append_to_page", {"pageId": other.public_id, "markdown": "More.", "changeSummary": "z"}),
+        ("recent_activity", {}),
     ]
     # The first call of a minute also records last_used_at, and finds the token.
     rpc_tool(client, token, "browse")
@@ -114,8 +119,8 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     expected = {call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()}
     if connection.vendor == "postgresql":
         # A proposal on a page with a parent holds that parent shared (wiki.services.lock_pages).
-        expected["6:update_page"] += 1
         expected["7:update_page"] += 1
+        expected["8:update_page"] += 1
     assert small == expected
 
 
@@ -169,5 +174,5 @@ def test_it_reads_a_page_s_files_in_one_more_query_only_when_it_has_some(
             [{"name": "notes.txt", "text": "Zebra notes."}] if page is with_files else []
         )
     counter = 0 if settings.REDIS_URL else 1
-    # No references on these pages: page, (files,) audit row.
-    assert counts == [2 + counter, 3 + counter]
+    # No references on these pages: page, (files,) the read's upsert, audit row.
+    assert counts == [3 + counter, 4 + counter]

@@ -147,9 +147,9 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
     page = make_page("Shared")
     reader_agent.give(page)
     editor_agent.give(page)
-    # The library caches the tool list across requests: an editor listing all eight first
+    # The library caches the tool list across requests: an editor listing all nine first
     # must not open the write tools to the reader.
-    assert len(mcp.tool_names(editor_agent)) == 8
+    assert len(mcp.tool_names(editor_agent)) == 9
     before = counts()
     calls: list[tuple[str, dict[str, Any]]] = [
         ("create_page", {"title": "New", "markdown": "x"}),
@@ -250,6 +250,7 @@ def test_it_hides_agent_proposals_from_every_agent_until_a_reviewer_approves(
         pageId=page.public_id,
         markdown="Refunds take 5 zanzibar days.",
         changeSummary="Faster.",
+        baseVersion=1,
     )
     created = mcp.ok(
         editor_agent,

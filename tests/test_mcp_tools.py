@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 MakePage = Callable[..., Page]
 MakeAgent = Callable[..., AgentKey]
 
-READ = ["browse", "search_pages", "get_page"]
+READ = ["browse", "search_pages", "get_page", "recent_activity"]
 WRITE = ["get_page_source", "create_page", "update_page", "edit_page", "append_to_page"]
 PACKED_KEYS = {
     "pageId",
@@ -100,7 +100,8 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     assert hints["edit_page"].destructiveHint is False
     browse_text = (tools["browse"].description or "").lower()
     assert "first" in browse_text and "search_pages" in browse_text
-    assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"}
+    outline = {"truncated", "sections", "section"}
+    assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"} | outline
     assert set(outputs["get_page"]["required"]) == PACKED_KEYS
     assert set(outputs["browse"]["properties"]) == {"pages", "total", "nextCursor"}
     assert outputs["browse"]["required"] == ["pages"]
@@ -113,7 +114,14 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
         "changeSummary",
         "baseVersion",
     }
-    assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS
+    assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS | outline
+    assert set(outputs["get_page_source"]["required"]) == SOURCE_KEYS
+    assert "changed" in outputs["edit_page"]["properties"]
+    assert set(outputs["edit_page"]["$defs"]["ChangedOut"]["properties"]) == {
+        "line",
+        "before",
+        "after",
+    }
     assert set(tools["update_page"].inputSchema["properties"]) == {
         "pageId",
         "changeSummary",
@@ -181,7 +189,7 @@ def test_it_searches_the_set_with_titles_first_and_plain_excerpts(
     reader_agent.give(body_hit, title_hit)
     results = mcp.ok(reader_agent, "search_pages", query="invoice")["results"]
     assert [r["pageId"] for r in results] == [title_hit.public_id, body_hit.public_id]
-    assert set(results[0]) == {"pageId", "title", "path", "excerpt", "score"}
+    assert set(results[0]) == {"pageId", "title", "path", "section", "excerpt", "score"}
     assert results[0]["path"] == "invoice"
     assert results[0]["title"] == "Invoice"
     assert "invoice" in results[1]["excerpt"].lower()
@@ -267,6 +275,7 @@ def test_it_shows_an_agent_its_draft_and_the_reviewers_reason_in_get_page_source
         pageId=page.public_id,
         markdown="Draft one.",
         changeSummary="Clarify.",
+        baseVersion=1,
     )
     services.version_reject(
         actor=reviewer,
@@ -381,7 +390,12 @@ def test_it_proposes_a_whole_replacement_and_withdraws_the_older_proposal(
     page = make_page("Refunds", "Old text.", tags=["money"])
     editor_agent.give(page)
     first = mcp.ok(
-        editor_agent, "update_page", pageId=page.public_id, markdown="New.", changeSummary="A."
+        editor_agent,
+        "update_page",
+        pageId=page.public_id,
+        markdown="New.",
+        changeSummary="A.",
+        baseVersion=1,
     )
     second = mcp.ok(
         editor_agent,

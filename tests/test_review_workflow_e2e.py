@@ -113,6 +113,7 @@ def test_it_routes_a_proposal_through_legal_then_reviewers(
         changeSummary="Seven days now.",
     )
     assert _to(mail.wait_for(2)) == ["lena@example.com", "luis@example.com"]
+    assert "Step:     1 of 2, Legal (Legal)" in mail.messages[0].get_content()
 
     refused = _approve(team.rita, proposal)
     assert refused.status_code == 403
@@ -147,6 +148,7 @@ def test_it_routes_a_proposal_through_legal_then_reviewers(
         "rita@example.com",
     ]
     assert all("Review requested: Refunds" in str(m["Subject"]) for m in step_two)
+    assert "Step:     2 of 2, Final check (Reviewers)" in step_two[0].get_content()
 
     published = _approve(team.rita, proposal).json()
     assert (published["status"], published["review"]) == ("approved", None)
@@ -222,3 +224,26 @@ def test_it_holds_a_conversation_with_the_agent(
         Version.objects.get(page=refunds, number=proposal["versionNumber"]).status
         == VersionStatus.WITHDRAWN
     )
+
+
+def test_it_keeps_workflows_to_reviewers_and_their_changes_to_admins(
+    team: Team, legal_subtree: tuple[Page, Page, Page], reader: User
+) -> None:
+    assert _api(reader).get("/api/v1/workflows/").status_code == 403
+    listed = _api(team.rita).get("/api/v1/workflows/").json()
+    assert [w["name"] for w in listed] == ["Legal review"]
+    changed = _api(team.rita).put(
+        f"/api/v1/workflows/{listed[0]['id']}/",
+        {"name": "Mine", "steps": [{"group": REVIEWERS}]},
+        format="json",
+    )
+    assert changed.status_code == 403
+    unknown = _api(team.admin).post(
+        "/api/v1/workflows/", {"name": "X", "steps": [{"group": "Nobody"}]}, format="json"
+    )
+    assert unknown.status_code == 404 and "Nobody" in unknown.json()["error"]["message"]
+    page_id = legal_subtree[0].public_id
+    removed = _api(team.admin).delete(f"/api/v1/workflows/{listed[0]['id']}/pages/{page_id}/")
+    assert removed.status_code == 204
+    applied = _api(reader).get(f"/api/v1/pages/{legal_subtree[1].public_id}/workflow").json()
+    assert (applied["workflow"], applied["default"], applied["source"]) == ("Default", True, None)

@@ -187,3 +187,67 @@ def test_it_never_lets_an_author_approve_at_a_later_step(
     proposal = propose(lawyers[0], page, "Seven days.\n")
     with pytest.raises(Forbidden, match="your own proposal"):
         services.version_approve(actor=lawyers[0], version=proposal)
+
+
+def test_it_hands_a_reviewers_edit_at_an_earlier_step_to_the_next(
+    make_page: Callable[..., Page],
+    policies: Page,
+    lawyers: list[User],
+    reviewer: User,
+    agent: Agent,
+) -> None:
+    page = make_page("Refunds", "Five days.\n", parent=policies)
+    proposal = propose(agent, page, "Seven days.\n")
+    services.version_approve(
+        actor=lawyers[0],
+        version=proposal,
+        edited_body="Seven calendar days.\n",
+        expected_live_number=1,
+    )
+    services.version_approve(actor=lawyers[1], version=proposal)
+    proposal.refresh_from_db()
+    assert (proposal.body, proposal.proposed_body, proposal.edited_by_reviewer) == (
+        "Seven calendar days.\n",
+        "Seven days.\n",
+        True,
+    )
+    services.version_approve(actor=reviewer, version=proposal)
+    assert live(page).body == "Seven calendar days.\n"
+
+
+def test_it_refuses_a_conflicting_stale_proposal_at_every_step(
+    make_page: Callable[..., Page],
+    policies: Page,
+    lawyers: list[User],
+    editor: User,
+    reader: User,
+) -> None:
+    page = make_page("Refunds", "Five days.\n", parent=policies)
+    proposal = propose(reader, page, "Seven days.\n")
+    services.version_propose(actor=editor, page=page, body="Six days.\n", publish=True)
+    with pytest.raises(Conflict, match="overlap"):
+        services.version_approve(actor=lawyers[0], version=proposal)
+    assert not Approval.objects.filter(version=proposal).exists()
+
+
+def test_it_keeps_a_proposal_in_its_workflow_when_the_workflow_is_deleted(
+    make_page: Callable[..., Page],
+    policies: Page,
+    lawyers: list[User],
+    reviewer: User,
+    reader: User,
+    admin_user: User,
+) -> None:
+    page = make_page("Refunds", "Five days.\n", parent=policies)
+    proposal = propose(reader, page, "Seven days.\n")
+    workflow = workflows.applicable_workflow(page).workflow
+    assert workflow is not None
+    workflows.workflow_delete(actor=admin_user, workflow=workflow)
+    assert workflows.applicable_workflow(page) == workflows.DEFAULT
+    with pytest.raises(Forbidden, match="members of Legal decide"):
+        services.version_approve(actor=reviewer, version=proposal)
+    for lawyer in lawyers[:2]:
+        services.version_approve(actor=lawyer, version=proposal)
+    # The caller's copy still says step 1: the service decides on the locked rows.
+    services.version_approve(actor=reviewer, version=proposal)
+    assert live(page).body == "Seven days.\n"

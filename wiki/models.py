@@ -217,6 +217,20 @@ class Version(models.Model):
         self.decided_at = timezone.now()
         self.decision_comment = comment
 
+    def reopen(self) -> None:
+        """An approval taken back in time (reviews.services.version_approve_undo): the
+        proposal waits again, as if undecided. The one way back from approved; the caller
+        has checked that nothing else happened since."""
+        if self.status != VersionStatus.APPROVED:
+            raise self._refusal(VersionStatus.IN_REVIEW)
+        self.status = VersionStatus.IN_REVIEW
+        self.decided_by = None
+        self.decided_at = None
+        self.decision_comment = ""
+        self.edited_by_reviewer = False
+        self.merged = False
+        self.merged_into = None
+
     def check_move(self, status: str) -> None:
         """Refuse, saying why, a move the life of a version does not allow."""
         if status not in self.TRANSITIONS[self.status]:

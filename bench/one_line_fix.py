@@ -1,0 +1,127 @@
+"""Tokens of a one-line fix: what an agent reads to correct one line of a long page.
+
+    python bench/one_line_fix.py
+
+Builds a throwaway SQLite database with the largest page of the 18F handbook
+(../shared/corpus, or QUIRE_CORPUS), and plays the agent through /mcp: get_page_source (the
+outline), get_page_source with the section that holds the line, edit_page. Tokens are the
+characters of every answer the agent receives, divided by 4. tests/test_mcp_long_pages.py
+plays the same steps (`one_line_fix`) through the official MCP client and holds the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CORPUS = Path(os.environ.get("QUIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+HANDBOOK = CORPUS / "18f-handbook" / "pages"
+BUDGET_TOKENS = 3_000
+
+# A tool call as the agent makes it: (tool, arguments) -> (the answer's text, its JSON).
+Call = Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]]
+
+
+def largest_handbook_page() -> tuple[str, str]:
+    """The title and body of the handbook page with the longest body (frontmatter apart)."""
+    import frontmatter
+
+    posts = [frontmatter.load(path) for path in sorted(HANDBOOK.rglob("*.md"))]
+    post = max(posts, key=lambda p: len(p.content))
+    return str(post.get("title") or "Largest page"), post.content + "\n"
+
+
+def line_to_fix(body: str) -> int:
+    """A line past the middle of the page, long and found once: the one a reader reported."""
+    lines = body.split("\n")
+    return 1 + next(
+        n
+        for n in range(len(lines) // 2, len(lines))
+        if len(lines[n]) > 40 and body.count(lines[n]) == 1
+    )
+
+
+def one_line_fix(call: Call, page_id: str, body: str) -> tuple[list[str], dict[str, Any]]:
+    """The agent's steps; returns every answer's text and the edit's result."""
+    target = line_to_fix(body)
+    wrong = body.split("\n")[target - 1]
+    answers: list[str] = []
+    text, outline = call("get_page_source", {"pageId": page_id})
+    answers.append(text)
+    # The deepest section holding the line: the last heading above it.
+    section = [s for s in outline["sections"] if s["line"] <= target][-1]
+    text, _ = call("get_page_source", {"pageId": page_id, "section": str(section["line"])})
+    answers.append(text)
+    text, written = call(
+        "edit_page",
+        {
+            "pageId": page_id,
+            "edits": [{"oldText": wrong, "newText": wrong + " (checked)"}],
+            "changeSummary": "Mark the line as checked.",
+        },
+    )
+    answers.append(text)
+    return answers, written
+
+
+def main() -> None:
+    folder = tempfile.mkdtemp(prefix="quire-one-line-fix-")
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/quire.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only")
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+    os.environ["REDIS_URL"] = ""
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from django.test import Client
+
+    from agents import services as agent_services
+    from core.actors import SystemActor
+    from reviews import services
+    from wiki.roles import EDITORS
+
+    call_command("migrate", verbosity=0)
+    editor = User.objects.create_user("editor")
+    editor.groups.add(Group.objects.get_or_create(name=EDITORS)[0])
+    title, body = largest_handbook_page()
+    page = services.page_create(actor=editor, title=title, body=body, publish=True).page
+    actor = SystemActor("bench")
+    agent, token = agent_services.agent_create(actor=actor, name="fixer", can_edit_pages=True)
+    agent_services.page_set_add(actor=actor, agent=agent, page=page, use_when=["Use it."])
+    client = Client(
+        HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ACCEPT="application/json, text/event-stream"
+    )
+
+    def call(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        response = client.post("/mcp", json.dumps(message), content_type="application/json")
+        result = response.json()["result"]
+        assert not result["isError"], result
+        return result["content"][0]["text"], result["structuredContent"]
+
+    answers, _ = one_line_fix(call, page.public_id, body)
+    steps = ("get_page_source (outline)", "get_page_source (section)", "edit_page")
+    print(f"Page: {title!r}, {len(body):,} characters ({len(body) / 4:,.0f} tokens whole)")
+    for step, text in zip(steps, answers, strict=True):
+        print(f"  {step}: {len(text):,} characters, {len(text) / 4:,.0f} tokens")
+    total = sum(len(text) for text in answers) / 4
+    print(f"Tokens of a one-line fix: {total:,.0f} (budget {BUDGET_TOKENS:,})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""A short undo after an approval: in time, the proposal waits again and the page shows what it
+showed before; later, or once something newer went live, a revert is offered instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from core.errors import Conflict
+from core.models import AuditEvent
+from reviews import services
+from reviews.models import Approval, ReviewStatus
+from tests.conftest import live
+from wiki.models import Page, Version, VersionStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_takes_back_an_approval_in_time(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Refunds", "Thirty days.\n")
+    before = live(page)
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    services.version_approve(actor=reviewer, version=proposal)
+    assert live(page).pk == proposal.pk
+
+    services.version_approve_undo(actor=reviewer, version=proposal)
+
+    assert live(page).pk == before.pk
+    proposal.refresh_from_db()
+    assert (proposal.status, proposal.decided_by, proposal.body) == (
+        VersionStatus.IN_REVIEW,
+        None,
+        "Sixty days.\n",
+    )
+    assert proposal.review.status == ReviewStatus.OPEN
+    assert not Approval.objects.filter(version=proposal).exists()
+    assert AuditEvent.objects.filter(action="version.approve_undo").count() == 1
+    # It can be decided again.
+    services.version_approve(actor=reviewer, version=proposal)
+    assert live(page).pk == proposal.pk
+
+
+def test_it_removes_the_new_number_a_merged_approval_made(
+    make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
+) -> None:
+    page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
+    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    services.version_approve(actor=reviewer, version=stale)
+    assert live(page).number == 4
+
+    services.version_approve_undo(actor=reviewer, version=stale)
+
+    assert live(page).number == 3
+    page.refresh_from_db()
+    assert page.last_version_number == 3
+    assert list(page.versions.values_list("number", flat=True)) == [1, 2, 3]
+    stale.refresh_from_db()
+    assert (stale.status, stale.merged_into_id, stale.merged) == ("in_review", None, False)
+    assert stale.body == "ALPHA\n\nbeta\n\ngamma\n"
+    # Approving it again merges and publishes it as v4 again: numbers stay without gaps.
+    services.version_approve(actor=reviewer, version=stale)
+    assert live(page).number == 4
+
+
+def test_it_restores_an_addition_to_its_blocks(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("FAQ", "Q1?\n")
+    append = services.version_propose(actor=reader, page=page, kind="append", body="Q2?")
+    services.version_approve(actor=reviewer, version=append)
+    services.version_approve_undo(actor=reviewer, version=append)
+    append.refresh_from_db()
+    assert (append.body, append.proposed_body, live(page).body) == ("", "Q2?", "Q1?\n")
+
+
+def test_it_offers_a_revert_once_it_is_too_late(
+    make_page: Callable[..., Page],
+    reader: User,
+    editor: User,
+    reviewer: User,
+    second_reviewer: User,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = make_page("Refunds", "Thirty days.\n")
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    services.version_approve(actor=reviewer, version=proposal)
+    with pytest.raises(Conflict, match="only the reviewer who approved"):
+        services.version_approve_undo(actor=second_reviewer, version=proposal)
+    later = timezone.now() + timedelta(seconds=services.APPROVAL_UNDO_SECONDS + 1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    with pytest.raises(Conflict, match="revert the page from its history instead"):
+        services.version_approve_undo(actor=reviewer, version=proposal)
+    monkeypatch.undo()
+    services.version_propose(actor=editor, page=page, body="Ninety days.\n", publish=True)
+    with pytest.raises(Conflict, match="a newer version went live"):
+        services.version_approve_undo(actor=reviewer, version=proposal)
+    # An editor's own publish never waited for review: nothing to take back.
+    published = live(page)
+    with pytest.raises(Conflict, match="only the reviewer who approved"):
+        services.version_approve_undo(actor=editor, version=published)
+    assert Version.objects.get(pk=proposal.pk).status == VersionStatus.APPROVED
+
+
+def test_it_offers_the_undo_after_approving_in_the_browser(
+    make_page: Callable[..., Page],
+    reader: User,
+    reviewer: User,
+    client_as: Callable[[User], Client],
+) -> None:
+    page = make_page("Refunds", "Thirty days.\n")
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    client = client_as(reviewer)
+    url = f"/reviews/pages/{page.public_id}/v{proposal.number}/"
+    done = client.post(url, {"action": "approve", "expected_live_number": "1"}, follow=True)
+    html = done.content.decode()
+    assert f'<a href="{url}#undo">Undo</a>' in html
+    shown = client.get(url).content.decode()
+    assert 'id="undo"' in shown and "Undo the approval" in shown
+    undone = client.post(url, {"action": "undo"}, follow=True).content.decode()
+    assert "is taken back: it waits for review again" in undone
+    assert live(page).number == 1
+    assert 'id="undo"' not in client.get(url).content.decode()
