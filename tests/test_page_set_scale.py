@@ -99,7 +99,8 @@ def test_it_adds_a_subtree_chosen_in_the_picker(
         "path": "support-desk",
     }
     by_path = admin.get(reverse("wiki:pick"), {"q": "support-desk/ref"}).json()["pages"]
-    assert [page["title"] for page in by_path] == ["Refunds"]
+    # The path's prefix first; the search may add pages holding its words after it.
+    assert by_path[0]["title"] == "Refunds"
     by_text = admin.get(reverse("wiki:pick"), {"q": "five days"}).json()["pages"]
     assert [page["title"] for page in by_text] == ["Refunds"]  # the wiki's search service
     response = admin.post(

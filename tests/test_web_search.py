@@ -54,11 +54,11 @@ def test_it_shows_just_the_form_for_an_empty_query(reader: User, client_as: Clie
     assert 'class="form-errors"' not in html
 
 
-def test_it_refuses_a_query_over_200_characters_with_a_message(
+def test_it_refuses_a_query_over_2000_characters_with_a_message(
     reader: User, client_as: ClientAs
 ) -> None:
-    html = search(client_as(reader), "word " * 50)
-    assert "Query must be 1 to 200 characters; it has 249." in html
+    html = search(client_as(reader), "word " * 401)
+    assert "Query must be 1 to 2000 characters; it has 2004." in html
 
 
 def test_it_says_when_nothing_matches(reader: User, client_as: ClientAs) -> None:
