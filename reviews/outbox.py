@@ -390,13 +390,13 @@ def send_review_requests(recipient_id: int) -> str:
             "version__author_agent",
             "version__author_user",
             "version__decided_by",
+            "version__review",
         )
         .order_by("version__created_at", "pk")
     )
-    waiting = [row for row in rows if row.version.status == VersionStatus.IN_REVIEW]
-    decided = [row.pk for row in rows if row.version.status != VersionStatus.IN_REVIEW]
-    if decided:
-        _finish(decided, NotificationStatus.SKIPPED)
+    waiting, passed = _still_asked(rows)
+    if passed:
+        _finish(passed, NotificationStatus.SKIPPED)
     if not waiting:
         return NotificationStatus.SKIPPED
     if len(waiting) == 1:
@@ -410,6 +410,35 @@ def send_review_requests(recipient_id: int) -> str:
             else None
         ),
     )
+
+
+def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
+    """The review requests whose proposal still waits on a step their recipient decides, and
+    the ids of the rest: proposals decided since, or moved on to another group's step (a
+    gathered follow-up or a digest can come after Legal has finished and Reviewers decide).
+
+    Superusers are asked at the default step (Reviewers), as `queue_reviews_requested` does.
+    """
+    recipients = {row.recipient_id for row in rows}
+    groups: dict[int, set[str]] = {pk: set() for pk in recipients}
+    for pk, name in (
+        get_user_model().objects.filter(pk__in=recipients).values_list("pk", "groups__name")
+    ):
+        if name:
+            groups[pk].add(name)
+    asked, passed = [], []
+    for row in rows:
+        version = row.version
+        review = getattr(version, "review", None)
+        group = review.current_step["group"] if review is not None else REVIEWERS
+        deciders = groups[row.recipient_id]
+        if version.status == VersionStatus.IN_REVIEW and (
+            group in deciders or (group == REVIEWERS and row.recipient.is_superuser)
+        ):
+            asked.append(row)
+        else:
+            passed.append(row.pk)
+    return asked, passed
 
 
 def _follow_up_later(recipient_id: int, delay: timedelta) -> None:
@@ -500,7 +529,7 @@ def send_digests(*, ids: list[int] | None = None) -> int:
     pending = (
         owed.filter(status=NotificationStatus.PENDING)
         .select_related("recipient", "version__page__live_version", "version__author_agent")
-        .select_related("version__author_user", "version__base_version")
+        .select_related("version__author_user", "version__base_version", "version__review")
         .order_by("recipient_id", "version__created_at")
     )
     by_recipient: dict[int, list[Notification]] = {}
@@ -526,10 +555,13 @@ def send_digests(*, ids: list[int] | None = None) -> int:
         if not rows:
             continue
         recipient = rows[0].recipient
-        waiting = [row.version for row in rows if row.version.status == VersionStatus.IN_REVIEW]
-        if not waiting:
-            _finish([row.pk for row in rows], NotificationStatus.SKIPPED)
+        asked, passed = _still_asked(rows)
+        if passed:
+            _finish(passed, NotificationStatus.SKIPPED)
+        if not asked:
             continue
+        rows = asked
+        waiting = [row.version for row in asked]
         try:
             outcome = _send(rows, partial(_digest, recipient, waiting))
         except (SMTPException, OSError):
