@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.signals import post_delete, post_save
@@ -50,9 +53,24 @@ class SetPage:
 
 # Every MCP request starts by finding its agent: a process keeps what it found for a few
 # seconds. Any change to an agent (rotate, revoke, edit) empties it at once and again on
-# commit; another process sees the change when its copy expires.
+# commit. With Redis, the commit also sets a new shared generation that every process reads
+# before trusting its copy, so the change reaches every process at once; without Redis (the
+# embedded default is one process) another process sees it when its copy expires.
 TOKEN_CACHE_SECONDS = 5.0
-_agents_by_token_hash: dict[str, tuple[float, Agent]] = {}
+AGENTS_GENERATION_KEY = "quire:agents-generation"
+_agents_by_token_hash: dict[str, tuple[float, str | None, Agent]] = {}
+
+
+def _agents_generation() -> str | None:
+    """The shared generation of agents, "" when it cannot be had (no value yet, Redis down):
+    then nothing kept may be trusted. None without Redis, where only the lifetime counts."""
+    if not settings.REDIS_URL:
+        return None
+    generation = cache.get(AGENTS_GENERATION_KEY)
+    if generation is None:
+        cache.add(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+        generation = cache.get(AGENTS_GENERATION_KEY)
+    return "" if generation is None else str(generation)
 
 
 def agent_by_token(token: str) -> Agent | None:
@@ -62,12 +80,13 @@ def agent_by_token(token: str) -> Agent | None:
         return None
     digest = token_hash(token)
     now = time.monotonic()
+    generation = _agents_generation()
     cached = _agents_by_token_hash.get(digest)
-    if cached is not None and cached[0] > now:
-        return cached[1]
+    if cached is not None and cached[0] > now and cached[1] == generation != "":
+        return cached[2]
     agent = Agent.objects.filter(token_hash=digest, is_active=True).first()
-    if agent is not None:
-        _agents_by_token_hash[digest] = (now + TOKEN_CACHE_SECONDS, agent)
+    if agent is not None and generation != "":
+        _agents_by_token_hash[digest] = (now + TOKEN_CACHE_SECONDS, generation, agent)
     return agent
 
 
@@ -76,13 +95,20 @@ def forget_agent_tokens() -> None:
     _agents_by_token_hash.clear()
 
 
+def _agents_changed_everywhere() -> None:
+    """After a change to an agent commits: forget here, and with Redis in every process."""
+    forget_agent_tokens()
+    if settings.REDIS_URL:
+        cache.set(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+
+
 @receiver(post_save, sender=Agent)
 @receiver(post_delete, sender=Agent)
 def _agent_changed(**kwargs: Any) -> None:
     # Now, for this transaction's own requests (and tests), and on commit, in case another
     # request cached the old row in between.
     forget_agent_tokens()
-    transaction.on_commit(forget_agent_tokens)
+    transaction.on_commit(_agents_changed_everywhere)
 
 
 def agent_by_name(name: str) -> Agent:

@@ -31,11 +31,14 @@ Call = Callable[[str, dict[str, Any]], tuple[str, dict[str, Any]]]
 
 def largest_handbook_page() -> tuple[str, str]:
     """The title and body of the handbook page with the longest body (frontmatter apart)."""
-    import frontmatter
+    from content.importer import split_frontmatter
 
-    posts = [frontmatter.load(path) for path in sorted(HANDBOOK.rglob("*.md"))]
-    post = max(posts, key=lambda p: len(p.content))
-    return str(post.get("title") or "Largest page"), post.content + "\n"
+    posts = [
+        split_frontmatter(path.read_text(encoding="utf-8"))
+        for path in sorted(HANDBOOK.rglob("*.md"))
+    ]
+    meta, body = max(posts, key=lambda post: len(post[1].strip()))
+    return str(meta.get("title") or "Largest page"), body.strip() + "\n"
 
 
 def line_to_fix(body: str) -> int:

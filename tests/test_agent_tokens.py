@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.management import CommandError, call_command
-from django.test import Client
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 
 from agents import selectors, services
 from agents.models import Agent, PageSetEntry
@@ -22,6 +25,7 @@ from core.models import AuditEvent
 from wiki.models import Page
 
 from .fixtures_mcp import AgentKey, rpc
+from .fixtures_redis import RedisServer, redis_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -299,3 +303,30 @@ def test_it_names_an_unknown_agent_on_the_command_line(db: Any, command: str) ->
     with pytest.raises(CommandError, match="no agent named 'ghost'"):
         call_command(command, "ghost", stdout=StringIO())
     assert not AuditEvent.objects.exists()
+
+
+def test_it_ends_a_token_in_every_process_at_once_with_redis(
+    reader_agent: AgentKey, own_redis: RedisServer
+) -> None:
+    with override_settings(**redis_settings(own_redis.url)):
+        selectors.forget_agent_tokens()
+        assert selectors.agent_by_token(reader_agent.token) == reader_agent.agent
+        with CaptureQueriesContext(connection) as kept:
+            assert selectors.agent_by_token(reader_agent.token) == reader_agent.agent
+        assert len(kept.captured_queries) == 0  # this process keeps the agent it found
+
+        # Another process revokes the agent: the row changes, and its commit sets a new
+        # generation in Redis. This process's copy must not outlive that.
+        Agent.objects.filter(pk=reader_agent.agent.pk).update(is_active=False)
+        cache.set(selectors.AGENTS_GENERATION_KEY, "after-another-process", timeout=None)
+        assert selectors.agent_by_token(reader_agent.token) is None
+
+
+def test_it_sets_a_new_generation_when_a_change_to_an_agent_commits(
+    reader_agent: AgentKey, own_redis: RedisServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    with override_settings(**redis_settings(own_redis.url)):
+        cache.set(selectors.AGENTS_GENERATION_KEY, "before", timeout=None)
+        with django_capture_on_commit_callbacks(execute=True):
+            services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
+        assert cache.get(selectors.AGENTS_GENERATION_KEY) not in (None, "before")
