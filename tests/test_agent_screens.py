@@ -728,6 +728,7 @@ def test_it_walks_the_admins_path_in_a_browser(
 
     # Curate: add two pages, move the second up, mark one always included.
     page.click("text=Now give support-bot its pages")
+    page.wait_for_load_state("load")  # the picker's script is set up
     expect(page.locator("body")).not_to_contain_text(token)
     page.fill("#id_page_search", "support")
     page.locator("#page-options [role=option]", has_text="Support desk").click()

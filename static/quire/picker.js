@@ -118,6 +118,10 @@
       }
     });
     input.addEventListener("blur", function () { window.setTimeout(close, 150); });
+    // Someone who typed before this script ran still gets their answer.
+    if (input.value && !value.value && document.activeElement === input) {
+      ask();
+    }
   }
 
   function start() {
