@@ -483,8 +483,17 @@ def verify(
             "page__public_id", "number", "author_agent__name", "kind", "status", "proposed_body"
         )
     )
+    # A stale proposal approved as a merge goes live as a new number carrying its author
+    # (`merged_into`): that version was published by the reviewer, not written by the agent.
+    merges = set(
+        Version.objects.filter(merged_into__isnull=False).values_list(
+            "merged_into__page__public_id", "merged_into__number"
+        )
+    )
     agent_versions = Counter(
-        (page, number, agent) for page, number, agent, *_ in versions if agent is not None
+        (page, number, agent)
+        for page, number, agent, *_ in versions
+        if agent is not None and (page, number) not in merges
     )
     written = Counter((page, number, agent) for agent, page, number in tally.writes)
     numbers: dict[str, list[int]] = defaultdict(list)

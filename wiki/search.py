@@ -29,6 +29,7 @@ Choices, so that both databases behave alike:
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,6 +45,7 @@ from django.db.models import (
     Prefetch,
     QuerySet,
 )
+from kombu.exceptions import OperationalError as BrokerError
 
 from core.errors import TryAgain
 from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
@@ -115,10 +117,24 @@ def index_new_pages(pages: Iterable[Page]) -> None:
 def queue_embedding(page_ids: list[int]) -> None:
     """Chunk and embed these pages once the transaction commits (a Celery task; in process
     without Redis), so that no write waits for the model."""
+    if page_ids:
+        transaction.on_commit(lambda: _send_to_embed(page_ids))
+
+
+def _send_to_embed(page_ids: list[int]) -> None:
     from wiki.tasks import embed_pages
 
-    if page_ids:
-        transaction.on_commit(lambda: embed_pages.delay(page_ids))
+    try:
+        embed_pages.delay(page_ids)
+    except BrokerError as exc:
+        # The write has committed; a broker outage must not turn it into an error. The pages
+        # keep their keyword index; `manage.py embed_pages` embeds what was missed.
+        logging.getLogger(__name__).warning(
+            "The task broker is unavailable (%s); %d page(s) wait to be embedded: run "
+            "'python manage.py embed_pages' once it is back.",
+            exc,
+            len(page_ids),
+        )
 
 
 def _document(
