@@ -502,7 +502,9 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
 
     def raw_search(query: str) -> None:
         for sql in statements[query]:
-            raw.execute(sql).fetchall()
+            cursor = raw.execute(sql)
+            if cursor.description is not None:  # the timeout's BEGIN/SET LOCAL/COMMIT have no rows
+                cursor.fetchall()
 
     sources = {
         page_id: quire.call("get_page_source", pageId=page_id)["structuredContent"]
