@@ -24,8 +24,8 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
-from agents.services import token_hash
 from core.errors import NotFound
+from core.tokens import token_hash
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.scope import (
     EVERY_PAGE,

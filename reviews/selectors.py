@@ -8,11 +8,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from agents.models import Agent
 from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
 from reviews.models import Approval, Review, ReviewComment, ReviewStatus, ReviewVisit
@@ -148,10 +147,13 @@ def waiting_count() -> int:
 
 def agents_with_proposals() -> list[str]:
     """Names of the agents that have proposals waiting, for the queue's filter."""
-    waiting = Version.objects.filter(author_agent=OuterRef("pk"), status=VersionStatus.IN_REVIEW)
-    return list(
-        Agent.objects.filter(Exists(waiting)).order_by("name").values_list("name", flat=True)
+    names = (
+        Version.objects.filter(status=VersionStatus.IN_REVIEW, author_agent__isnull=False)
+        .order_by("author_agent__name")
+        .values_list("author_agent__name", flat=True)
+        .distinct()
     )
+    return list(names)
 
 
 def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:

@@ -3,10 +3,13 @@ import, so CI's `make lint` would stop a change that makes wiki/ import reviews/
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +76,64 @@ def test_it_fails_when_agents_imports_the_oauth_app_outside_the_mcp_auth_point(
     assert result.returncode != 0
     assert "Only the URL conf and the MCP auth point use the connect app" in result.stdout
     assert "BROKEN" in result.stdout
+
+
+def test_it_fails_when_reviews_imports_agents(tmp_path: Path) -> None:
+    # Agents sits above reviews: reviews asks core.actors whether an actor is an agent.
+    root = _copy_project(tmp_path)
+    services = root / "reviews" / "services.py"
+    services.write_text(services.read_text() + "\nfrom agents.models import Agent  # noqa\n")
+    result = _lint(root)
+    assert result.returncode != 0
+    assert "reviews does not import agents" in result.stdout
+    assert "BROKEN" in result.stdout
+
+
+def _layers_contract() -> dict[str, Any]:
+    config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    return contract
+
+
+def _named_in(layers: list[str]) -> set[str]:
+    return {
+        name.strip().strip("()")
+        for layer in layers
+        for name in re.split(r"[:|]", layer)
+        if name.strip()
+    }
+
+
+def _modules_of(app: str) -> set[str]:
+    """The app's modules and packages as they are on disk: what the layers must place."""
+    found = set()
+    for path in (PROJECT_ROOT / app).iterdir():
+        if path.is_file() and path.suffix == ".py" and path.name != "__init__.py":
+            found.add(path.stem)
+        elif path.is_dir() and (path / "__init__.py").exists():
+            found.add(path.name)
+    return found
+
+
+def test_the_layers_place_every_module_of_every_app() -> None:
+    contract = _layers_contract()
+    assert set(contract["containers"]) >= {"core", "wiki", "reviews", "agents", "connect"}
+    named = _named_in(contract["layers"])
+    unplaced = {
+        app: sorted(_modules_of(app) - named)
+        for app in contract["containers"]
+        if _modules_of(app) - named
+    }
+    assert not unplaced, f"place these modules in a layer in pyproject.toml: {unplaced}"
+
+
+def test_it_tells_people_agents_and_the_system_apart_without_the_agents_app() -> None:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    from agents.models import Agent
+    from core.actors import ActorKind, SystemActor, actor_kind, is_agent, is_person
+
+    kinds = [actor_kind(a) for a in (User(), Agent(), SystemActor("test"), AnonymousUser())]
+    assert kinds == [ActorKind.PERSON, ActorKind.AGENT, ActorKind.SYSTEM, None]
+    assert is_agent(Agent()) and not is_agent(User()) and not is_agent(AnonymousUser())
+    assert is_person(User()) and not is_person(Agent())
