@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
@@ -14,7 +15,15 @@ from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
-from reviews.models import Approval, Review, ReviewComment, ReviewStatus, ReviewVisit
+from reviews.models import (
+    Approval,
+    NotificationPreference,
+    Review,
+    ReviewComment,
+    ReviewerSettings,
+    ReviewStatus,
+    ReviewVisit,
+)
 from reviews.workflows import applicable_workflow
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
@@ -464,3 +473,22 @@ def last_seen(version: Version, viewer: User) -> Version | None:
     if visit is None or visit.version_id == version.pk:
         return None
     return visit.version
+
+
+def notification_preference(user: User) -> str:
+    """How the reviewer wants to hear of proposals: at once unless they chose otherwise."""
+    chosen = (
+        ReviewerSettings.objects.filter(user=user).values_list("notifications", flat=True).first()
+    )
+    return chosen or NotificationPreference.IMMEDIATE
+
+
+def group_names() -> list[str]:
+    """Every group a workflow step may wait on, by name."""
+    return list(Group.objects.order_by("name").values_list("name", flat=True))
+
+
+def public_ids(page_pks: Iterable[int]) -> dict[int, str]:
+    """The public id of each page, by primary key (for conflicts that name parents)."""
+    pks = set(page_pks)
+    return dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}

@@ -137,3 +137,60 @@ def test_it_tells_people_agents_and_the_system_apart_without_the_agents_app() ->
     assert kinds == [ActorKind.PERSON, ActorKind.AGENT, ActorKind.SYSTEM, None]
     assert is_agent(Agent()) and not is_agent(User()) and not is_agent(AnonymousUser())
     assert is_person(User()) and not is_person(Agent())
+
+
+# Doors read through selectors and write through services: no manager query in a door module.
+# Django's admin (ModelAdmin is built on the model's manager) and migrations (historical
+# models) are the two exceptions.
+DOOR_LAYERS = 2  # the wiring layer and the doors layer, the first two of the contract
+NOT_CHECKED = {"admin", "migrations"}
+MANAGER_QUERY = re.compile(
+    r"\.objects\b|\b_default_manager\b|\b_base_manager\b|\bget_(?:object|list)_or_404\b"
+)
+
+
+def _door_files() -> dict[str, list[Path]]:
+    contract = _layers_contract()
+    doors = _named_in(contract["layers"][:DOOR_LAYERS]) - NOT_CHECKED
+    found: dict[str, list[Path]] = {}
+    for app in contract["containers"]:
+        for name in sorted(_modules_of(app) & doors):
+            path = PROJECT_ROOT / app / name
+            found[f"{app}.{name}"] = (
+                sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+            )
+    return found
+
+
+def _manager_queries(files: list[Path], root: Path = PROJECT_ROOT) -> list[str]:
+    return [
+        f"{file.relative_to(root)}:{number}: {line.strip()}"
+        for file in files
+        for number, line in enumerate(file.read_text().splitlines(), start=1)
+        if MANAGER_QUERY.search(line.split("#", 1)[0])
+    ]
+
+
+def test_doors_read_through_selectors_not_models() -> None:
+    doors = _door_files()
+    # The scan reaches the doors it guards (views, REST, MCP, forms, commands, OAuth).
+    assert {"wiki.views", "reviews.api", "agents.mcp", "agents.forms", "connect.views"} <= set(
+        doors
+    )
+    assert "reviews.management" in doors and "connect.oauth_validator" in doors
+    found = [query for files in doors.values() for query in _manager_queries(files)]
+    assert not found, "move these reads into selectors (writes into services):\n" + "\n".join(found)
+
+
+def test_the_door_scan_finds_a_manager_query(tmp_path: Path) -> None:
+    door = tmp_path / "views.py"
+    door.write_text(
+        "def page(request, pk):\n"
+        "    return Page.objects.filter(pk=pk).first()  # a read in a door\n"
+        "    # Page.objects in a comment is no query\n"
+        "    return get_object_or_404(Page, pk=pk)\n"
+    )
+    assert [query.split(": ", 1)[1] for query in _manager_queries([door], tmp_path)] == [
+        "return Page.objects.filter(pk=pk).first()  # a read in a door",
+        "return get_object_or_404(Page, pk=pk)",
+    ]
