@@ -33,9 +33,9 @@ from wiki.scope import (
     Root,
     Scope,
     nearest_root,
+    placed_key,
     readable_sql,
     shown_path,
-    tree_key,
 )
 
 PAGE_ID_PREFIX = "pg_"
@@ -363,9 +363,11 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
         by_path.setdefault(entry.page.path, entry)
     scope = Scope.of(Root(entry.page_id, entry.page.path) for entry in entries)
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
-    for pk, public_id, title, path in scope_pages(scope).values_list(
-        "pk", "public_id", "title", "path"
+    positions: dict[str, int] = {}
+    for pk, public_id, title, path, position in scope_pages(scope).values_list(
+        "pk", "public_id", "title", "path", "position"
     ):
+        positions[path] = position
         nearest = nearest_root(path, by_path)
         if nearest is not None:
             grouped[nearest.pk].append(
@@ -373,7 +375,7 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
             )
     result: list[SetRow] = []
     for entry in entries:
-        result.extend(sorted(grouped[entry.pk], key=lambda row: tree_key(row.path)))
+        result.extend(sorted(grouped[entry.pk], key=lambda row: placed_key(row.path, positions)))
     return result
 
 
