@@ -42,9 +42,7 @@ def child(parent: Page, title: str) -> Page:
 
 
 @pytest.mark.django_db
-def test_it_places_a_page_first_or_after_a_sibling_and_audits_it(
-    tools: Page, editor: User
-) -> None:
+def test_it_places_a_page_first_or_after_a_sibling_and_audits_it(tools: Page, editor: User) -> None:
     assert titles_under(tools) == ["Alpha", "Bravo", "Charlie", "Delta"]
     delta = child(tools, "Delta")
     before = delta.last_version_number
@@ -158,3 +156,28 @@ def test_it_keeps_both_of_two_reorders_at_once(
     finish(first, second)
     assert first.error is None and second.error is None, (first.error, second.error)
     assert titles_under(tools) == ["Delta", "Bravo", "Charlie", "Alpha"]
+
+
+@pytest.mark.django_db
+def test_it_reorders_from_the_move_screen(
+    tools: Page, editor: User, reader: User, client_as: Callable[[User], Client]
+) -> None:
+    delta = child(tools, "Delta")
+    url = f"/p/{delta.public_id}/reorder/"
+    assert client_as(reader).post(url, {"after": "first"}).status_code == 403
+    client = client_as(editor)
+    screen = client.get(f"/p/{delta.public_id}/move/").content.decode()
+    charlie = child(tools, "Charlie")
+    # It stands after Charlie today: that is the choice shown.
+    assert f'<option value="{charlie.public_id}" selected>After “Charlie”</option>' in screen
+    assert "After “Delta”" not in screen
+    refused = client.post(url, {"after": "pg_zzzzzzzz"})
+    assert refused.status_code == 200
+    assert "There is no page pg_zzzzzzzz" in refused.content.decode()
+    empty = client.post(url, {})
+    assert empty.status_code == 200 and "Please correct" in empty.content.decode()
+    placed = client.post(url, {"after": "first"})
+    assert placed.status_code == 302
+    assert titles_under(tools) == ["Delta", "Alpha", "Bravo", "Charlie"]
+    shown = client.get(placed["Location"]).content.decode()
+    assert "“Delta” now comes first among its siblings." in shown

@@ -175,6 +175,11 @@ class MoveForm(forms.Form):
     parent = forms.CharField(required=False, max_length=11, widget=forms.HiddenInput)
 
 
+class ReorderForm(forms.Form):
+    # "first", or the page id of the sibling to come right after.
+    after = forms.CharField(max_length=11)
+
+
 class AttachmentForm(forms.Form):
     file = forms.FileField(
         label="File",

@@ -339,6 +339,16 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
     return children, tree.count_under(page.pk)
 
 
+def siblings_in_order(page: Page) -> list[Page]:
+    """`page` and the visible pages beside it (same parent), in the tree's order: one query."""
+    same_parent = Q(parent__isnull=True) if page.parent_id is None else Q(parent_id=page.parent_id)
+    return list(
+        Page.objects.filter(same_parent & (_VISIBLE | Q(pk=page.pk)))
+        .order_by(*_ORDER)
+        .only("pk", "public_id", "title")
+    )
+
+
 PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
 
 

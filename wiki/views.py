@@ -37,7 +37,14 @@ from django.views.decorators.http import require_POST
 
 from core.errors import Forbidden, NotFound, QuireError
 from wiki import login_throttle, selectors, services
-from wiki.forms import AttachmentForm, MoveForm, SearchForm, add_service_error, sentence
+from wiki.forms import (
+    AttachmentForm,
+    MoveForm,
+    ReorderForm,
+    SearchForm,
+    add_service_error,
+    sentence,
+)
 from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.roles import can_publish, can_review
@@ -322,9 +329,58 @@ def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
                 "and agents' page sets follow it.",
             )
             return redirect(page_url(page))
+    return _move_screen(request, page, form=form)
+
+
+def _move_screen(
+    request: HttpRequest,
+    page: Page,
+    *,
+    form: MoveForm | None = None,
+    reorder_form: ReorderForm | None = None,
+) -> HttpResponse:
+    siblings = selectors.siblings_in_order(page)
+    before = None
+    for sibling in siblings:
+        if sibling.pk == page.pk:
+            break
+        before = sibling
     context = tree_context(page)
-    context.update(page=page, form=form)
+    context.update(
+        page=page,
+        form=form or MoveForm(),
+        reorder_form=reorder_form or ReorderForm(),
+        siblings=[sibling for sibling in siblings if sibling.pk != page.pk],
+        placed_after=before.public_id if before is not None else "first",
+    )
     return render(request, "wiki/page_move.html", context)
+
+
+@login_required
+@require_POST
+def page_reorder(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Place a page first among its siblings or right after one of them."""
+    page = page_or_404(request, public_id)
+    _require_publish(request, "reorder pages")
+    form = ReorderForm(request.POST)
+    if form.is_valid():
+        chosen = form.cleaned_data["after"].strip()
+        try:
+            after = (
+                None
+                if chosen == "first"
+                else selectors.page_for_person(request.user, chosen, live_only=True)
+            )
+            services.page_reorder(actor=request.user, page=page, after=after)  # type: ignore[arg-type]
+        except QuireError as error:
+            if not isinstance(error, NotFound):
+                raise_for(error)
+            form.add_error(None, sentence(error.message))
+        else:
+            where = "first" if after is None else f"after “{after.title}”"
+            messages.success(request, f"“{page.title}” now comes {where} among its siblings.")
+            return redirect(page_url(page))
+    return _move_screen(request, page, reorder_form=form)
 
 
 # --- attachments ----------------------------------------------------------------------------
