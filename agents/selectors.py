@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -265,6 +265,18 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     if page is None:
         raise no_such_page(public_id)
     return page
+
+
+def sibling_titled_for_agent(agent: Agent, parent: Page | None, title: str) -> Page | None:
+    """A live page the agent may read, under `parent` (None: the top level), already titled
+    `title` in any case: one query. Pages outside its set do not count (nor show)."""
+    scope = _unloaded_scope(agent)
+    beside = Q(parent__isnull=True) if parent is None else Q(parent=parent)
+    return (
+        Page.objects.filter(scope.q(), beside, title__iexact=title.strip())
+        .annotate(root_path=scope.root_path())
+        .first()
+    )
 
 
 def agent_path(page: Page | ReadablePage) -> str:

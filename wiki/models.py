@@ -327,7 +327,9 @@ class FormSubmission(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     # Where the first save's result is, for the "already saved" message.
     url = models.CharField(max_length=500, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Claims older than a day are deleted (wiki.services.submit_once): what they guard
+    # against is going back and saving again soon after.
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     def __str__(self) -> str:
         return f"form {self.token[:8]}… saved by user {self.user_id}"

@@ -477,9 +477,14 @@ def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
 
 
-def sibling_titled(parent: Page | None, title: str) -> Page | None:
-    """A page (live or waiting, not archived) under `parent` already titled `title`, any case."""
+def sibling_titled(
+    parent: Page | None, title: str, *, other_than: Page | None = None
+) -> Page | None:
+    """A page (live or waiting, not archived) under `parent` already titled `title`, any case
+    (`other_than` not counted: the page being renamed or moved)."""
     siblings = Page.objects.filter(archived=False, title__iexact=title.strip())
+    if other_than is not None:
+        siblings = siblings.exclude(pk=other_than.pk)
     return (
         siblings.filter(parent__isnull=True) if parent is None else siblings.filter(parent=parent)
     ).first()

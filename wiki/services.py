@@ -14,6 +14,7 @@ import mimetypes
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
@@ -562,6 +563,8 @@ def page_set_import_metadata(
 # --- forms ------------------------------------------------------------------------------------
 
 FORM_TOKEN_MAX = 64
+# How long a claimed form token is kept: long enough for back-and-save-again, then deleted.
+FORM_TOKEN_KEPT = timedelta(days=1)
 
 
 class AlreadySubmitted(Conflict):
@@ -597,6 +600,8 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
         except IntegrityError:
             earlier = FormSubmission.objects.filter(token=token, user=actor).first()
             raise AlreadySubmitted(earlier.url if earlier is not None else "") from None
+        # Each claim clears the spent ones past their time, so the table stays small.
+        FormSubmission.objects.filter(created_at__lt=timezone.now() - FORM_TOKEN_KEPT).delete()
         yield claim
         if claim.url:
             claim.save(update_fields=["url"])

@@ -305,24 +305,37 @@ def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @login_required
 def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
-    """Move a page, with everything under it, under another parent or to the top level."""
+    """Move a page, with everything under it, under another parent or to the top level.
+
+    Beside a page of the same title it asks first, as a new page does."""
     page = page_or_404(request, public_id)
     _require_publish(request, "move pages")
     form = MoveForm(request.POST or None)
+    twin: Page | None = None
     if request.method == "POST" and form.is_valid():
         chosen = form.cleaned_data["parent"].strip()
         try:
             parent = (
                 selectors.page_for_person(request.user, chosen, live_only=True) if chosen else None
             )
-            services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
+            if not form.cleaned_data["same_title_ok"]:
+                twin = selectors.sibling_titled(parent, page.title, other_than=page)
+            if twin is None:
+                services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
         except QuireError as error:
             if not isinstance(error, NotFound):
                 raise_for(error)
             form.add_error(None, sentence(error.message))
         else:
+            where = f"under “{parent.title}”" if parent is not None else "at the top level"
+            if twin is not None:
+                form.add_error(
+                    None,
+                    f"A page titled “{twin.title}” already exists {where} ({twin.path}). Rename "
+                    "one of them, or tick the box below and move it anyway.",
+                )
+                return _move_screen(request, page, form=form, twin=twin)
             page.refresh_from_db()
-            where = f"under “{parent.title}”" if parent is not None else "to the top level"
             messages.success(
                 request,
                 f"Moved “{page.title}” {where}; its address is now {page.path}. Links to it "
@@ -338,6 +351,7 @@ def _move_screen(
     *,
     form: MoveForm | None = None,
     reorder_form: ReorderForm | None = None,
+    twin: Page | None = None,
 ) -> HttpResponse:
     siblings = selectors.siblings_in_order(page)
     before = None
@@ -352,6 +366,7 @@ def _move_screen(
         reorder_form=reorder_form or ReorderForm(),
         siblings=[sibling for sibling in siblings if sibling.pk != page.pk],
         placed_after=before.public_id if before is not None else "first",
+        twin=twin,
     )
     return render(request, "wiki/page_move.html", context)
 
