@@ -501,13 +501,14 @@ def page_reorder(*, actor: User, page: Page, after: Page | None) -> int:
     two reorders under one parent take turns and neither loses the other's change.
     """
     _check_can_publish(actor)
-    siblings = list(_siblings_of(page.parent_id).only("pk", "path"))
+    parent_id = page.parent_id
+    siblings = list(_siblings_of(parent_id).only("pk", "path"))
     # Their ancestors come too, held shared: only the siblings are looked at.
     held = lock_pages(siblings) if siblings else {}
     locked = {sibling.pk: held[sibling.pk] for sibling in siblings if sibling.pk in held}
     page = locked.get(page.pk) or page
     moved_meanwhile = page.pk not in locked or any(
-        row.parent_id != page.parent_id for row in locked.values()
+        row.parent_id != parent_id for row in locked.values()
     )
     if moved_meanwhile:
         raise Conflict("pages here were moved while you reordered them; reload and try again.")
