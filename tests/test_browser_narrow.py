@@ -7,7 +7,6 @@ for sideways scrolling, of the document and of any box inside it (code blocks ex
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
