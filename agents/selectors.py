@@ -35,9 +35,9 @@ from wiki.scope import (
     Root,
     Scope,
     nearest_root,
+    placed_key,
     readable_sql,
     shown_path,
-    tree_key,
 )
 
 PAGE_ID_PREFIX = "pg_"
@@ -269,6 +269,18 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     return page
 
 
+def sibling_titled_for_agent(agent: Agent, parent: Page | None, title: str) -> Page | None:
+    """A live page the agent may read, under `parent` (None: the top level), already titled
+    `title` in any case: one query. Pages outside its set do not count (nor show)."""
+    scope = _unloaded_scope(agent)
+    beside = Q(parent__isnull=True) if parent is None else Q(parent=parent)
+    return (
+        Page.objects.filter(scope.q(), beside, title__iexact=title.strip())
+        .annotate(root_path=scope.root_path())
+        .first()
+    )
+
+
 def agent_path(page: Page | ReadablePage) -> str:
     """The page's path as the agent that read it sees it: from its own entry down."""
     return shown_path(page.path, page.root_path)  # type: ignore[union-attr]
@@ -370,9 +382,11 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
         by_path.setdefault(entry.page.path, entry)
     scope = Scope.of(Root(entry.page_id, entry.page.path) for entry in entries)
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
-    for pk, public_id, title, path in scope_pages(scope).values_list(
-        "pk", "public_id", "title", "path"
+    positions: dict[str, int] = {}
+    for pk, public_id, title, path, position in scope_pages(scope).values_list(
+        "pk", "public_id", "title", "path", "position"
     ):
+        positions[path] = position
         nearest = nearest_root(path, by_path)
         if nearest is not None:
             grouped[nearest.pk].append(
@@ -380,7 +394,7 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
             )
     result: list[SetRow] = []
     for entry in entries:
-        result.extend(sorted(grouped[entry.pk], key=lambda row: tree_key(row.path)))
+        result.extend(sorted(grouped[entry.pk], key=lambda row: placed_key(row.path, positions)))
     return result
 
 

@@ -375,6 +375,10 @@ QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
     "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
 )
 
+# A reviewer may take back an approval this long after it (the page goes back to what it
+# showed); the author's decision email waits as long, and is dropped if it is taken back.
+QUIRE_APPROVAL_UNDO_SECONDS = env_int("QUIRE_APPROVAL_UNDO_SECONDS", 120, minimum=0, maximum=3600)
+
 # The outbox sweep leaves rows younger than this to the task queued on commit.
 QUIRE_OUTBOX_SWEEP_GRACE_SECONDS = env_int("QUIRE_OUTBOX_SWEEP_GRACE_SECONDS", 60, maximum=3600)
 

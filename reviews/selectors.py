@@ -25,7 +25,7 @@ from reviews.models import (
     ReviewVisit,
 )
 from reviews.workflows import applicable_workflow
-from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
 from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
@@ -218,10 +218,11 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
 
 def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
     pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
-    if parent:
-        pages = pages.filter(parent__public_id=parent)
     if tag:
         pages = _with_tag(pages, tag)
+    if parent:
+        # A page's children in the tree's order.
+        return pages.filter(parent__public_id=parent).order_by(*SIBLING_ORDER)
     return pages.order_by("path")
 
 

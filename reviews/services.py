@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -920,9 +921,11 @@ def _approve_step(
         outbox.queue_review_requested(version, group=review.current_step["group"])
 
 
-# How long a reviewer may take back an approval that published a proposal; after that, or
-# once anything newer went live, the page is reverted instead.
-APPROVAL_UNDO_SECONDS = 120
+def approval_undo_seconds() -> int:
+    """How long a reviewer may take back an approval that published a proposal (setting
+    QUIRE_APPROVAL_UNDO_SECONDS); after that, or once anything newer went live, the page is
+    reverted instead. The author's decision email waits as long (reviews.outbox)."""
+    return int(settings.QUIRE_APPROVAL_UNDO_SECONDS)
 
 
 def approval_undo_refusal(actor: Actor, version: Version) -> str | None:
@@ -935,9 +938,10 @@ def approval_undo_refusal(actor: Actor, version: Version) -> str | None:
     if version.edited_by_reviewer:
         return "an approval with the reviewer's edits cannot be taken back; revert instead."
     decided_at = version.decided_at or timezone.now()
-    if (timezone.now() - decided_at).total_seconds() > APPROVAL_UNDO_SECONDS:
+    window = approval_undo_seconds()
+    if (timezone.now() - decided_at).total_seconds() > window:
         return (
-            f"it is more than {APPROVAL_UNDO_SECONDS} seconds since the approval, so it can no "
+            f"it is more than {window} seconds since the approval, so it can no "
             "longer be taken back; revert the page from its history instead."
         )
     published_id = version.merged_into_id or version.pk
@@ -999,6 +1003,8 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     ).delete()
     review.status = ReviewStatus.OPEN
     review.save(update_fields=["status", "updated_at"])
+    # The author was not told yet (the email waits out the window): now they never are.
+    outbox.drop_decision(version)
     audit_record(
         action="version.approve_undo",
         actor=actor,

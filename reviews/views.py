@@ -370,7 +370,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "can_decide": context["in_review"] and refusal is None,
             "can_undo": version.status == VersionStatus.APPROVED
             and services.approval_undo_refusal(user, version) is None,
-            "undo_seconds": services.APPROVAL_UNDO_SECONDS,
+            "undo_seconds": services.approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
                 selectors.next_waiting(user, besides=version) if can_review(user) else None
@@ -445,7 +445,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
                 verb,
                 went_live,
                 undo,
-                services.APPROVAL_UNDO_SECONDS,
+                services.approval_undo_seconds(),
             ),
         )
     else:
