@@ -451,6 +451,7 @@ def _vectors(model: Embedder, texts: list[str], hashes: list[str]) -> np.ndarray
             model=model.name, text_hash__in=wanted[start : start + 500], vector__isnull=False
         ).values_list("text_hash", "vector")
         for digest, stored in rows:
+            assert stored is not None
             vector = np.frombuffer(bytes(stored), dtype=np.float32)
             if vector.shape == (model.dimensions,):
                 known[digest] = vector
