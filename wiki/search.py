@@ -734,9 +734,24 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     )
 
 
-def _pg_tsquery(phrases: list[str], params: _Params) -> str:
-    joined = " || ".join(f"phraseto_tsquery('{CONFIG}', {params.add(p)})" for p in phrases)
-    return f"({joined})"
+# Two CJK characters in a row: the index holds every such pair as a lexeme of its own
+# (migration 0014), which finds the few pages holding a CJK word without reading the many
+# that hold each of its characters somewhere.
+_CJK_PAIR = re.compile(f"[{_CJK}]{CJK_GAP}?[{_CJK}]")
+
+
+def _pg_tsquery(phrases: list[str], params: _Params, *, bigrams: bool = True) -> str:
+    """Any of `phrases`; a phrase with CJK pairs also requires the pairs (`bigrams`), which
+    changes no result (the phrase holds them) but lets the GIN index pick the pages."""
+
+    def phrase(text: str) -> str:
+        found = f"phraseto_tsquery('{CONFIG}', {params.add(text)})"
+        if bigrams and _CJK_PAIR.search(text):
+            pairs = f"plainto_tsquery('simple', wiki_cjk_bigrams({params.add(text)}))"
+            return f"({pairs} && {found})"
+        return found
+
+    return "(" + " || ".join(phrase(text) for text in phrases) + ")"
 
 
 def keyword_score(
@@ -760,6 +775,8 @@ def _search_postgres(
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
+    # What excerpts mark: the words themselves (ts_headline reads no bigrams).
+    shown = " || ".join(_pg_tsquery(group, params, bigrams=False) for group in parsed.groups)
     title_equals = f"lower(d.title) = lower({params.add(title)})"
     title_hits = " + ".join(
         f"(ts_filter(d.vector, '{{a}}') @@ {_pg_tsquery(group, params)})::int"
@@ -785,7 +802,7 @@ def _search_postgres(
     # excerpts are made for the `limit` best only, in the outer query.
     sql = f"""
         WITH {ctes}
-        q AS MATERIALIZED (SELECT {any_term} AS shown),
+        q AS MATERIALIZED (SELECT {shown} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
                    {title_hits} AS title_hits,
