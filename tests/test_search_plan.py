@@ -123,3 +123,30 @@ def test_it_reads_only_the_sets_pages_whatever_the_set_size(editor: User) -> Non
         assert read <= 2 * size + 20, (size, read)
     # No threshold at 100 entries: one shape on both sides of it.
     assert shape(plans[100]["Plan"]) == shape(plans[101]["Plan"])
+
+
+def test_a_set_of_large_subtrees_is_searched_from_the_words(editor: User) -> None:
+    """The set's entries are the 20 areas (all 20,000 pages), and 30 pages hold "teapot": the
+    search starts from those 30 (the words' index), not from the set's 20,000 pages, which
+    it read one by one when PostgreSQL guessed each area's range at 0.5% of the pages."""
+    pages = bulk_site(editor)
+    holders = pages[::600][:30]
+    SearchDocument.objects.filter(page__in=holders).update(body="The teapot by the kettle.")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE wiki_page; ANALYZE wiki_searchdocument")
+    areas = Page.objects.filter(parent__isnull=True).order_by("path")
+    agent, _ = agent_services.agent_create(actor=SystemActor("tests"), name="areas")
+    PageSetEntry.objects.bulk_create(
+        PageSetEntry(agent=agent, page=area, position=n, use_when=[])
+        for n, area in enumerate(areas)
+    )
+    plan = plan_of(agent, "teapot")
+    assert plan["hits"] == 8
+    everything = nodes(plan["Plan"])
+    read = sum(
+        n["Actual Rows"] * n.get("Actual Loops", 1)
+        for n in everything
+        if n.get("Relation Name") in ("wiki_page", "wiki_searchdocument")
+        and n["Node Type"] != "Bitmap Index Scan"
+    )
+    assert read <= 200, read
