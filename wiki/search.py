@@ -791,6 +791,11 @@ def _search_postgres(
     if scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
+        if isinstance(scope, Scope) and not any(lo < hi for lo, hi in scope.ranges()):
+            # Single pages only: their keys on the index row too, so that however few pages
+            # PostgreSQL guesses the words hold (a CJK word's pairs multiply into a guess of
+            # one), no plan reads the set once per page holding the words.
+            in_scope += f" AND d.page_id = ANY({params.add(scope.keys())})"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
     # What excerpts mark: the words themselves (ts_headline reads no bigrams).
