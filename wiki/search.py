@@ -49,7 +49,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from core.errors import TryAgain
 from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
-from wiki.scope import READABLE, Scope, readable_sql, tree_key_sql
+from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
 CONFIG = "english"
@@ -502,8 +502,12 @@ def time_limit(milliseconds: int) -> Iterator[None]:
         try:
             with transaction.atomic():
                 with connection.cursor() as cursor:
+                    # Planned for its values each time (a prepared statement's generic plan
+                    # would guess how many pages the set's ranges and the words hold).
                     cursor.execute(
-                        "SELECT set_config('statement_timeout', %s, true)", [str(milliseconds)]
+                        "SELECT set_config('statement_timeout', %s, true), "
+                        "set_config('plan_cache_mode', 'force_custom_plan', true)",
+                        [str(milliseconds)],
                     )
                 yield
                 # A search writes nothing: rolling its savepoint (or transaction) back ends
@@ -722,6 +726,20 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
         if not ranges:
             # Single pages only: a list of keys, whose size the planner knows.
             return found
+        if len(ranges) <= SPELLED_OUT_MAX:
+            # Each range a condition of its own on the tree-key index, whose statistics tell
+            # the planner how many pages it holds: a set of three copies of the wiki is
+            # searched from the index of the words, a subtree of 2,000 pages from the set.
+            # (From an array, every range looked like 0.5% of the pages.)
+            # One condition on a page row (no UNION to deduplicate), so the planner may as
+            # well start from the pages holding the words and look each one up.
+            spans = " OR ".join(
+                f"({key} >= {params.add(lo)} AND {key} < {params.add(hi)})" for lo, hi in ranges
+            )
+            by_key = f"p.id = ANY({params.add(keys)})" + (
+                " AND " + _bind(under, under_params, params) if under else ""
+            )
+            return f"SELECT p.id FROM wiki_page p WHERE (({by_key}) OR {spans}){readable}"  # noqa: S608
         return (
             f"{found} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"  # noqa: S608
             f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
@@ -739,9 +757,24 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     )
 
 
-def _pg_tsquery(phrases: list[str], params: _Params) -> str:
-    joined = " || ".join(f"phraseto_tsquery('{CONFIG}', {params.add(p)})" for p in phrases)
-    return f"({joined})"
+# Two CJK characters in a row: the index holds every such pair as a lexeme of its own
+# (migration 0014), which finds the few pages holding a CJK word without reading the many
+# that hold each of its characters somewhere.
+_CJK_PAIR = re.compile(f"[{_CJK}]{CJK_GAP}?[{_CJK}]")
+
+
+def _pg_tsquery(phrases: list[str], params: _Params, *, bigrams: bool = True) -> str:
+    """Any of `phrases`; a phrase with CJK pairs also requires the pairs (`bigrams`), which
+    changes no result (the phrase holds them) but lets the GIN index pick the pages."""
+
+    def phrase(text: str) -> str:
+        found = f"phraseto_tsquery('{CONFIG}', {params.add(text)})"
+        if bigrams and _CJK_PAIR.search(text):
+            pairs = f"plainto_tsquery('simple', wiki_cjk_bigrams({params.add(text)}))"
+            return f"({pairs} && {found})"
+        return found
+
+    return "(" + " || ".join(phrase(text) for text in phrases) + ")"
 
 
 def keyword_score(
@@ -763,8 +796,15 @@ def _search_postgres(
     if scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
+        if isinstance(scope, Scope) and not any(lo < hi for lo, hi in scope.ranges()):
+            # Single pages only: their keys on the index row too, so that however few pages
+            # PostgreSQL guesses the words hold (a CJK word's pairs multiply into a guess of
+            # one), no plan reads the set once per page holding the words.
+            in_scope += f" AND d.page_id = ANY({params.add(scope.keys())})"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
+    # What excerpts mark: the words themselves (ts_headline reads no bigrams).
+    shown = " || ".join(_pg_tsquery(group, params, bigrams=False) for group in parsed.groups)
     title_equals = f"lower(d.title) = lower({params.add(title)})"
     title_hits = " + ".join(
         f"(ts_filter(d.vector, '{{a}}') @@ {_pg_tsquery(group, params)})::int"
@@ -790,7 +830,7 @@ def _search_postgres(
     # excerpts are made for the `limit` best only, in the outer query.
     sql = f"""
         WITH {ctes}
-        q AS MATERIALIZED (SELECT {any_term} AS shown),
+        q AS MATERIALIZED (SELECT {shown} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
                    {title_hits} AS title_hits,
