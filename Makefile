@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo manage test install lint typecheck bench bench-search soak clean
+.PHONY: run demo manage test install lint typecheck bench bench-search bench-scale soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -55,6 +55,11 @@ bench: $(STAMP)
 bench-search: $(STAMP)
 	DATABASE_URL=$${BENCH_SEARCH_DATABASE_URL:?set BENCH_SEARCH_DATABASE_URL} DEBUG=1 \
 		$(PY) bench/search_quality.py $(ARGS)
+
+# search_pages at 116,280 pages (the tldr pages imported 3 times) over HTTP against its raw
+# SQL, for a set of every page, a 2,000-page subtree and 101 single pages (bench/search_scale.py).
+bench-scale: $(STAMP)
+	DEBUG=1 $(PY) bench/search_scale.py
 
 # A soak against gunicorn, PostgreSQL, Redis, a Celery worker and aiosmtpd (see bench/soak.py):
 # `make soak MINUTES=5 CLIENTS=24`; SOAK_ARGS=--faults kills and restarts Redis and SMTP.

@@ -3,7 +3,9 @@
     DATABASE_URL=... python bench/profile_call.py [--tool get_page] [--calls 300] [--bare]
 
 Uses an agent of its own ("profile-agent") with the page set of the database's first agent
-that has pages ("bench-agent" when present). Prints pyinstrument's text report, the mean per
+that has pages ("bench-agent" when present; PROFILE_AGENT names another, e.g.
+"scale-subtree", whose copy is "profile-scale-subtree"). PROFILE_QUERY sets search_pages's
+query (default "list files"). Prints pyinstrument's text report, the mean per
 call, the median of `--calls` calls timed one by one without the profiler, and the SQL
 queries of one call.
 """
@@ -48,16 +50,17 @@ def main() -> None:
     from core.actors import SystemActor
 
     source = (
-        Agent.objects.filter(name="bench-agent").first()
+        Agent.objects.filter(name=os.environ.get("PROFILE_AGENT", "bench-agent")).first()
         or Agent.objects.filter(pk__in=PageSetEntry.objects.values("agent")).first()
     )
     assert source is not None, "no agent with pages in this database"
     # Its own agent with the same set: rotating the bench agent's token would break
     # `BENCH_REUSE=1 make bench`, which keeps that token.
     actor = SystemActor("profile")
-    agent = Agent.objects.filter(name="profile-agent").first()
+    name = "profile-agent" if source.name == "bench-agent" else f"profile-{source.name}"
+    agent = Agent.objects.filter(name=name).first()
     if agent is None:
-        agent, _ = services.agent_create(actor=actor, name="profile-agent")
+        agent, _ = services.agent_create(actor=actor, name=name)
         for entry in PageSetEntry.objects.filter(agent=source).select_related("page"):
             services.page_set_add(
                 actor=actor, agent=agent, page=entry.page, use_when=list(entry.use_when)
@@ -67,7 +70,7 @@ def main() -> None:
     arguments = {
         "get_page": lambda n: {"pageId": page_ids[n % len(page_ids)]},
         "browse": lambda n: {},
-        "search_pages": lambda n: {"query": "list files"},
+        "search_pages": lambda n: {"query": os.environ.get("PROFILE_QUERY", "list files")},
     }[args.tool]
     client = Client(
         HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ACCEPT="application/json, text/event-stream"

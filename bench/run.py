@@ -68,6 +68,9 @@ QUERIES = {
         "how do I change the owner of a file",
         "what is the command to show free disk space",
     ],
+    # Words in Chinese, Japanese and Korean, which hold no spaces between words (Korean
+    # does between words, not inside them): found through their character pairs.
+    "cjk": ["ファイル", "파일 목록", "压缩文件", "디렉토리"],
 }
 
 
@@ -502,7 +505,9 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
 
     def raw_search(query: str) -> None:
         for sql in statements[query]:
-            raw.execute(sql).fetchall()
+            cursor = raw.execute(sql)
+            if cursor.description is not None:  # BEGIN, SAVEPOINT... return no rows
+                cursor.fetchall()
 
     sources = {
         page_id: quire.call("get_page_source", pageId=page_id)["structuredContent"]

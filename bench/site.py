@@ -1,8 +1,11 @@
 """Build the benchmark site: a PostgreSQL database holding every page of the tldr corpus.
 
-Run by bench/run.py in a subprocess with DATABASE_URL set to the benchmark database, which
-it has just dropped and created. Prints one JSON line: the import figures, the agent's and
-the API user's tokens, and the sample of page ids the run uses.
+Run by bench/run.py (and bench/search_scale.py) in a subprocess with DATABASE_URL set to the
+benchmark database, which it has just dropped and created. Prints one JSON line: the import
+figures, the agent's and the API user's tokens, and the sample of page ids the run uses.
+
+BENCH_COPIES=N (default 1) imports the corpus N times, each copy under a top-level folder of
+its own (copy1/pages/..., copy2/pages/...): the 116,280-page site of the scale bench is 3.
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ TLDR = CORPUS / "tldr-pages.tar.gz"
 
 def extract(into: Path) -> int:
     """Every markdown page of every language; returns how many files."""
+    copies = int(os.environ.get("BENCH_COPIES", "1"))
+    if copies > 1:
+        return sum(extract_once(into / f"copy{n}") for n in range(1, copies + 1))
+    return extract_once(into)
+
+
+def extract_once(into: Path) -> int:
     with tarfile.open(TLDR) as archive:
         members = [
             m

@@ -34,7 +34,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from agents.models import Agent
 from reviews import mail
 from reviews.models import (
     Notification,
@@ -196,8 +195,8 @@ def _author_recipient(version: Version) -> int | None:
     """Who hears about decisions on `version`: its human author, or its agent's owner."""
     if version.author_agent_id is not None:
         owner_id: int | None = (
-            Agent.objects.filter(pk=version.author_agent_id)
-            .values_list("owner_id", flat=True)
+            Version.objects.filter(pk=version.pk)
+            .values_list("author_agent__owner", flat=True)
             .first()
         )
         return owner_id

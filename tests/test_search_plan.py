@@ -22,7 +22,7 @@ from agents.models import Agent, PageSetEntry
 from core.actors import SystemActor
 from tests.bulk import make_live
 from wiki.models import Page, SearchDocument
-from wiki.search import search_pages
+from wiki.search import document_fields, search_pages
 
 # The plan is PostgreSQL's.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -123,3 +123,53 @@ def test_it_reads_only_the_sets_pages_whatever_the_set_size(editor: User) -> Non
         assert read <= 2 * size + 20, (size, read)
     # No threshold at 100 entries: one shape on both sides of it.
     assert shape(plans[100]["Plan"]) == shape(plans[101]["Plan"])
+
+
+def test_a_set_of_large_subtrees_is_searched_from_the_words(editor: User) -> None:
+    """The set's entries are the 20 areas (all 20,000 pages), and 30 pages hold "teapot": the
+    search starts from those 30 (the words' index), not from the set's 20,000 pages, which
+    it read one by one when PostgreSQL guessed each area's range at 0.5% of the pages."""
+    pages = bulk_site(editor)
+    holders = pages[::600][:30]
+    SearchDocument.objects.filter(page__in=holders).update(body="The teapot by the kettle.")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE wiki_page; ANALYZE wiki_searchdocument")
+    areas = Page.objects.filter(parent__isnull=True).order_by("path")
+    agent, _ = agent_services.agent_create(actor=SystemActor("tests"), name="areas")
+    PageSetEntry.objects.bulk_create(
+        PageSetEntry(agent=agent, page=area, position=n, use_when=[])
+        for n, area in enumerate(areas)
+    )
+    plan = plan_of(agent, "teapot")
+    assert plan["hits"] == 8
+    everything = nodes(plan["Plan"])
+    read = sum(
+        n["Actual Rows"] * n.get("Actual Loops", 1)
+        for n in everything
+        if n.get("Relation Name") in ("wiki_page", "wiki_searchdocument")
+        and n["Node Type"] != "Bitmap Index Scan"
+    )
+    assert read <= 200, read
+
+
+def test_a_cjk_word_in_a_set_of_single_pages_reads_no_page_twice(editor: User) -> None:
+    """2,000 pages hold 디렉토리 and 101 single pages make the set, 5 of them holding it.
+    A CJK word's character pairs make PostgreSQL guess that one page holds it: no plan may
+    then read the set's 101 pages again for each of the 2,000 (200,000 rows, 0.4 s at
+    116,000 pages)."""
+    pages = bulk_site(editor)
+    holders = pages[:5] + pages[200 : 200 + 1_995]
+    _, _, body = document_fields(title="", tags=[], body="디렉토리 목록을 표시합니다.")
+    SearchDocument.objects.filter(page__in=holders).update(body=body)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE wiki_page; ANALYZE wiki_searchdocument")
+    plan = plan_of(agent_with(pages, 101), "디렉토리")
+    assert plan["hits"] == 5
+    everything = nodes(plan["Plan"])
+    removed = sum(n.get("Rows Removed by Join Filter", 0) for n in everything)
+    read = sum(
+        n["Actual Rows"] * n.get("Actual Loops", 1)
+        for n in everything
+        if n.get("Relation Name") == "wiki_page"
+    )
+    assert removed <= 1_010 and read <= 2 * 101 + 20, (removed, read)

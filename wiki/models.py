@@ -352,11 +352,15 @@ class PageChunk(models.Model):
     # The embedding model's name; "" while the chunk has no embedding (no model).
     model = models.CharField(max_length=300, blank=True, default="")
     vector = models.BinaryField(null=True, editable=False)
+    # sha256 of what the model read (wiki.semantic.embedding_text): a chunk whose text was
+    # embedded before by the same model reuses that vector.
+    text_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["page", "position"], name="pagechunk_unique_position")
         ]
+        indexes = [models.Index(fields=["model", "text_hash"], name="pagechunk_model_text_hash")]
 
     def __str__(self) -> str:
         return f"chunk {self.position} of page {self.page_id}"

@@ -49,7 +49,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from core.errors import TryAgain
 from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
-from wiki.scope import READABLE, Scope, readable_sql, tree_key_sql
+from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
 CONFIG = "english"
@@ -502,8 +502,12 @@ def time_limit(milliseconds: int) -> Iterator[None]:
         try:
             with transaction.atomic():
                 with connection.cursor() as cursor:
+                    # Planned for its values each time (a prepared statement's generic plan
+                    # would guess how many pages the set's ranges and the words hold).
                     cursor.execute(
-                        "SELECT set_config('statement_timeout', %s, true)", [str(milliseconds)]
+                        "SELECT set_config('statement_timeout', %s, true), "
+                        "set_config('plan_cache_mode', 'force_custom_plan', true)",
+                        [str(milliseconds)],
                     )
                 yield
                 # A search writes nothing: rolling its savepoint (or transaction) back ends
@@ -552,42 +556,47 @@ def keyword_search(query: str, parsed: ParsedQuery, within: Within, limit: int) 
 
 # Keyword hits and semantic pages each ranked this deep before they are fused.
 FUSION_DEPTH = 24
-# Reciprocal rank fusion: a page scores the sum of weight / (RRF_K + its rank) over both
-# rankings. Tuned on the tldr question set (tests/question_sets.py; bench/search_quality.py
-# prints the grid's best): a small K lets the first places count, and the meaning weighs
-# twice the words, whose partial hits (most words, not all) are mostly noise in a question.
-RRF_K = 10
-KEYWORD_WEIGHT = 1.0
-SEMANTIC_WEIGHT = 2.0
+# Fusion by score: a page scores the cosine similarity of its best chunk to the query, plus
+# a bonus for its place in the keyword ranking, KEYWORD_BONUS / (KEYWORD_K + rank), so that
+# the words decide between pages of close meaning. A page only the keyword ranking found
+# starts from the similarity of the last chunk read. Tuned on the question sets
+# (tests/question_sets.py, with all-MiniLM-L6-v2): reciprocal rank fusion, which weighs
+# the keyword ranking's noise (pages that merely hold the words) as much as its hits, did
+# worse than the semantic ranking alone on both sets.
+KEYWORD_BONUS = 0.1
+KEYWORD_K = 3
 # A keyword hit holding only most of the terms counts this much of a full one.
-PARTIAL_WEIGHT = 0.25
-# Above this many terms the keyword ranking's weight falls in proportion.
+PARTIAL_WEIGHT = 0.5
+# Above this many terms the keyword bonus falls in proportion.
 LONG_QUERY_TERMS = 8
+# Exact titles come first: their score is raised by this (more than any similarity + bonus).
+EXACT_TITLE_SCORE = 3.0
 
 
 def fuse(
     parsed: ParsedQuery, keyword: list[SearchHit], chunks: list[ChunkHit], limit: int
 ) -> list[SearchHit]:
-    """Keyword hits and the pages of the nearest chunks, fused by reciprocal rank.
+    """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS).
 
     Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
     from its best chunk, with the query's words marked; a page that only the keyword
     ranking found keeps its keyword excerpt.
     """
-    scores: dict[int, float] = {}
-    # Words weigh less as the query grows: in a paragraph of context most of them are
-    # not what the question is about, while its meaning is still one vector.
-    terms = len(parsed.groups)
-    weight = KEYWORD_WEIGHT * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
-    for rank, hit in enumerate(keyword):
-        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
-        scores[hit.page_id] = weight * share / (RRF_K + rank + 1)
     best_chunk: dict[int, ChunkHit] = {}
     for chunk in chunks:
         if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
             best_chunk[chunk.page_id] = chunk
-    for rank, page_id in enumerate(best_chunk):
-        scores[page_id] = scores.get(page_id, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank + 1)
+    scores = {page_id: chunk.similarity for page_id, chunk in best_chunk.items()}
+    floor = min(scores.values(), default=0.0)
+    # Words weigh less as the query grows: in a paragraph of context most of them are
+    # not what the question is about, while its meaning is still one vector.
+    terms = len(parsed.groups)
+    bonus = KEYWORD_BONUS * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
+    for rank, hit in enumerate(keyword[:FUSION_DEPTH]):
+        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
+        scores[hit.page_id] = scores.get(hit.page_id, floor) + bonus * share / (
+            KEYWORD_K + rank + 1
+        )
     by_page = {hit.page_id: hit for hit in keyword}
     exact = {hit.page_id for hit in keyword if hit.exact_title}
     ranked = sorted(scores, key=lambda pk: (pk not in exact, -scores[pk], pk))[:limit]
@@ -595,7 +604,7 @@ def fuse(
     keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
     hits = []
     for page_id in ranked:
-        score = round(scores[page_id] * 10 + (1.0 if page_id in exact else 0.0), 4)
+        score = round(scores[page_id] + (EXACT_TITLE_SCORE if page_id in exact else 0.0), 4)
         best = best_chunk.get(page_id)
         if best is None:
             hits.append(replace(keyword_only.pop(0), score=score))
@@ -717,6 +726,20 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
         if not ranges:
             # Single pages only: a list of keys, whose size the planner knows.
             return found
+        if len(ranges) <= SPELLED_OUT_MAX:
+            # Each range a condition of its own on the tree-key index, whose statistics tell
+            # the planner how many pages it holds: a set of three copies of the wiki is
+            # searched from the index of the words, a subtree of 2,000 pages from the set.
+            # (From an array, every range looked like 0.5% of the pages.)
+            # One condition on a page row (no UNION to deduplicate), so the planner may as
+            # well start from the pages holding the words and look each one up.
+            spans = " OR ".join(
+                f"({key} >= {params.add(lo)} AND {key} < {params.add(hi)})" for lo, hi in ranges
+            )
+            by_key = f"p.id = ANY({params.add(keys)})" + (
+                " AND " + _bind(under, under_params, params) if under else ""
+            )
+            return f"SELECT p.id FROM wiki_page p WHERE (({by_key}) OR {spans}){readable}"  # noqa: S608
         return (
             f"{found} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"  # noqa: S608
             f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
@@ -734,9 +757,24 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     )
 
 
-def _pg_tsquery(phrases: list[str], params: _Params) -> str:
-    joined = " || ".join(f"phraseto_tsquery('{CONFIG}', {params.add(p)})" for p in phrases)
-    return f"({joined})"
+# Two CJK characters in a row: the index holds every such pair as a lexeme of its own
+# (migration 0014), which finds the few pages holding a CJK word without reading the many
+# that hold each of its characters somewhere.
+_CJK_PAIR = re.compile(f"[{_CJK}]{CJK_GAP}?[{_CJK}]")
+
+
+def _pg_tsquery(phrases: list[str], params: _Params, *, bigrams: bool = True) -> str:
+    """Any of `phrases`; a phrase with CJK pairs also requires the pairs (`bigrams`), which
+    changes no result (the phrase holds them) but lets the GIN index pick the pages."""
+
+    def phrase(text: str) -> str:
+        found = f"phraseto_tsquery('{CONFIG}', {params.add(text)})"
+        if bigrams and _CJK_PAIR.search(text):
+            pairs = f"plainto_tsquery('simple', wiki_cjk_bigrams({params.add(text)}))"
+            return f"({pairs} && {found})"
+        return found
+
+    return "(" + " || ".join(phrase(text) for text in phrases) + ")"
 
 
 def keyword_score(
@@ -758,8 +796,15 @@ def _search_postgres(
     if scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
+        if isinstance(scope, Scope) and not any(lo < hi for lo, hi in scope.ranges()):
+            # Single pages only: their keys on the index row too, so that however few pages
+            # PostgreSQL guesses the words hold (a CJK word's pairs multiply into a guess of
+            # one), no plan reads the set once per page holding the words.
+            in_scope += f" AND d.page_id = ANY({params.add(scope.keys())})"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
+    # What excerpts mark: the words themselves (ts_headline reads no bigrams).
+    shown = " || ".join(_pg_tsquery(group, params, bigrams=False) for group in parsed.groups)
     title_equals = f"lower(d.title) = lower({params.add(title)})"
     title_hits = " + ".join(
         f"(ts_filter(d.vector, '{{a}}') @@ {_pg_tsquery(group, params)})::int"
@@ -785,7 +830,7 @@ def _search_postgres(
     # excerpts are made for the `limit` best only, in the outer query.
     sql = f"""
         WITH {ctes}
-        q AS MATERIALIZED (SELECT {any_term} AS shown),
+        q AS MATERIALIZED (SELECT {shown} AS shown),
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
                    {title_hits} AS title_hits,

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
-from core.errors import NotFound
+from core.errors import NotFound, QuireError
 from wiki.models import (
     SIBLING_ORDER,
     Attachment,
@@ -23,7 +25,8 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
-from wiki.scope import READABLE, is_readable
+from wiki.scope import READABLE, Scope, is_readable
+from wiki.search import search_pages
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
 # the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
@@ -433,6 +436,21 @@ def own_pending_version(page: Page, user: Any) -> Version | None:
     )
 
 
+def person_by_username(username: str) -> User | None:
+    return User.objects.filter(username=username).first()
+
+
+def pages_by_public_id(public_ids: Iterable[str]) -> dict[str, Page]:
+    return Page.objects.in_bulk(list(public_ids), field_name="public_id")
+
+
+def page_attachment(page: Page, attachment_id: int) -> Attachment | None:
+    attachment = Attachment.objects.filter(page=page, pk=attachment_id).first()
+    if attachment is not None:
+        attachment.page = page
+    return attachment
+
+
 def page_attachments(page: Page) -> list[Attachment]:
     return list(
         Attachment.objects.filter(page=page).only(
@@ -495,3 +513,61 @@ def submitted_form(user: Any, token: str) -> FormSubmission | None:
     if not token or not getattr(user, "is_authenticated", False):
         return None
     return FormSubmission.objects.filter(token=token, user=user).first()
+
+
+# --- the page picker of the editing screens ---------------------------------------------------
+
+PICK_LIMIT = 12
+# At most this many typed words narrow the part-of-a-word match, over this many candidates.
+PICK_WORDS = 5
+PICK_SCAN = 200
+_WORD = re.compile(r"\w+")
+
+
+def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list[Page]:
+    """Pages for a picker within the reader's `scope`, so the picker shows nobody a page they
+    could not open: those whose title or path holds every typed word as part of one of its
+    words ("revi" finds "Code reviews"), title and path prefixes first, then the wiki's search
+    hits for what is left.
+    """
+    live = Page.objects.filter(scope.q()).only("public_id", "title", "path")
+    query = query.strip()
+    if not query:
+        return list(live.filter(parent__isnull=True).order_by("title")[:limit])
+    prefix = query.strip("/").lower()
+    found = list(
+        live.filter(Q(title__istartswith=query) | Q(path__startswith=prefix)).order_by("path")[
+            :limit
+        ]
+    )
+    if len(found) < limit:
+        found.extend(
+            _part_matches(live, query, exclude={page.pk for page in found})[: limit - len(found)]
+        )
+    if len(found) < limit:
+        try:
+            hits = search_pages(query, scope=scope, limit=limit, semantic=False)
+        except QuireError:
+            hits = []
+        seen = {page.pk for page in found}
+        wanted = [hit.page_id for hit in hits if hit.page_id not in seen]
+        by_id = live.in_bulk(wanted)
+        found.extend(by_id[pk] for pk in wanted if pk in by_id)
+    return found[:limit]
+
+
+def _part_matches(live: QuerySet[Page], query: str, *, exclude: set[int]) -> list[Page]:
+    """Pages whose title or path holds each word of `query` somewhere, those where a word of
+    the title starts with it first. Titles and paths only, never bodies: the search does those."""
+    words = query.lower().split()[:PICK_WORDS]
+    where = Q()
+    for word in words:
+        where &= Q(title__icontains=word) | Q(path__icontains=word)
+    candidates = list(live.filter(where).exclude(pk__in=exclude).order_by("path")[:PICK_SCAN])
+
+    def rank(page: Page) -> tuple[int, str]:
+        title_words = _WORD.findall(page.title.lower())
+        starts = all(any(w.startswith(word) for w in title_words) for word in words)
+        return (0 if starts else 1, page.path)
+
+    return sorted(candidates, key=rank)

@@ -129,10 +129,9 @@ def page_or_404(request: HttpRequest, public_id: str) -> Page:
 
 
 def _attachment_or_404(page: Page, attachment_id: int) -> Attachment:
-    attachment = Attachment.objects.filter(page=page, pk=attachment_id).first()
+    attachment = selectors.page_attachment(page, attachment_id)
     if attachment is None:
         raise Http404("This page has no such file. It may have been removed.")
-    attachment.page = page
     return attachment
 
 

@@ -1,0 +1,359 @@
+"""`make bench-scale`: search_pages at 116,280 pages, over HTTP, against its own SQL.
+
+1. Builds the site (bench/site.py with BENCH_COPIES=3: every tldr page of every language,
+   imported three times, each copy under a top-level folder of its own) in a database whose
+   name contains "bench" (BENCH_SCALE_DATABASE_URL, default
+   postgres://postgres@127.0.0.1:5432/quire_bench_scale): dropped and created afresh, unless
+   BENCH_REUSE=1 finds it built (its figures are kept in var/bench/). Then migrates it, so a
+   site built by older code is brought up to date as an operator's would be.
+2. Three agents: `bench-agent`, whose set holds the three copies (every page); `scale-subtree`,
+   whose set is one subtree of about 2,000 pages; `scale-scattered`, 101 single pages drawn
+   from the whole site.
+3. Serves the site with gunicorn as bench/run.py does (as the docker entrypoint runs it), and
+   calls search_pages through MCP over HTTP for every query of the bench's set
+   (bench/run.py QUERIES, CJK included) for each agent, interleaved in a shuffled order each
+   round with the same search's SQL sent straight to PostgreSQL (raw SQL, captured from
+   wiki.search for that agent's set), so load falls on both alike. An answer that is not a
+   result (HTTP error, tool error, the statement timeout's "try again") counts as an error.
+4. Writes bench/results/search-scale.json and its own section of bench/REPORT.md (the rest
+   of the report is kept).
+
+BENCH_SCALE_ROUNDS sets the rounds (default 8); BENCH_COPIES the copies (default 3).
+Search mode: QUIRE_EMBEDDING_MODEL=none (the default here) measures keyword-only search; set
+BENCH_SCALE_MODE=hybrid to serve with the embedding model (the site needs vectors:
+`manage.py embed_pages`), as /healthz reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import re
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import run  # noqa: E402 - bench/run.py, the HTTP bench this one shares its site and client with
+
+RESULTS = ROOT / "bench" / "results" / "search-scale.json"
+SECTION = "## Search at 116,280 pages"
+ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "8"))
+SUBTREE_PAGES = 2_000
+SCATTERED_ENTRIES = 101
+TARGET_P95_MS = 2_000.0
+
+
+def database_url() -> str:
+    url = os.environ.get(
+        "BENCH_SCALE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/quire_bench_scale"
+    )
+    if "bench" not in urlparse(url).path:
+        raise SystemExit(
+            f"BENCH_SCALE_DATABASE_URL is {url}; the benchmark drops and recreates its "
+            "database, so its name must contain 'bench'."
+        )
+    return url
+
+
+def load() -> str:
+    return " ".join(f"{n:.2f}" for n in os.getloadavg())
+
+
+# --- agents and statements (in this process, through Django) --------------------------------
+
+
+def setup_django(url: str) -> None:
+    os.environ.update(run.site_env(url))
+    import django
+
+    django.setup()
+
+
+def small_set_agents() -> dict[str, dict[str, Any]]:
+    """`scale-subtree` and `scale-scattered`, made afresh; their tokens and set sizes."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from agents import services as agent_services
+    from agents.models import Agent
+    from wiki.models import Page
+
+    admin = User.objects.get(username="bench-admin")
+    Agent.objects.filter(name__in=["scale-subtree", "scale-scattered"]).delete()
+    with connection.cursor() as cursor:
+        # The subtree of the second copy whose size is nearest SUBTREE_PAGES.
+        cursor.execute(
+            """
+            SELECT p.id, count(c.id) FROM wiki_page p
+            JOIN wiki_page c ON c.path LIKE p.path || '/%%' AND c.live_version_id IS NOT NULL
+            WHERE p.path LIKE 'copy2/%%' AND p.path NOT LIKE 'copy2/%%/%%/%%'
+            GROUP BY p.id ORDER BY abs(count(c.id) - %s), p.id LIMIT 1
+            """,
+            [SUBTREE_PAGES],
+        )
+        root_id, below = cursor.fetchone()
+    root = Page.objects.get(pk=root_id)
+    agents: dict[str, dict[str, Any]] = {}
+    agent, token = agent_services.agent_create(actor=admin, name="scale-subtree", owner=admin)
+    agent_services.page_set_add(actor=admin, agent=agent, page=root, use_when=["Commands."])
+    agents["subtree"] = {"token": token, "set": f"{root.path} ({below + 1:,} pages)"}
+    leaves = list(
+        Page.objects.filter(live_version__isnull=False, children__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    picked = random.Random(run.SEED).sample(leaves, SCATTERED_ENTRIES)
+    agent, token = agent_services.agent_create(actor=admin, name="scale-scattered", owner=admin)
+    for page in Page.objects.filter(pk__in=picked).order_by("path"):
+        agent_services.page_set_add(actor=admin, agent=agent, page=page, use_when=["A command."])
+    agents["scattered"] = {"token": token, "set": f"{SCATTERED_ENTRIES} single pages"}
+    return agents
+
+
+def statements(queries: list[str]) -> dict[str, dict[str, list[str]]]:
+    """The SQL search_pages runs, per agent and query (as bench/run.py search_sql does)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents import selectors
+    from agents.models import Agent
+    from wiki.search import search_pages
+
+    names = {
+        "everything": "bench-agent",
+        "subtree": "scale-subtree",
+        "scattered": "scale-scattered",
+    }
+    found: dict[str, dict[str, list[str]]] = {}
+    for label, name in names.items():
+        scope = selectors.agent_scope(Agent.objects.get(name=name))
+        found[label] = {}
+        for query in queries:
+            with CaptureQueriesContext(connection) as captured:
+                search_pages(query, scope=scope, limit=8)
+            found[label][query] = [q["sql"] for q in captured]
+    connection.close()
+    return found
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def search_call(http: httpx.Client, base: str, token: str, query: str) -> str | None:
+    """One search_pages over MCP; None when it answered results, else what went wrong."""
+    answer = http.post(
+        base + "/mcp",
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "search_pages", "arguments": {"query": query}},
+        },
+    )
+    if answer.status_code != 200:
+        return f"HTTP {answer.status_code}"
+    body = answer.json()
+    if "error" in body:
+        return f"JSON-RPC error {body['error'].get('code')}"
+    result = body["result"]
+    if result.get("isError"):
+        return str(result["content"][0]["text"])[:120]
+    return None
+
+
+def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> dict[str, Any]:
+    import psycopg
+
+    sql = statements(queries)
+    raw = psycopg.connect(url, autocommit=True)
+    raw.execute("SET jit = off")
+    http = httpx.Client(timeout=120)
+    calls = [(label, query, way) for label in tokens for query in queries for way in ("mcp", "raw")]
+    samples: dict[tuple[str, str, str], list[float]] = {call: [] for call in calls}
+    cpu: dict[str, float] = {"mcp": 0.0, "raw": 0.0}
+    errors: dict[str, int] = {}
+    loads: list[float] = []
+    rng = random.Random(run.SEED)
+    for label, query, way in calls:  # warm up every path once
+        if way == "mcp":
+            search_call(http, base, tokens[label], query)
+    for n in range(ROUNDS):
+        rng.shuffle(calls)
+        for label, query, way in calls:
+            started, began_cpu = time.perf_counter(), time.process_time()
+            if way == "mcp":
+                problem = search_call(http, base, tokens[label], query)
+                if problem is not None:
+                    key = f"{label} / {query}: {problem}"
+                    errors[key] = errors.get(key, 0) + 1
+            else:
+                for statement in sql[label][query]:
+                    cursor = raw.execute(statement)
+                    if cursor.description is not None:
+                        cursor.fetchall()
+            samples[(label, query, way)].append((time.perf_counter() - started) * 1000)
+            cpu[way] += time.process_time() - began_cpu
+        loads.append(os.getloadavg()[0])
+        print(f"  round {n + 1}/{ROUNDS}, load {load()}", flush=True)
+    raw.close()
+    per_query = {
+        label: {
+            query: {
+                "mcp": run.percentiles(samples[(label, query, "mcp")]),
+                "raw": run.percentiles(samples[(label, query, "raw")]),
+            }
+            for query in queries
+        }
+        for label in tokens
+    }
+    pooled = {
+        label: {
+            way: run.percentiles([v for q in queries for v in samples[(label, q, way)]])
+            for way in ("mcp", "raw")
+        }
+        for label in tokens
+    }
+    return {
+        "per_query": per_query,
+        "pooled": pooled,
+        "errors": errors,
+        "load_min": min(loads),
+        "load_max": max(loads),
+    }
+
+
+def main() -> int:
+    if not run.TLDR.exists():
+        print(f"The tldr corpus is missing at {run.TLDR}; set QUIRE_CORPUS.", file=sys.stderr)
+        return 1
+    os.environ.setdefault("BENCH_COPIES", "3")
+    hybrid = os.environ.get("BENCH_SCALE_MODE", "keyword") == "hybrid"
+    if not hybrid:
+        os.environ["QUIRE_EMBEDDING_MODEL"] = "none"
+    url = database_url()
+    site = run.build_site(url)
+    setup_django(url)
+    agents = small_set_agents()
+    tokens = {"everything": site["agent_token"], **{k: v["token"] for k, v in agents.items()}}
+    if run.redis_url() != "none":
+        import redis
+
+        redis.Redis.from_url(run.redis_url()).flushdb()
+    server, base = run.serve(url)
+    try:
+        health = httpx.get(base + "/healthz", timeout=30).json()
+        queries = [q for kind in run.QUERIES.values() for q in kind]
+        print(f"{ROUNDS} rounds of {len(queries)} queries x 3 sets x (MCP, raw SQL)...")
+        measured = measure(url, base, tokens, queries)
+    finally:
+        server.terminate()
+        server.wait(30)
+    results = {
+        "run": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPU(s)",
+        "pages": site["pages"],
+        "copies": int(os.environ["BENCH_COPIES"]),
+        "healthz": health,
+        "mode": "hybrid" if hybrid else "keyword",
+        "sets": {"everything": "the three copies (every page)"}
+        | {k: v["set"] for k, v in agents.items()},
+        "rounds": ROUNDS,
+        "queries": run.QUERIES,
+        **measured,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    write_section(render(results))
+    print(render(results))
+    print(f"wrote {RESULTS} and the section '{SECTION}' of {run.REPORT}")
+    slow = [
+        (label, query, m["mcp"]["p95_ms"])
+        for label, by_query in results["per_query"].items()
+        for query, m in by_query.items()
+        if m["mcp"]["p95_ms"] >= TARGET_P95_MS
+    ]
+    return 1 if slow or results["errors"] else 0
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def render(r: dict[str, Any]) -> str:
+    mode = "keyword-only" if r["mode"] == "keyword" else "hybrid"
+    lines = [
+        SECTION,
+        "",
+        f"Run {r['run']} by `make bench-scale` (bench/search_scale.py) on {r['machine']}, "
+        f"shared with other work: load average {r['load_min']:.1f} to {r['load_max']:.1f} "
+        f"(1 minute) during the run. Site: {r['pages']:,} live pages, the tldr pages "
+        f"imported {r['copies']} times, on PostgreSQL, served by gunicorn (gthread) as "
+        f"bench/run.py serves it; search {mode} (/healthz: `{json.dumps(r['healthz'])}`). "
+        f"{r['rounds']} rounds; in each, every query for each set over MCP search_pages "
+        "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
+        "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ".",
+        "",
+        "| set | search_pages p50 / p95 ms | raw SQL p50 / p95 ms | p95 ratio | errors |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, m in r["pooled"].items():
+        errors = sum(n for key, n in r["errors"].items() if key.startswith(f"{label} /"))
+        lines.append(
+            f"| {label} | {m['mcp']['p50_ms']} / {m['mcp']['p95_ms']} | "
+            f"{m['raw']['p50_ms']} / {m['raw']['p95_ms']} | "
+            f"{run.ratio(m['mcp']['p95_ms'], m['raw']['p95_ms'])} | {errors} |"
+        )
+    labels = list(r["per_query"])
+    lines += [
+        "",
+        "search_pages p95 ms per query (target: under 2,000 ms, no error):",
+        "",
+        "| kind | query | " + " | ".join(labels) + " |",
+        "|---|---|" + "---:|" * len(labels),
+    ]
+    for kind, queries in r["queries"].items():
+        for query in queries:
+            cells = [str(r["per_query"][label][query]["mcp"]["p95_ms"]) for label in labels]
+            lines.append(f"| {kind} | {query} | " + " | ".join(cells) + " |")
+    worst = max(
+        m["mcp"]["p95_ms"] for by_query in r["per_query"].values() for m in by_query.values()
+    )
+    lines += [
+        "",
+        f"Slowest query's p95: {worst} ms; errors: "
+        + (", ".join(f"{k} ({n})" for k, n in r["errors"].items()) or "none")
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(section: str) -> None:
+    """Replace this bench's section of REPORT.md (up to the next `## `), or append it."""
+    text = run.REPORT.read_text() if run.REPORT.exists() else "# Quire benchmark\n"
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    run.REPORT.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
