@@ -166,7 +166,8 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
         counts.append(len(queries))
     # The lookup of existing pages, then per chunk: the savepoint, the parent lock, the
     # siblings' slugs and places (a new page goes last), the pages, versions, live pointers
-    # and search rows (or the reviewers and their notifications) and the audit rows. Page by page it took 16 per page.
+    # and search rows (or the reviewers and their notifications) and the audit rows. Page by
+    # page it took 16 per page.
     # Proposals add per chunk the workflow assignments above the pages, the reviews and
     # their first revisions.
     assert counts[0] <= (25 if publish else 31)
