@@ -440,6 +440,22 @@ def person_by_username(username: str) -> User | None:
     return User.objects.filter(username=username).first()
 
 
+def first_superuser() -> User | None:
+    """The oldest active superuser: who acts for a command given no one else."""
+    return User.objects.filter(is_superuser=True, is_active=True).order_by("pk").first()
+
+
+def pages_from_source(prefix: str) -> dict[str, Page]:
+    """Imported pages whose source path starts with `prefix`, by source path, with their
+    live versions."""
+    pages = Page.objects.filter(source_path__startswith=prefix).select_related("live_version")
+    return {page.source_path or "": page for page in pages}
+
+
+def newest_version(page: Page) -> Version:
+    return Version.objects.filter(page=page).latest("number")
+
+
 def pages_by_public_id(public_ids: Iterable[str]) -> dict[str, Page]:
     return Page.objects.in_bulk(list(public_ids), field_name="public_id")
 

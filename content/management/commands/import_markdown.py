@@ -15,16 +15,17 @@ from tqdm import tqdm
 
 from content import importer
 from wiki.roles import can_publish
+from wiki.selectors import first_superuser, person_by_username
 
 
 def _author(username: str | None, *, publish: bool) -> User:
     if username:
-        try:
-            user = User.objects.get(username=username)
-        except User.DoesNotExist:
-            raise CommandError(f"There is no user named {username!r}; check --author.") from None
+        named = person_by_username(username)
+        if named is None:
+            raise CommandError(f"There is no user named {username!r}; check --author.")
+        user = named
     else:
-        found = User.objects.filter(is_superuser=True, is_active=True).order_by("pk").first()
+        found = first_superuser()
         if found is None:
             raise CommandError(
                 "No superuser exists to author the import; create one with "

@@ -19,10 +19,13 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from agents import services as agent_services
-from agents.models import Agent, PageSetEntry
+from agents.models import Agent
+from agents.selectors import agent_by_name, curated_entries, own_newest_version
 from content.importer import split_frontmatter
+from core.errors import NotFound
 from reviews import services
 from wiki.models import Page, Version, VersionKind
+from wiki.selectors import newest_version, pages_from_source, person_by_username
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "quire-handbook"
 # Namespaced so that a user's own import of a folder with the same file names never
@@ -113,7 +116,7 @@ def ensure_admin(login_file: Path) -> tuple[User, str | None]:
     is the operator's: a password they changed is never reset, and the file is removed.
     """
     password = _read_password(login_file)
-    admin = User.objects.filter(username=ADMIN_USERNAME).first()
+    admin = person_by_username(ADMIN_USERNAME)
     if admin is not None:
         if password and admin.check_password(password):
             return admin, password
@@ -159,12 +162,7 @@ def _demo_files() -> list[str]:
 
 def load_pages(admin: User) -> LoadReport:
     report = LoadReport()
-    existing = {
-        page.source_path: page
-        for page in Page.objects.filter(source_path__startswith=SOURCE_PREFIX).select_related(
-            "live_version"
-        )
-    }
+    existing = pages_from_source(SOURCE_PREFIX)
     for relative in _demo_files():
         # The importer's own frontmatter reader: one parser for both ways in.
         meta, content = split_frontmatter((DEMO_DIR / relative).read_text(encoding="utf-8"))
@@ -224,7 +222,10 @@ def _same(live: Version | None, *, title: str, body: str, tags: list[str]) -> bo
 
 def ensure_agent(admin: User, pages: dict[str, Page]) -> tuple[Agent, str]:
     """The demo agent, with a fresh token and the handbook as its page set."""
-    agent = Agent.objects.filter(name=AGENT_NAME).first()
+    try:
+        agent: Agent | None = agent_by_name(AGENT_NAME)
+    except NotFound:
+        agent = None
     if agent is None:
         agent, token = agent_services.agent_create(
             actor=admin,
@@ -235,7 +236,7 @@ def ensure_agent(admin: User, pages: dict[str, Page]) -> tuple[Agent, str]:
         )
     else:
         token = agent_services.agent_token_rotate(actor=admin, agent=agent)
-    in_set = set(PageSetEntry.objects.filter(agent=agent).values_list("page_id", flat=True))
+    in_set = {entry.page_id for entry in curated_entries(agent)}
     for relative, use_when, always in (
         ("index.md", ROOT_USE_WHEN, False),
         ("writing-good-pages.md", STYLE_USE_WHEN, True),
@@ -263,7 +264,7 @@ def ensure_proposals(agent: Agent, pages: dict[str, Page]) -> int:
         made += 1
     style = pages.get("writing-good-pages.md")
     if style is not None and not style.archived and not _has_proposed(agent, style):
-        live = style.live_version or Version.objects.filter(page=style).latest("number")
+        live = style.live_version or newest_version(style)
         body = live.body.replace(
             "4. **Tag sparingly.** A few tags that people actually search for beat twenty.",
             "4. **Tag sparingly.** Three to five tags that people actually search for beat "
@@ -280,4 +281,4 @@ def ensure_proposals(agent: Agent, pages: dict[str, Page]) -> int:
 
 
 def _has_proposed(agent: Agent, page: Page) -> bool:
-    return Version.objects.filter(page=page, author_agent=agent).exists()
+    return own_newest_version(agent, page) is not None
