@@ -599,6 +599,10 @@ def _indexed_nearest(
             # The HNSW index goes on reading past chunks outside the set until it has enough.
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute("SET LOCAL hnsw.ef_search = 100")
+            # The planner guesses one row for the join on the live version and would sort
+            # every chunk by distance (470 ms at 38,760 pages) instead of reading the HNSW
+            # index in order (6 ms): only the index avoids the sort.
+            cursor.execute("SET LOCAL enable_sort = off")
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         return [_hit(row) for row in rows]
