@@ -402,3 +402,20 @@ def test_a_hits_section_is_a_heading_get_page_opens(make_page: MakePage, client:
         assert read["isError"] is False, read
         assert read["structuredContent"]["section"]["heading"] == section
         assert words in read["structuredContent"]["content"]
+
+
+def test_exact_titles_keep_the_keyword_order(make_page: MakePage) -> None:
+    # Pages sharing a title (a command's page in several languages), some not embedded yet:
+    # hybrid lists them as the keyword ranking does, whatever their similarity.
+    pages = [
+        make_page("tar", f"Archiving utility, page {n}.", parent=make_page(f"Folder {n}"))
+        for n in range(3)
+    ]
+    other = make_page("zip", "Package and compress files into a zip archive.")
+    semantic.embed_pages([pages[2].pk, other.pk])
+
+    with_words = [hit.page_id for hit in search_pages("tar", semantic=False)]
+    hybrid = [hit.page_id for hit in search_pages("tar")]
+
+    assert hybrid[:3] == with_words[:3]
+    assert {*hybrid[:3]} == {page.pk for page in pages}

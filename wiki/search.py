@@ -569,7 +569,7 @@ KEYWORD_K = 3
 PARTIAL_WEIGHT = 0.5
 # Above this many terms the keyword bonus falls in proportion.
 LONG_QUERY_TERMS = 8
-# Exact titles come first: their score is raised by this (more than any similarity + bonus).
+# Exact titles come first, scored from this down (above any similarity plus bonus).
 EXACT_TITLE_SCORE = 3.0
 
 
@@ -599,12 +599,20 @@ def fuse(
         )
     by_page = {hit.page_id: hit for hit in keyword}
     exact = {hit.page_id for hit in keyword if hit.exact_title}
-    ranked = sorted(scores, key=lambda pk: (pk not in exact, -scores[pk], pk))[:limit]
+    # Exact titles first, in the keyword ranking's order; then by fused score.
+    keyword_rank = {hit.page_id: rank for rank, hit in reversed(list(enumerate(keyword)))}
+    ranked = sorted(
+        scores,
+        key=lambda pk: (0, keyword_rank[pk], 0.0) if pk in exact else (1, 0, -scores[pk]),
+    )[:limit]
     words = _marked_words(parsed)
     keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
     hits = []
-    for page_id in ranked:
-        score = round(scores[page_id] + (EXACT_TITLE_SCORE if page_id in exact else 0.0), 4)
+    for position, page_id in enumerate(ranked):
+        score = round(
+            max(2.0, EXACT_TITLE_SCORE - position / 100) if page_id in exact else scores[page_id],
+            4,
+        )
         best = best_chunk.get(page_id)
         if best is None:
             hits.append(replace(keyword_only.pop(0), score=score))
