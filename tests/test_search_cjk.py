@@ -62,7 +62,8 @@ def cjk_site(admin_user: User, tmp_path: Path) -> dict[str, str]:
         stdout=StringIO(),
         stderr=StringIO(),
     )
-    return dict(Page.objects.exclude(source_path="").values_list("public_id", "source_path"))
+    rows = Page.objects.exclude(source_path="").values_list("public_id", "source_path")
+    return {public_id: source or "" for public_id, source in rows}
 
 
 def agent_token(*roots: str) -> str:
