@@ -12,7 +12,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import groupby, pairwise
 from typing import Any
 
 from django.db import connection
@@ -22,7 +22,16 @@ from agents.selectors import SetRow, narrow_to, page_set_rows, set_entries
 from core.errors import InvalidArgument, NotFound
 from core.json_output import pretty_json
 from wiki.models import Page
-from wiki.scope import Root, Scope, covers, readable_sql, shown_path, tree_key, tree_key_sql
+from wiki.scope import (
+    Root,
+    Scope,
+    covers,
+    placed_key,
+    readable_sql,
+    shown_path,
+    tree_key,
+    tree_key_sql,
+)
 
 PAGE_SIZE = 200
 # Every answer stays under 100,000 characters of pretty JSON; the rest is the envelope.
@@ -68,8 +77,10 @@ def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> Brows
     if window.nested or (scope.under is not None and window.total == 0):
         return _browse_in_python(agent, position=position, under=under, scope=scope)
     if window.total <= PAGE_SIZE and not under and position is None:
-        # A small set comes whole, in the entries' own order (always-include not first).
-        whole = [entry_json(row) for row in window.in_order(entries).rows(0, PAGE_SIZE)]
+        # A small set comes whole, in the entries' own order (always-include not first), each
+        # entry's pages with siblings in their places.
+        rows = window.in_order(entries).rows(0, PAGE_SIZE, placed=True)
+        whole = [entry_json(row) for row in rows]
         if _size(whole) <= CHARS_MAX:
             return BrowsePage(whole, window.total, None, paged=False)
     start = 0
@@ -182,8 +193,10 @@ class SetWindow:
             cursor.execute(sql, params)
             return [int(count) for (count,) in cursor.fetchall()]
 
-    def rows(self, start: int, limit: int) -> list[SetRow]:
-        """The rows at positions [start, start + limit) of the browse order."""
+    def rows(self, start: int, limit: int, *, placed: bool = False) -> list[SetRow]:
+        """The rows at positions [start, start + limit) of the browse order (by address within
+        an entry). `placed`, for a window holding whole entries: each entry's pages in tree
+        order with siblings in their places (`Page.position`), read from the table."""
         spanned: list[tuple[PageSetEntry, int]] = []  # entry, rows of it to skip
         seen = 0
         for entry, count in zip(self.entries, self.counts, strict=True):
@@ -193,17 +206,40 @@ class SetWindow:
         if not spanned:
             return []
         if connection.vendor != "postgresql":
-            return self._rows_sqlite(spanned, limit)
+            found = self._rows_sqlite(spanned, limit, placed)
+        else:
+            found = self._rows_postgresql(spanned, limit, placed)
+        rows = [
+            _row(spanned[n][0], pk, public_id, title, path)
+            for n, pk, public_id, title, path, _ in found
+        ]
+        if not placed:
+            return rows
+        positions = {path: position for _, _, _, _, path, position in found}
+        by_entry = groupby(rows, key=lambda row: row.entry.pk)
+        return [
+            row
+            for _, group in by_entry
+            for row in sorted(group, key=lambda row: placed_key(row.path, positions))
+        ]
+
+    def _rows_postgresql(
+        self, spanned: list[tuple[PageSetEntry, int]], limit: int, placed: bool
+    ) -> list[tuple[Any, ...]]:
         key, readable = tree_key_sql("p"), readable_sql("p")
+        # Without `placed`, the rows come from the tree-key index alone.
+        position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
         # One ordered index range per spanned entry; OFFSET 0 keeps each lateral as written.
         inner = (
-            f"SELECT p.id, p.public_id, p.title, p.path, {key} AS tree_key "  # noqa: S608
+            f"SELECT p.id, p.public_id, p.title, p.path, {position} AS position, "  # noqa: S608
+            f"{key} AS tree_key "
             f"FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable} "
             "ORDER BY tree_key LIMIT %s OFFSET e.skip"
         )
         sql = (
-            "SELECT e.n, x.id, x.public_id, x.title, x.path FROM unnest(%s::text[], "  # noqa: S608
+            "SELECT e.n - 1, x.id, x.public_id, x.title, x.path, x.position "  # noqa: S608
+            "FROM unnest(%s::text[], "
             "%s::text[], %s::int[]) WITH ORDINALITY AS e(lo, hi, skip, n) "
             f"CROSS JOIN LATERAL ({inner}) x ORDER BY e.n, x.tree_key LIMIT %s"
         )
@@ -216,33 +252,33 @@ class SetWindow:
         ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            found = cursor.fetchall()
-        return [
-            _row(spanned[n - 1][0], pk, public_id, title, path)
-            for n, pk, public_id, title, path in found
-        ]
+            return cursor.fetchall()
 
-    def _rows_sqlite(self, spanned: list[tuple[PageSetEntry, int]], limit: int) -> list[SetRow]:
+    def _rows_sqlite(
+        self, spanned: list[tuple[PageSetEntry, int]], limit: int, placed: bool
+    ) -> list[tuple[Any, ...]]:
         # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
         key, readable = tree_key_sql("p"), readable_sql("p")
+        position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
         arms: list[str] = []
         params: list[Any] = []
         for n, ((lo, hi), (_, skip)) in enumerate(zip(ranges, spanned, strict=True)):
             arms.append(
                 f"SELECT * FROM (SELECT {n} AS n, p.id, p.public_id, p.title, p.path, "  # noqa: S608
-                f"{key} AS tree_key FROM wiki_page p WHERE {key} >= %s AND {key} < %s "
-                f"AND {readable} ORDER BY tree_key LIMIT %s OFFSET %s)"
+                f"{position} AS position, {key} AS tree_key FROM wiki_page p "
+                f"WHERE {key} >= %s AND {key} < %s AND {readable} "
+                "ORDER BY tree_key LIMIT %s OFFSET %s)"
             )
             params += [lo, hi, limit, skip]
-        sql = " UNION ALL ".join(arms) + " ORDER BY n, tree_key LIMIT %s"
+        sql = (
+            "SELECT n, id, public_id, title, path, position FROM ("  # noqa: S608
+            + " UNION ALL ".join(arms)
+            + ") ORDER BY n, tree_key LIMIT %s"
+        )
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, limit])
-            found = cursor.fetchall()
-        return [
-            _row(spanned[n][0], pk, public_id, title, path)
-            for n, pk, public_id, title, path, _ in found
-        ]
+            return cursor.fetchall()
 
     def position_after(self, page_id: str, offset: int) -> int:
         """Where the browse continues after `page_id`; `offset` if it left the set."""

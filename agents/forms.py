@@ -6,13 +6,12 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
-from django.db.models import Q, QuerySet
 
 from agents.mcp import editing_tools_text
+from agents.selectors import page_to_give, possible_owners
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
 from core.errors import InvalidArgument, QuireError
 from wiki.forms import TextField, sentence
-from wiki.models import Page
 
 USE_WHEN_HELP = (
     f"One instruction per line, at most {USE_WHEN_MAX_LINES} lines of {USE_WHEN_LINE_MAX} "
@@ -29,11 +28,6 @@ class OwnerChoiceField(forms.ModelChoiceField):
         return f"{user.get_username()} ({full_name})" if full_name else user.get_username()
 
 
-def _owners(current_owner_id: int | None = None) -> QuerySet[User]:
-    # The current owner stays on offer even when deactivated, so saving keeps it.
-    return User.objects.filter(Q(is_active=True) | Q(pk=current_owner_id)).order_by("username")
-
-
 class AgentForm(forms.Form):
     name = TextField(
         max_length=NAME_MAX,
@@ -47,7 +41,7 @@ class AgentForm(forms.Form):
         help_text="What the agent is for, for the people who curate its pages.",
     )
     owner = OwnerChoiceField(
-        queryset=_owners(),
+        queryset=possible_owners(),
         required=False,
         empty_label="No owner",
         help_text="Gets an email when a reviewer decides on one of the agent's proposals.",
@@ -61,7 +55,7 @@ class AgentForm(forms.Form):
     def __init__(self, *args: Any, current_owner_id: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Fresh per form, so a user created since start-up is offered.
-        self.fields["owner"].queryset = _owners(current_owner_id)  # type: ignore[attr-defined]
+        self.fields["owner"].queryset = possible_owners(current_owner_id)  # type: ignore[attr-defined]
 
     def add_service_error(self, error: QuireError) -> None:
         field = getattr(error, "field", "") if isinstance(error, InvalidArgument) else ""
@@ -121,12 +115,7 @@ class PageSetAddForm(UseWhenMixin):
                 "Or give a tag to add every page with it."
             )
         if public_id:
-            page = (
-                Page.objects.readable()
-                .filter(public_id=public_id)
-                .only("public_id", "title", "path")
-                .first()
-            )
+            page = page_to_give(public_id)
             if page is None:
                 raise forms.ValidationError(
                     "That page cannot be given to an agent: it is not live or it is archived. "

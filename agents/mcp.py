@@ -288,6 +288,8 @@ class WriteResult(TypedDict):
     message: str
     # edit_page: the lines its edits changed, to check them without reading the page again.
     changed: NotRequired[list[ChangedOut]]
+    # create_page: a page of the same title already beside it, and what to do about it.
+    warning: NotRequired[str]
 
 
 class EditIn(TypedDict):
@@ -1014,6 +1016,7 @@ class PageTools(MCPToolset):
         """
         agent = self._agent()
         parent = selectors.page_for_agent(agent, parentId) if parentId else None
+        twin = selectors.sibling_titled_for_agent(agent, parent, title)
         version = agent_page_create(
             agent=agent,
             title=title,
@@ -1023,7 +1026,16 @@ class PageTools(MCPToolset):
             change_summary=changeSummary or "",
         )
         self._touched(version.page, versions=[version.number])
-        return _write_result(version, None)
+        result = _write_result(version, None)
+        if twin is not None:
+            # Not refused: a person reviews the new page anyway, and may want both.
+            result["warning"] = (
+                f"A page titled {twin.title!r} ({twin.public_id}, {selectors.agent_path(twin)}) "
+                "is already in your set at the same place. If you meant to change it, call "
+                "get_page_source and update_page on it instead; the reviewer sees both and may "
+                "reject this new page."
+            )
+        return result
 
     # Nothing is lost: the proposal waits for review and every version is kept.
     @tool("Propose a new version of a page", read_only=False, destructive=False, idempotent=True)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
+
+from core.actors import ActorKind
 
 
 class Agent(models.Model):
@@ -31,6 +35,8 @@ class Agent(models.Model):
     # Not stored: set on the agent of a request that came with an OAuth access token, the
     # name of the client it was issued to, so that the call's audit row names it.
     oauth_client: str | None = None
+    # How core.actors (and the apps below this one) tell an agent from a person.
+    actor_kind: ClassVar[ActorKind] = ActorKind.AGENT
 
     class Meta:
         ordering = ["name"]

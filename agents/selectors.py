@@ -17,15 +17,17 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
-from agents.services import token_hash
 from core.errors import NotFound
+from core.models import AuditEvent
+from core.tokens import token_hash
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.scope import (
     EVERY_PAGE,
@@ -33,9 +35,9 @@ from wiki.scope import (
     Root,
     Scope,
     nearest_root,
+    placed_key,
     readable_sql,
     shown_path,
-    tree_key,
 )
 
 PAGE_ID_PREFIX = "pg_"
@@ -275,6 +277,18 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     return page
 
 
+def sibling_titled_for_agent(agent: Agent, parent: Page | None, title: str) -> Page | None:
+    """A live page the agent may read, under `parent` (None: the top level), already titled
+    `title` in any case: one query. Pages outside its set do not count (nor show)."""
+    scope = _unloaded_scope(agent)
+    beside = Q(parent__isnull=True) if parent is None else Q(parent=parent)
+    return (
+        Page.objects.filter(scope.q(), beside, title__iexact=title.strip())
+        .annotate(root_path=scope.root_path())
+        .first()
+    )
+
+
 def agent_path(page: Page | ReadablePage) -> str:
     """The page's path as the agent that read it sees it: from its own entry down."""
     return shown_path(page.path, page.root_path)  # type: ignore[union-attr]
@@ -338,12 +352,17 @@ class SetRow(NamedTuple):
     shown_path: str  # the path as the agent sees it: from its outermost entry down
 
 
+def curated_entries(agent: Agent) -> list[PageSetEntry]:
+    """The agent's entry rows in curated order, with their pages."""
+    return list(
+        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
+    )
+
+
 def set_entries(agent: Agent) -> list[PageSetEntry]:
     """The agent's entries in curated order, with their pages; an all-pages agent's one
     entry for every page comes last, so that its other entries keep their own pages."""
-    entries = list(
-        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
-    )
+    entries = curated_entries(agent)
     if agent.all_pages:
         entries.append(every_page_entry(agent, position=len(entries)))
     return entries
@@ -371,9 +390,11 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
         by_path.setdefault(entry.page.path, entry)
     scope = Scope.of(Root(entry.page_id, entry.page.path) for entry in entries)
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
-    for pk, public_id, title, path in scope_pages(scope).values_list(
-        "pk", "public_id", "title", "path"
+    positions: dict[str, int] = {}
+    for pk, public_id, title, path, position in scope_pages(scope).values_list(
+        "pk", "public_id", "title", "path", "position"
     ):
+        positions[path] = position
         nearest = nearest_root(path, by_path)
         if nearest is not None:
             grouped[nearest.pk].append(
@@ -381,7 +402,7 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
             )
     result: list[SetRow] = []
     for entry in entries:
-        result.extend(sorted(grouped[entry.pk], key=lambda row: tree_key(row.path)))
+        result.extend(sorted(grouped[entry.pk], key=lambda row: placed_key(row.path, positions)))
     return result
 
 
@@ -462,3 +483,66 @@ def own_last_decision(agent: Agent, page: Page) -> Version | None:
 def own_newest_version(agent: Agent, page: Page) -> Version | None:
     """The agent's latest version of `page`, whatever became of it."""
     return Version.objects.filter(page=page, author_agent=agent).order_by("-number").first()
+
+
+# --- the admin's agent screens --------------------------------------------------------------
+
+
+def agent_with_owner(agent_id: int) -> Agent | None:
+    return Agent.objects.select_related("owner").filter(pk=agent_id).first()
+
+
+def agents_with_entry_counts() -> QuerySet[Agent]:
+    return Agent.objects.select_related("owner").annotate(entry_count=Count("page_set"))
+
+
+def set_entry(agent: Agent, public_id: str) -> PageSetEntry | None:
+    """The agent's entry for the page `public_id`, if it has one."""
+    return (
+        PageSetEntry.objects.select_related("page", "agent")
+        .filter(agent=agent, page__public_id=public_id)
+        .first()
+    )
+
+
+def entry_paths(agent: Agent) -> list[tuple[int, str]]:
+    """Every entry as (id, page path) in curated order: enough to count what each covers
+    and to page through them."""
+    return list(
+        PageSetEntry.objects.filter(agent=agent)
+        .order_by("position", "id")
+        .values_list("pk", "page__path")
+    )
+
+
+def entries_by_id(entry_ids: Iterable[int]) -> list[PageSetEntry]:
+    return list(PageSetEntry.objects.filter(pk__in=list(entry_ids)).select_related("page"))
+
+
+def tool_calls(agent: Agent, *, limit: int) -> list[AuditEvent]:
+    """The agent's latest audited calls, newest first."""
+    return list(AuditEvent.objects.filter(actor_agent=agent).order_by("-at", "-id")[:limit])
+
+
+def admin_changes(agent: Agent, *, limit: int) -> list[AuditEvent]:
+    """What people and commands changed on the agent (its token, set, owner), newest first."""
+    return list(
+        AuditEvent.objects.filter(actor_agent__isnull=True, data__agentId=agent.pk)
+        .select_related("actor_user")
+        .order_by("-at", "-id")[:limit]
+    )
+
+
+def possible_owners(current_owner_id: int | None = None) -> QuerySet[User]:
+    # The current owner stays on offer even when deactivated, so saving keeps it.
+    return User.objects.filter(Q(is_active=True) | Q(pk=current_owner_id)).order_by("username")
+
+
+def page_to_give(public_id: str) -> Page | None:
+    """The page an admin may add to a page set: live and not archived."""
+    return (
+        Page.objects.readable()
+        .filter(public_id=public_id)
+        .only("public_id", "title", "path")
+        .first()
+    )

@@ -6,7 +6,6 @@ token stops working at once because the lookup is by hash.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
@@ -22,6 +21,7 @@ from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from core.tokens import token_hash
 from core.unset import UNSET, Unset
 from reviews import services as review_services
 from wiki.credentials import refuse_credentials
@@ -35,10 +35,6 @@ NAME_MAX = 100
 USE_WHEN_MAX_LINES = 20
 USE_WHEN_LINE_MAX = 300
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _new_token() -> tuple[str, str, str]:

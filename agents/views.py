@@ -20,7 +20,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -60,24 +59,14 @@ def _admin(request: HttpRequest) -> User:
 
 
 def _agent_or_404(agent_id: int) -> Agent:
-    agent = Agent.objects.select_related("owner").filter(pk=agent_id).first()
+    agent = selectors.agent_with_owner(agent_id)
     if agent is None:
         raise Http404("There is no such agent. It may have been deleted.")
     return agent
 
 
-def _entries(agent: Agent) -> list[PageSetEntry]:
-    return list(
-        PageSetEntry.objects.filter(agent=agent).select_related("page").order_by("position", "id")
-    )
-
-
 def _entry_or_404(agent: Agent, page_id: str) -> PageSetEntry:
-    entry = (
-        PageSetEntry.objects.select_related("page", "agent")
-        .filter(agent=agent, page__public_id=page_id)
-        .first()
-    )
+    entry = selectors.set_entry(agent, page_id)
     if entry is None:
         raise Http404(f"Page {page_id} is not in {agent.name}'s page set. Reload the page set.")
     return entry
@@ -138,11 +127,7 @@ def _tools_summary(agent: Agent) -> str:
 @require_GET
 def agent_list(request: HttpRequest) -> HttpResponse:
     _admin(request)
-    agents = (
-        Agent.objects.select_related("owner")
-        .annotate(entry_count=Count("page_set"))
-        .order_by("name")
-    )
+    agents = selectors.agents_with_entry_counts().order_by("name")
     return render(request, "agents/list.html", {"agents": agents, "crumbs": [("Agents", "")]})
 
 
@@ -319,11 +304,7 @@ def _agent_page(
 ) -> HttpResponse:
     # Every entry as (id, path): enough to count what each covers and to page through them;
     # full rows only for the entries on this screen.
-    order = list(
-        PageSetEntry.objects.filter(agent=agent)
-        .order_by("position", "id")
-        .values_list("pk", "page__path")
-    )
+    order = selectors.entry_paths(agent)
     every_page = selectors.every_page_entry(agent) if agent.all_pages else None
     covers = selectors.page_set_coverage(
         order + ([(every_page.pk, every_page.page.path)] if every_page is not None else [])
@@ -332,10 +313,7 @@ def _agent_page(
     screen = paginator.get_page(request.GET.get("entries"))
     offset = screen.start_index() - 1 if order else 0
     shown = {pk: i for i, (pk, _) in enumerate(screen.object_list)}
-    entries = sorted(
-        PageSetEntry.objects.filter(pk__in=list(shown)).select_related("page"),
-        key=lambda entry: shown[entry.pk],
-    )
+    entries = sorted(selectors.entries_by_id(shown), key=lambda entry: shown[entry.pk])
     rows = []
     for index, entry in enumerate(entries, start=offset):
         if failed_entry is not None and failed_entry[0] == entry.page.public_id:
@@ -367,17 +345,8 @@ def _agent_page(
                 "can_edit_pages": agent.can_edit_pages,
             },
         )
-    events = [
-        ToolCallRow.of(event)
-        for event in AuditEvent.objects.filter(actor_agent=agent).order_by("-at", "-id")[
-            :AUDIT_LIMIT
-        ]
-    ]
-    admin_changes = list(
-        AuditEvent.objects.filter(actor_agent__isnull=True, data__agentId=agent.pk)
-        .select_related("actor_user")
-        .order_by("-at", "-id")[:ADMIN_CHANGES_LIMIT]
-    )
+    events = [ToolCallRow.of(event) for event in selectors.tool_calls(agent, limit=AUDIT_LIMIT)]
+    admin_changes = selectors.admin_changes(agent, limit=ADMIN_CHANGES_LIMIT)
     return render(
         request,
         "agents/detail.html",
@@ -576,7 +545,7 @@ def page_set_move(request: HttpRequest, agent_id: int, page_id: str) -> HttpResp
     user = _admin(request)
     agent = _agent_or_404(agent_id)
     form = MoveForm(request.POST)
-    order = [entry.page.public_id for entry in _entries(agent)]
+    order = [entry.page.public_id for entry in selectors.curated_entries(agent)]
     if not form.is_valid() or page_id not in order:
         messages.error(request, "That move is not possible. Reload the page set and try again.")
         return _back(agent, "page-set")

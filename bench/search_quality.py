@@ -2,12 +2,15 @@
 rate, mean reciprocal rank, search latency of both in the same run, and embedding throughput.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5439/quire_bench_semantic \\
-        python bench/search_quality.py [--corpus tldr|handbook|both] [--rounds 3]
+        python bench/search_quality.py [--corpus tldr|handbook|both|site] [--rounds 3]
 
 Builds the site in the given database (its name must contain "bench"; it is dropped and
 recreated): imports the corpus, embeds it with `embed_pages` (timed), then asks every
 question `--rounds` times through wiki.search.search_pages, hybrid and keyword-only
-interleaved, inside an all-pages scope. Writes bench/results/search-quality.json and prints
+interleaved, inside an all-pages scope. `--corpus site` imports every tldr page (38,760
+pages, all languages, as bench/site.py builds the HTTP bench's site) and asks the tldr
+questions there: the embedding throughput (wall and CPU seconds, load average) and the
+hybrid/keyword-only latency at full scale. Writes bench/results/search-quality.json and prints
 a Markdown table for bench/REPORT.md. `make bench` runs it after the HTTP bench with
 `BENCH_SEMANTIC=1`.
 """
@@ -34,6 +37,13 @@ os.environ.setdefault("DEBUG", "1")
 CORPUS = Path(os.environ.get("QUIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
+def _cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -41,7 +51,7 @@ def p95(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", choices=["tldr", "handbook", "both"], default="both")
+    parser.add_argument("--corpus", choices=["tldr", "handbook", "both", "site"], default="both")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reuse", action="store_true", help="keep a site built before")
     args = parser.parse_args()
@@ -74,18 +84,23 @@ def main() -> None:
         call_command("migrate", verbosity=0)
     sets = []
     sources = []
-    if args.corpus in ("tldr", "both"):
+    if args.corpus in ("tldr", "both", "site"):
         sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
         folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
-        with tarfile.open(CORPUS / "tldr-pages.tar.gz") as archive:
-            wanted = set(TLDR_PAGES)
-            members = [m for m in archive.getmembers() if m.name in wanted]
-            archive.extractall(folder, members=members, filter="data")
+        if args.corpus == "site":
+            from bench.site import extract
+
+            extract(folder)
+        else:
+            with tarfile.open(CORPUS / "tldr-pages.tar.gz") as archive:
+                wanted = set(TLDR_PAGES)
+                members = [m for m in archive.getmembers() if m.name in wanted]
+                archive.extractall(folder, members=members, filter="data")
         sources.append(folder)
     if args.corpus in ("handbook", "both"):
         sets += [("handbook", HANDBOOK_QUESTIONS), ("handbook titles", HANDBOOK_TITLES)]
         sources.append(CORPUS / "18f-handbook" / "pages")
-    embedded = {"pages": 0, "chunks": 0, "seconds": 0.0}
+    embedded: dict[str, object] = {"pages": 0, "chunks": 0, "seconds": 0.0}
     if not args.reuse:
         author, _ = User.objects.get_or_create(
             username="bench-importer", defaults={"is_superuser": True, "is_staff": True}
@@ -102,13 +117,24 @@ def main() -> None:
                     stdout=StringIO(),
                     stderr=StringIO(),
                 )
-        began = time.monotonic()
+        print("embedding...", file=sys.stderr, flush=True)
+        load_before = os.getloadavg()
+        began, cpu = time.monotonic(), _cpu_seconds()
         call_command("embed_pages", "--quiet", stdout=StringIO(), stderr=StringIO())
         embedded = {
             "pages": Page.objects.readable().count(),
             "chunks": PageChunk.objects.exclude(model="").count(),
+            "distinct texts": PageChunk.objects.exclude(model="")
+            .values("text_hash")
+            .distinct()
+            .count(),
             "seconds": round(time.monotonic() - began, 1),
+            # This process only (the model and Django); the database's CPU is not in it.
+            "cpu seconds": round(_cpu_seconds() - cpu, 1),
+            "load before": [round(x, 2) for x in load_before],
+            "load after": [round(x, 2) for x in os.getloadavg()],
         }
+        print(f"embedded: {embedded}", file=sys.stderr, flush=True)
     by_id = dict(Page.objects.values_list("pk", "source_path"))
     results: dict[str, dict[str, float]] = {}
     timings: dict[str, list[float]] = {"hybrid": [], "keyword-only": []}
@@ -166,6 +192,15 @@ def markdown(report: dict) -> str:
             f"Embedding: {e['pages']} pages ({e['chunks']} chunks) in {e['seconds']} s, "
             f"{e['pages'] / e['seconds']:.2f} pages/s, {e['chunks'] / e['seconds']:.2f} chunks/s.",
         ]
+        if "cpu seconds" in e:
+            lines.append(
+                f"CPU: {e['cpu seconds']} s in the embedding process, "
+                f"{e['cpu seconds'] / max(1, e['pages']) * 1000:.1f} ms per page; "
+                f"{e['distinct texts']} distinct texts; load average {e['load before']} "
+                f"before, {e['load after']} after."
+            )
+    hybrid, keyword = report["latency"]["hybrid"], report["latency"]["keyword-only"]
+    lines.append(f"\nhybrid p95 / keyword-only p95: {hybrid['p95_ms'] / keyword['p95_ms']:.2f}x.")
     return "\n".join(lines)
 
 

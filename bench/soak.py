@@ -293,6 +293,8 @@ def soak(
         # Short windows so that gathered follow-ups and sweeps happen within the run.
         "QUIRE_REVIEW_EMAIL_GATHER_SECONDS": "10",
         "QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "5",
+        # Approval emails wait out the undo window: a short one, so they go within the run.
+        "QUIRE_APPROVAL_UNDO_SECONDS": "10",
         "LOG_LEVEL": "WARNING",
     }
     os.environ.update(env)

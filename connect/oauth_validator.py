@@ -8,16 +8,14 @@ back after it was used ends its connection (the library revokes the chain).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from django.db.models import Q
 from oauth2_provider.models import AbstractAccessToken, RefreshToken
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.common import Request
 
-from connect import services
-from connect.models import Connection, Grant
+from connect import selectors, services
+from connect.models import Grant
 
 
 class QuireOAuth2Validator(OAuth2Validator):
@@ -35,8 +33,7 @@ class QuireOAuth2Validator(OAuth2Validator):
     ) -> Grant:
         grant: Grant = super()._create_authorization_code(request, code, expires)
         # The authorize view passes the agent the person picked as a credential.
-        grant.agent_id = getattr(request, "quire_agent_id", None)
-        Grant.objects.filter(pk=grant.pk).update(agent_id=grant.agent_id)
+        services.grant_agent_set(grant=grant, agent_id=getattr(request, "quire_agent_id", None))
         return grant
 
     def validate_code(
@@ -44,16 +41,14 @@ class QuireOAuth2Validator(OAuth2Validator):
     ) -> bool:
         if not super().validate_code(client_id, code, client, request, *args, **kwargs):
             return False
-        grant = Grant.objects.select_related("agent", "user").get(code=code, application=client)
+        grant = selectors.grant_by_code(code, client)
         return grant.agent is not None and services.can_connect(grant.user, grant.agent)
 
     def _save_bearer_token(
         self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any
     ) -> Any:
         if request.grant_type == "authorization_code":
-            grant = Grant.objects.select_related("agent", "user", "application").get(
-                code=request.code, application=request.client
-            )
+            grant = selectors.grant_by_code(request.code, request.client)
             request.quire_family = services.connection_open(grant=grant).family
         return super()._save_bearer_token(token, request, *args, **kwargs)
 
@@ -85,37 +80,18 @@ class QuireOAuth2Validator(OAuth2Validator):
         self, refresh_token: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
         if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
-            digest = hashlib.sha256(refresh_token.encode("utf-8")).hexdigest()
-            family = (
-                RefreshToken.objects.filter(token_checksum=digest, revoked__isnull=False)
-                .values_list("token_family", flat=True)
-                .first()
-            )
+            family = selectors.revoked_refresh_family(refresh_token)
             if family is not None:
                 services.connection_end_chain(family=family, reason="reused")
             return False
-        return Connection.objects.filter(
-            family=request.refresh_token_instance.token_family,
-            ended_at__isnull=True,
-            agent__is_active=True,
-            allowed_by__is_active=True,
-        ).exists()
+        return selectors.connection_is_live(request.refresh_token_instance.token_family)
 
     def revoke_token(
         self, token: str, token_type_hint: str | None, request: Request, *args: Any, **kwargs: Any
     ) -> None:
         # Revoking either token of a chain revokes the chain (RFC 7009 allows it; the library
         # does it): its connection ends too, and leaves the agent's screen.
-        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
-        family = (
-            RefreshToken.objects.filter(
-                Q(token_checksum=digest) | Q(access_token__token_checksum=digest),
-                application=getattr(request, "client", None),
-                revoked__isnull=True,
-            )
-            .values_list("token_family", flat=True)
-            .first()
-        )
+        family = selectors.live_refresh_family(token, getattr(request, "client", None))
         super().revoke_token(token, token_type_hint, request, *args, **kwargs)
         if family is not None:
             services.connection_end_chain(family=family, reason="revoked by the app")

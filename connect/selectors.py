@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Count, JSONField, Prefetch, QuerySet, Subquery
+from django.db.models import Count, JSONField, Prefetch, Q, QuerySet, Subquery
 from django.http import HttpRequest
 from django.utils import timezone
-from oauth2_provider.models import AccessToken
+from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from agents.models import Agent, PageSetEntry
 from agents.services import can_manage_agents
-from connect.models import Connection
+from connect.models import Connection, Grant
+from core.tokens import token_hash
 
 RESOURCE_PATH = "/mcp"
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
@@ -37,7 +38,7 @@ def connection_for_access_token(token: str, *, resource: str) -> Connection | No
     """The live connection an unexpired access token for `resource` belongs to, with its
     agent and client, in one query; None for anything else (unknown, expired, other
     audience, ended, agent revoked, the person who allowed it deactivated)."""
-    digest = hashlib.sha256(token.encode("utf-8")).hexdigest()
+    digest = token_hash(token)
     token_rows = AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
     connection = (
         Connection.objects.select_related("agent", "application")
@@ -113,3 +114,55 @@ def connection_by_id(connection_id: int) -> Connection | None:
     return (
         Connection.objects.select_related("application", "agent").filter(pk=connection_id).first()
     )
+
+
+# --- for the consent screen and the validator ------------------------------------------------
+
+
+def application_by_client_id(client_id: str | None) -> Application | None:
+    return Application.objects.filter(client_id=client_id).first() if client_id else None
+
+
+def agent_by_id(agent_id: Any) -> Agent | None:
+    return Agent.objects.filter(pk=agent_id).first() if agent_id else None
+
+
+def grant_by_code(code: str, application: Any) -> Grant:
+    """The code's grant with its agent, person and client (the code is stored hashed)."""
+    return Grant.objects.select_related("agent", "user", "application").get(
+        code=code, application=application
+    )
+
+
+def revoked_refresh_family(refresh_token: str) -> Any:
+    """The chain a refresh token belonged to, if it was used (revoked) already: None else."""
+    return (
+        RefreshToken.objects.filter(token_checksum=token_hash(refresh_token), revoked__isnull=False)
+        .values_list("token_family", flat=True)
+        .first()
+    )
+
+
+def live_refresh_family(token: str, application: Any) -> Any:
+    """The chain of a live refresh token, or of a live refresh token's access token."""
+    digest = token_hash(token)
+    return (
+        RefreshToken.objects.filter(
+            Q(token_checksum=digest) | Q(access_token__token_checksum=digest),
+            application=application,
+            revoked__isnull=True,
+        )
+        .values_list("token_family", flat=True)
+        .first()
+    )
+
+
+def connection_is_live(family: Any) -> bool:
+    """Whether the connection of a token chain still stands: not ended, its agent and the
+    person who allowed it both active."""
+    return Connection.objects.filter(
+        family=family,
+        ended_at__isnull=True,
+        agent__is_active=True,
+        allowed_by__is_active=True,
+    ).exists()

@@ -223,6 +223,12 @@ def consent_record(
     )
 
 
+def grant_agent_set(*, grant: Grant, agent_id: int | None) -> None:
+    """Keep on a new code the agent the person picked (the library saved the code without)."""
+    grant.agent_id = agent_id
+    Grant.objects.filter(pk=grant.pk).update(agent_id=agent_id)
+
+
 def connection_open(*, grant: Grant) -> Connection:
     """Exchanging a code opens its connection; called inside the token endpoint's transaction."""
     agent = grant.agent

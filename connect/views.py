@@ -140,7 +140,7 @@ class AuthorizeView(AuthorizationView):
         data = form.data if form is not None and form.is_bound else {}
         client_id = kwargs.get("client_id") or data.get("client_id")
         redirect_uri = kwargs.get("redirect_uri") or data.get("redirect_uri")
-        application = Application.objects.filter(client_id=client_id).first() if client_id else None
+        application = selectors.application_by_client_id(client_id)
         if application is None or not redirect_uri:
             return context
         shown_host, csp_source = _redirect_target(redirect_uri)
@@ -166,14 +166,14 @@ class AuthorizeView(AuthorizationView):
         return response
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
-        application = Application.objects.filter(client_id=form.cleaned_data["client_id"]).first()
+        application = selectors.application_by_client_id(form.cleaned_data["client_id"])
         if application is None:
             raise Http404("This client is not registered any more. Start connecting again from it.")
         allow = bool(form.cleaned_data.get("allow"))
         agent = None
         if allow:
             agent_id = form.cleaned_data.get("agent")
-            agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
+            agent = selectors.agent_by_id(agent_id)
             if agent is None or not services.can_connect(self.request.user, agent):
                 form.add_error(None, "Pick the agent this client will act as.")
                 return self.form_invalid(form)

@@ -39,7 +39,7 @@ from reviews.serializers import (
     WorkflowInputSerializer,
     WorkflowSerializer,
 )
-from wiki.models import Page, Version
+from wiki.models import Version
 from wiki.selectors import page_for_person
 from wiki.validators import QUERY_MAX, check_text, validate_query
 
@@ -164,7 +164,7 @@ def _public_parent_ids(detail: dict[str, Any]) -> dict[str, Any]:
         for value in (conflict["base"], conflict["live"], conflict["proposal"])
         if value is not None
     }
-    public = dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}
+    public = selectors.public_ids(pks)
     for conflict in conflicts:
         if conflict.get("field") == "parent":
             for side in ("base", "live", "proposal"):

@@ -15,9 +15,9 @@ from django.utils import timezone
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from agents.services import token_hash
 from core.actors import Operator
 from core.audit import audit_record
+from core.tokens import token_hash
 from reviews.models import ApiToken
 
 KEY_PREFIX = "qk_"

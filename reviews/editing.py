@@ -98,12 +98,15 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
     return render(request, "wiki/page_form.html", context)
 
 
-def _twin_message(twin: Page, parent: Page | None) -> str:
+def _twin_message(twin: Page, parent: Page | None, *, renaming: bool = False) -> str:
     where = f"under “{parent.title}”" if parent is not None else "at the top level"
-    return (
-        f"A page titled “{twin.title}” already exists {where} ({twin.path}). Open it instead, "
-        "change the title, or tick the box below and save again to create a second one."
+    then = (
+        "Choose another title, or tick the box below and save again to use it anyway."
+        if renaming
+        else "Open it instead, change the title, or tick the box below and save again to "
+        "create a second one."
     )
+    return f"A page titled “{twin.title}” already exists {where} ({twin.path}). {then}"
 
 
 def _saved_at(claim: FormSubmission | None, url: str) -> None:
@@ -180,6 +183,14 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         else PageForm(initial=initial)
     )
     conflict: dict[str, int] | None = None
+    twin: Page | None = None
+    if request.method == "POST" and form.is_valid():
+        title = form.cleaned_data["title"]
+        renamed = title.strip().casefold() != page.title.strip().casefold()
+        if renamed and not form.cleaned_data["same_title_ok"]:
+            twin = selectors.sibling_titled(page.parent, title, other_than=page)
+        if twin is not None:
+            form.add_error("title", _twin_message(twin, page.parent, renaming=True))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -238,6 +249,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         live=live,
         publish=publish,
         conflict=conflict,
+        twin=twin,
         others_pending=[v for v in selectors.pending_versions(page) if v.author_user_id != user.pk],
     )
     return render(request, "wiki/page_form.html", context)

@@ -76,6 +76,8 @@ class Notification(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Not sent before then: an approval's email waits out the time it can be taken back.
+    not_before = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from smtplib import SMTPException
 from typing import Any
@@ -34,7 +34,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from agents.models import Agent
 from reviews import mail
 from reviews.models import (
     Notification,
@@ -148,17 +147,34 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
 
 
 def queue_decision(version: Version) -> list[int]:
-    """Owe the author (an agent's owner, or the person who wrote it) the reviewer's decision."""
+    """Owe the author (an agent's owner, or the person who wrote it) the reviewer's decision.
+
+    An approval's email waits until the reviewer can no longer take it back
+    (QUIRE_APPROVAL_UNDO_SECONDS, see `drop_decision`); a rejection's goes at once.
+    """
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
+    undo_window = timedelta(seconds=settings.QUIRE_APPROVAL_UNDO_SECONDS)
+    not_before = None
+    if version.status == VersionStatus.APPROVED and undo_window:
+        not_before = (version.decided_at or timezone.now()) + undo_window
     row = Notification(
         kind=NotificationKind.DECISION,
         delivery=NotificationDelivery.IMMEDIATE,
         version=version,
         recipient_id=recipient_id,
+        not_before=not_before,
     )
     return _save_and_dispatch([row])
+
+
+def drop_decision(version: Version) -> int:
+    """The approval of `version` was taken back: its decision email, still waiting out the
+    undo window, is not sent. Returns how many were dropped."""
+    return Notification.objects.filter(
+        version=version, kind=NotificationKind.DECISION, status=NotificationStatus.PENDING
+    ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
 
 
 def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser) -> list[int]:
@@ -179,8 +195,8 @@ def _author_recipient(version: Version) -> int | None:
     """Who hears about decisions on `version`: its human author, or its agent's owner."""
     if version.author_agent_id is not None:
         owner_id: int | None = (
-            Agent.objects.filter(pk=version.author_agent_id)
-            .values_list("owner_id", flat=True)
+            Version.objects.filter(pk=version.pk)
+            .values_list("author_agent__owner", flat=True)
             .first()
         )
         return owner_id
@@ -191,6 +207,11 @@ def _save_and_dispatch(rows: list[Notification]) -> list[int]:
     if not rows:
         return []
     Notification.objects.bulk_create(rows)
+    later = [row for row in rows if row.not_before is not None]
+    if later:
+        # Queued to run when it is due; the sweep sends it if the broker loses it.
+        transaction.on_commit(lambda: dispatch([row.pk for row in later], at=later[0].not_before))
+        rows = [row for row in rows if row.not_before is None]
     ids = [row.pk for row in rows if row.delivery == NotificationDelivery.IMMEDIATE]
     batch = _batch.get()
     if batch is not None:
@@ -214,17 +235,20 @@ def _in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def dispatch(ids: list[int]) -> None:
-    """Hand rows to the task queue; if the broker is down they stay pending for the sweep.
+def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
+    """Hand rows to the task queue (to run `at` a time, else now); if the broker is down they
+    stay pending for the sweep.
 
     In process, sending stops at the first failure so that a request never waits on a mail
-    server that is down once per row.
+    server that is down once per row; rows not due yet are left to a later sweep.
     """
     from reviews import tasks
 
+    if at is not None and _in_process():
+        return
     for notification_id in ids:
         try:
-            result = tasks.deliver_notification.delay(notification_id)
+            result = tasks.deliver_notification.apply_async(args=[notification_id], eta=at)
         except (BrokerError, OSError) as exc:
             logger.warning(
                 "The task broker is unavailable (%s); %d notification(s) stay in the outbox "
@@ -249,11 +273,14 @@ def deliver(notification_id: int) -> str:
     """
     row = (
         Notification.objects.filter(pk=notification_id)
-        .values("kind", "delivery", "recipient_id")
+        .values("kind", "delivery", "recipient_id", "not_before")
         .first()
     )
     if row is None:
         return "not pending"
+    if row["not_before"] is not None and row["not_before"] >= timezone.now():
+        # Early (a task queued for its time ran sooner): the sweep sends it when due.
+        return "not due yet"
     if (
         row["kind"] == NotificationKind.REVIEW_REQUESTED
         and row["delivery"] == NotificationDelivery.IMMEDIATE
@@ -486,7 +513,8 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
             status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
         )
         .filter(
-            Q(last_attempt_at__isnull=True, created_at__lt=now - grace)
+            Q(last_attempt_at__isnull=True, created_at__lt=now - grace, not_before__isnull=True)
+            | Q(last_attempt_at__isnull=True, not_before__lt=now)
             | Q(last_attempt_at__lt=now - grace)
         )
         .order_by("id")

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from agents.models import Agent
 from core.errors import Forbidden, NotFound
 from reviews.merge import appended_body
-from reviews.models import Approval, Review, ReviewComment, ReviewStatus, ReviewVisit
+from reviews.models import (
+    Approval,
+    NotificationPreference,
+    Review,
+    ReviewComment,
+    ReviewerSettings,
+    ReviewStatus,
+    ReviewVisit,
+)
 from reviews.workflows import applicable_workflow
-from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
 from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
@@ -148,10 +156,13 @@ def waiting_count() -> int:
 
 def agents_with_proposals() -> list[str]:
     """Names of the agents that have proposals waiting, for the queue's filter."""
-    waiting = Version.objects.filter(author_agent=OuterRef("pk"), status=VersionStatus.IN_REVIEW)
-    return list(
-        Agent.objects.filter(Exists(waiting)).order_by("name").values_list("name", flat=True)
+    names = (
+        Version.objects.filter(status=VersionStatus.IN_REVIEW, author_agent__isnull=False)
+        .order_by("author_agent__name")
+        .values_list("author_agent__name", flat=True)
+        .distinct()
     )
+    return list(names)
 
 
 def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:
@@ -207,10 +218,11 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
 
 def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
     pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
-    if parent:
-        pages = pages.filter(parent__public_id=parent)
     if tag:
         pages = _with_tag(pages, tag)
+    if parent:
+        # A page's children in the tree's order.
+        return pages.filter(parent__public_id=parent).order_by(*SIBLING_ORDER)
     return pages.order_by("path")
 
 
@@ -462,3 +474,22 @@ def last_seen(version: Version, viewer: User) -> Version | None:
     if visit is None or visit.version_id == version.pk:
         return None
     return visit.version
+
+
+def notification_preference(user: User) -> str:
+    """How the reviewer wants to hear of proposals: at once unless they chose otherwise."""
+    chosen = (
+        ReviewerSettings.objects.filter(user=user).values_list("notifications", flat=True).first()
+    )
+    return chosen or NotificationPreference.IMMEDIATE
+
+
+def group_names() -> list[str]:
+    """Every group a workflow step may wait on, by name."""
+    return list(Group.objects.order_by("name").values_list("name", flat=True))
+
+
+def public_ids(page_pks: Iterable[int]) -> dict[int, str]:
+    """The public id of each page, by primary key (for conflicts that name parents)."""
+    pks = set(page_pks)
+    return dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.models import Agent
-from core.actors import Actor
+from core.actors import Actor, is_agent
 from core.audit import audit_event, audit_record, audit_record_many
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
@@ -102,7 +102,7 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
 
 
 def _check_can_propose(actor: Actor) -> None:
-    if isinstance(actor, Agent):
+    if is_agent(actor):
         if not actor.is_active:
             raise Forbidden("this agent is revoked; ask an admin for a new token.")
         if not actor.can_edit_pages:
@@ -113,7 +113,7 @@ def _check_can_propose(actor: Actor) -> None:
 
 
 def _check_can_publish(actor: Actor) -> User:
-    if isinstance(actor, Agent) or not can_publish(actor):
+    if is_agent(actor) or not can_publish(actor):
         raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
     return actor
 
@@ -124,12 +124,12 @@ def decision_refusal(actor: Actor, version: Version, *, step: bool = True) -> st
     The one statement of who decides, for every door and screen: a reviewer, and never the
     proposal's author or the owner of the agent that wrote it (nobody approves their own words).
     """
-    if isinstance(actor, Agent) or not can_review(actor):
+    if is_agent(actor) or not can_review(actor):
         return "only reviewers can approve or reject proposals."
     if version.author_user_id is not None and version.author_user_id == actor.pk:
         return "you cannot decide your own proposal; ask another reviewer."
-    if version.author_agent_id is not None:
-        agent: Agent = version.author_agent  # type: ignore[assignment]
+    agent = version.author_agent if version.author_agent_id is not None else None
+    if agent is not None:
         if agent.owner_id is not None and agent.owner_id == actor.pk:
             return (
                 f"{agent.name} is your agent, so you cannot decide what it proposes; "
@@ -159,7 +159,7 @@ def _check_can_decide(actor: Actor, version: Version, *, step: bool = True) -> U
 
 
 def _author_fields(actor: Actor) -> dict[str, Any]:
-    if isinstance(actor, Agent):
+    if is_agent(actor):
         return {"author_agent": actor, "author_user": None}
     return {"author_user": actor, "author_agent": None}
 
@@ -178,7 +178,7 @@ def _lock_version(version: Version) -> tuple[Page, Version]:
 
 def _pending_of(page: Page, actor: Actor) -> list[Version]:
     """The author's waiting proposals on `page` (one at most: a partial unique constraint)."""
-    author = "author_agent" if isinstance(actor, Agent) else "author_user"
+    author = "author_agent" if is_agent(actor) else "author_user"
     return list(
         Version.objects.filter(
             page=page, status=VersionStatus.IN_REVIEW, **{author: actor}
@@ -369,7 +369,7 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
                 source_path=new.source_path,
                 extra_frontmatter=new.extra_frontmatter,
                 public_id=new.public_id,
-                slug_with_id=isinstance(actor, Agent),
+                slug_with_id=is_agent(actor),
             )
             for new in checked
         ]
@@ -921,24 +921,27 @@ def _approve_step(
         outbox.queue_review_requested(version, group=review.current_step["group"])
 
 
-# How long a reviewer may take back an approval that published a proposal; after that, or
-# once anything newer went live, the page is reverted instead.
-APPROVAL_UNDO_SECONDS = 120
+def approval_undo_seconds() -> int:
+    """How long a reviewer may take back an approval that published a proposal (setting
+    QUIRE_APPROVAL_UNDO_SECONDS); after that, or once anything newer went live, the page is
+    reverted instead. The author's decision email waits as long (reviews.outbox)."""
+    return int(settings.QUIRE_APPROVAL_UNDO_SECONDS)
 
 
 def approval_undo_refusal(actor: Actor, version: Version) -> str | None:
     """Why `actor` cannot take back the approval that published `version` now (None: they
     can). The one rule the web door and the service share."""
-    if isinstance(actor, Agent) or version.status != VersionStatus.APPROVED:
+    if is_agent(actor) or version.status != VersionStatus.APPROVED:
         return "only an approved proposal's approval can be taken back."
     if version.decided_by_id != actor.pk or review_of(version) is None:
         return "only the reviewer who approved a proposal can take the approval back."
     if version.edited_by_reviewer:
         return "an approval with the reviewer's edits cannot be taken back; revert instead."
     decided_at = version.decided_at or timezone.now()
-    if (timezone.now() - decided_at).total_seconds() > APPROVAL_UNDO_SECONDS:
+    window = approval_undo_seconds()
+    if (timezone.now() - decided_at).total_seconds() > window:
         return (
-            f"it is more than {APPROVAL_UNDO_SECONDS} seconds since the approval, so it can no "
+            f"it is more than {window} seconds since the approval, so it can no "
             "longer be taken back; revert the page from its history instead."
         )
     published_id = version.merged_into_id or version.pk
@@ -1000,6 +1003,8 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     ).delete()
     review.status = ReviewStatus.OPEN
     review.save(update_fields=["status", "updated_at"])
+    # The author was not told yet (the email waits out the window): now they never are.
+    outbox.drop_decision(version)
     audit_record(
         action="version.approve_undo",
         actor=actor,
@@ -1016,30 +1021,8 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
 @atomic_retried
 def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
     """Decline a proposal, at any step, with a reason the author reads."""
-    _check_can_decide(actor, version, step=False)  # the step is checked once locked
-    comment = validate_comment(comment, required=True)
-    page, version = _lock_version(version)
-    reviewer = _check_can_decide(actor, version)
-    version.move_to(VersionStatus.REJECTED, by=reviewer, comment=comment)
-    version.save()
-    review = review_of(version)
-    if review is not None:
-        review.status = ReviewStatus.REJECTED
-        review.save(update_fields=["status", "updated_at"])
-        ReviewComment.objects.create(
-            review=review,
-            version=version,
-            author=reviewer,
-            kind=CommentKind.REJECTED,
-            body=comment,
-        )
-    audit_record(
-        action="version.reject",
-        actor=actor,
-        page=page,
-        version_number=version.number,
-        comment=comment,
-        data={"step": review.step + 1} if review is not None else None,
+    _, version = _review_answer(
+        actor=actor, version=version, comment=comment, status=ReviewStatus.REJECTED
     )
     outbox.queue_decision(version)
     return version
@@ -1049,38 +1032,61 @@ def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
 def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
     """Send a proposal back to its author with what to change. It stays in review, waiting
     on the author; their revision continues the same review from step 1."""
-    _check_can_decide(actor, version, step=False)  # the step is checked once locked
-    comment = validate_comment(comment)
-    if not comment:
-        raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")
-    page, version = _lock_version(version)
-    reviewer = _check_can_decide(actor, version)
-    version.check_move(VersionStatus.REJECTED)  # refuses, saying why, unless in review
-    review = _checked_review(version)
-    review.status = ReviewStatus.CHANGES_REQUESTED
-    review.save(update_fields=["status", "updated_at"])
-    ReviewComment.objects.create(
-        review=review,
-        version=version,
-        author=reviewer,
-        kind=CommentKind.CHANGES_REQUESTED,
-        body=comment,
-    )
-    audit_record(
-        action="version.request_changes",
-        actor=actor,
-        page=page,
-        version_number=version.number,
-        comment=comment,
-        data={"step": review.step + 1},
+    reviewer, version = _review_answer(
+        actor=actor, version=version, comment=comment, status=ReviewStatus.CHANGES_REQUESTED
     )
     outbox.queue_changes_requested(version, requested_by=reviewer)
     return version
 
 
+_ANSWERS = {
+    ReviewStatus.REJECTED: (CommentKind.REJECTED, "version.reject"),
+    ReviewStatus.CHANGES_REQUESTED: (CommentKind.CHANGES_REQUESTED, "version.request_changes"),
+}
+
+
+def _review_answer(
+    *, actor: Actor, version: Version, comment: str, status: ReviewStatus
+) -> tuple[User, Version]:
+    """A reviewer's "no" or "not yet", with the reason: the checks, the version's move (a
+    rejection ends it; a request for changes leaves it in review), the review's new status,
+    the reason in its conversation, and the audit row. Returns the reviewer and the version
+    as locked."""
+    kind, action = _ANSWERS[status]
+    rejecting = status == ReviewStatus.REJECTED
+    _check_can_decide(actor, version, step=False)  # the step is checked once locked
+    comment = validate_comment(comment, required=rejecting)
+    if not comment:
+        raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")
+    page, version = _lock_version(version)
+    reviewer = _check_can_decide(actor, version)
+    if rejecting:
+        version.move_to(VersionStatus.REJECTED, by=reviewer, comment=comment)
+        version.save()
+        review = review_of(version)
+    else:
+        version.check_move(VersionStatus.REJECTED)  # refuses, saying why, unless in review
+        review = _checked_review(version)
+    if review is not None:  # a proposal from before workflows has none
+        review.status = status
+        review.save(update_fields=["status", "updated_at"])
+        ReviewComment.objects.create(
+            review=review, version=version, author=reviewer, kind=kind, body=comment
+        )
+    audit_record(
+        action=action,
+        actor=reviewer,
+        page=page,
+        version_number=version.number,
+        comment=comment,
+        data={"step": review.step + 1} if review is not None else None,
+    )
+    return reviewer, version
+
+
 def may_comment(actor: Actor, version: Version) -> bool:
     """Reviewers and the proposal's author (a person, or the owner of the agent) talk on it."""
-    if isinstance(actor, Agent) or not actor.is_authenticated or not actor.is_active:
+    if is_agent(actor) or not actor.is_authenticated or not actor.is_active:
         return False
     if can_review(actor) or version.author_user_id == actor.pk:
         return True
@@ -1165,7 +1171,7 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
     """Take back one's own waiting proposal."""
     mine = (
         version.author_agent_id == actor.pk
-        if isinstance(actor, Agent)
+        if is_agent(actor)
         else version.author_user_id == actor.pk
     )
     if not mine:
@@ -1181,7 +1187,7 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
 @atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
-    if isinstance(actor, Agent) or not (can_publish(actor) or can_review(actor)):
+    if is_agent(actor) or not (can_publish(actor) or can_review(actor)):
         raise Forbidden("only editors and reviewers can revert a page.")
     if to_version.page_id != page.pk:
         raise InvalidArgument("that version belongs to another page.", field="version")

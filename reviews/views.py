@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -39,7 +39,7 @@ from reviews.forms import (
     WorkflowForm,
 )
 from reviews.merge import appended_body, is_stale, merge_proposal
-from reviews.models import NotificationPreference, ReviewerSettings, ReviewStatus, Workflow
+from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
 from wiki.forms import sentence
@@ -106,12 +106,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "step_numbers": range(1, max((steps for _, steps in waiting_workflows), default=1) + 1),
             "recent_decisions": selectors.recent_decisions(user),
             "notification_choices": NotificationPreference.choices,
-            "notification_preference": (
-                ReviewerSettings.objects.filter(user=user)
-                .values_list("notifications", flat=True)
-                .first()
-                or NotificationPreference.IMMEDIATE
-            ),
+            "notification_preference": selectors.notification_preference(user),
         },
         status=status,
     )
@@ -375,7 +370,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "can_decide": context["in_review"] and refusal is None,
             "can_undo": version.status == VersionStatus.APPROVED
             and services.approval_undo_refusal(user, version) is None,
-            "undo_seconds": services.APPROVAL_UNDO_SECONDS,
+            "undo_seconds": services.approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
             "next_version": (
                 selectors.next_waiting(user, besides=version) if can_review(user) else None
@@ -450,7 +445,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
                 verb,
                 went_live,
                 undo,
-                services.APPROVAL_UNDO_SECONDS,
+                services.approval_undo_seconds(),
             ),
         )
     else:
@@ -594,7 +589,7 @@ def _workflow_screen(
             "workflow": workflow,
             "form": form,
             "rows": rows,
-            "groups": list(Group.objects.order_by("name").values_list("name", flat=True)),
+            "groups": selectors.group_names(),
             "error": error,
         },
         status=status,

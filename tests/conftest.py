@@ -18,6 +18,7 @@ from reviews import services
 from tests.prerequisites import POSTGRES, require
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
+from wiki.semantic import DEFAULT_MODEL
 
 # Area fixtures live in their own modules so that each feature's helpers stay together.
 pytest_plugins = [
@@ -131,7 +132,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _embedding_model(request: pytest.FixtureRequest, settings: Any) -> None:
     """The embedding model for tests marked `semantic`; keyword-only search for the others."""
     semantic = request.node.get_closest_marker("semantic") is not None
-    settings.QUIRE_EMBEDDING_MODEL = "multilingual-e5-small" if semantic else "none"
+    settings.QUIRE_EMBEDDING_MODEL = DEFAULT_MODEL if semantic else "none"
 
 
 @pytest.fixture

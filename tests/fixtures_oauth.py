@@ -16,7 +16,8 @@ import secrets
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -399,11 +400,83 @@ def registered_client(base: str, redirect_uri: str) -> OAuthClient:
     return client
 
 
-def allowed_code(person: Browserless, client: OAuthClient, agent: Any) -> str:
-    """The code the client receives once the person allowed it to act as `agent`."""
-    return callback_query(
-        person.decide(client.authorize_url(), agent_id=agent.pk), client.redirect_uri
-    )["code"]
+def allowed_code(
+    person: Browserless, client: OAuthClient, agent: Any, *, url: str | None = None
+) -> str:
+    """The code the client receives once the person allowed it to act as `agent` (at
+    `url`, the client's own authorize URL unless given)."""
+    response = person.decide(url or client.authorize_url(), agent_id=agent.pk)
+    return callback_query(response, client.redirect_uri)["code"]
+
+
+def mcp_status(base: str, token: str) -> int:
+    """What /mcp answers a tools/list with this bearer token: 200, or 401 once it ended."""
+    response = httpx.post(
+        base + "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    return response.status_code
+
+
+@dataclass
+class Consent:
+    """Where most OAuth tests start: a live Quire, a client's loopback callback, and `owner`
+    signed in (without a browser) with their agent `owned_agent`."""
+
+    base: str
+    callback: CallbackServer
+    owner: Any
+    owned_agent: Any
+    person: Browserless
+
+    def client(self) -> OAuthClient:
+        """A client registered (RFC 7591) with the callback as its one redirect URI."""
+        return registered_client(self.base, self.callback.uri)
+
+    def code(self, client: OAuthClient, *, url: str | None = None) -> str:
+        """The code `client` receives once the owner allowed it to act as their agent."""
+        return allowed_code(self.person, client, self.owned_agent.agent, url=url)
+
+    def connect(self) -> tuple[OAuthClient, dict[str, Any]]:
+        """Register, allow, exchange: a client holding its first pair of tokens."""
+        client = self.client()
+        tokens = client.exchange(self.code(client))
+        assert tokens.status_code == 200, tokens.text
+        return client, tokens.json()
+
+    def mcp_status(self, token: str) -> int:
+        return mcp_status(self.base, token)
+
+
+@pytest.fixture
+def consent(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: Any,
+    owned_agent: Any,
+) -> Consent:
+    return Consent(live_server.url, callback, owner, owned_agent, browserless(owner.username))
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """Debian's Chromium, headless, for the consent screen; closed on the way out."""
+    from playwright.async_api import async_playwright
+
+    require_chromium()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"]
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()
 
 
 @pytest.fixture

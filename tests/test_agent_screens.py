@@ -17,9 +17,10 @@ from django.urls import reverse
 
 from agents import selectors
 from agents.models import Agent, PageSetEntry
-from agents.services import USE_WHEN_MAX_LINES, page_set_add, token_hash
+from agents.services import USE_WHEN_MAX_LINES, page_set_add
 from core.actors import SystemActor
 from core.models import AuditEvent
+from core.tokens import token_hash
 from reviews import services
 from wiki import services as wiki_services
 from wiki.models import Page

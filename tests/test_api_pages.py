@@ -70,7 +70,8 @@ def test_it_lists_live_pages_filtered_by_tag_and_parent(
     chat = api.get("/api/v1/pages/", {"tag": "chat"}).json()["results"]
     assert [p["pageId"] for p in chat] == [slack.public_id]
     children = api.get("/api/v1/pages/", {"parent": tools.public_id}).json()["results"]
-    assert [p["title"] for p in children] == ["Email", "Slack"]
+    # In the tree's order: a new page goes last among its siblings.
+    assert [p["title"] for p in children] == ["Slack", "Email"]
 
 
 def test_it_searches_with_q(make_page: Callable[..., Page], reader: User) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -13,9 +14,18 @@ from django.utils import timezone
 
 from core.errors import Conflict
 from core.models import AuditEvent
-from reviews import services
-from reviews.models import Approval, ReviewStatus
+from reviews import outbox, services
+from reviews.models import (
+    Approval,
+    Notification,
+    NotificationKind,
+    NotificationPreference,
+    NotificationStatus,
+    ReviewerSettings,
+    ReviewStatus,
+)
 from tests.conftest import live
+from tests.fixtures_mail import SMTPServer
 from wiki.models import Page, Version, VersionStatus
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +104,7 @@ def test_it_offers_a_revert_once_it_is_too_late(
     services.version_approve(actor=reviewer, version=proposal)
     with pytest.raises(Conflict, match="only the reviewer who approved"):
         services.version_approve_undo(actor=second_reviewer, version=proposal)
-    later = timezone.now() + timedelta(seconds=services.APPROVAL_UNDO_SECONDS + 1)
+    later = timezone.now() + timedelta(seconds=services.approval_undo_seconds() + 1)
     monkeypatch.setattr(timezone, "now", lambda: later)
     with pytest.raises(Conflict, match="revert the page from its history instead"):
         services.version_approve_undo(actor=reviewer, version=proposal)
@@ -128,3 +138,70 @@ def test_it_offers_the_undo_after_approving_in_the_browser(
     assert "is taken back: it waits for review again" in undone
     assert live(page).number == 1
     assert 'id="undo"' not in client.get(url).content.decode()
+
+
+# --- the decision email waits out the undo window ---------------------------------------
+
+
+def _after_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    later = timezone.now() + timedelta(seconds=services.approval_undo_seconds() + 1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_emails_the_approval_once_the_undo_window_is_over(
+    smtp_server: SMTPServer,
+    make_page: Callable[..., Page],
+    reader: User,
+    reviewer: User,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
+    ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
+    page = make_page("Refunds", "Thirty days.\n")
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=proposal)
+    # Published at once: readers and agents see it...
+    assert live(page).pk == proposal.pk
+    # ...but the author hears of it only when the approval can no longer be taken back.
+    outbox.retry_pending()
+    assert smtp_server.messages == []
+    [row] = Notification.objects.filter(kind=NotificationKind.DECISION)
+    assert row.status == NotificationStatus.PENDING
+    _after_the_window(monkeypatch)
+    outbox.retry_pending()
+    [message] = smtp_server.wait_for(1)
+    assert message["To"] == "reed@example.com" and "was approved" in message["Subject"]
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_it_drops_the_approval_email_when_the_approval_is_undone(
+    smtp_server: SMTPServer,
+    make_page: Callable[..., Page],
+    reader: User,
+    reviewer: User,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
+    ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
+    page = make_page("Refunds", "Thirty days.\n")
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=proposal)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve_undo(actor=reviewer, version=proposal)
+    _after_the_window(monkeypatch)
+    outbox.retry_pending()
+    assert smtp_server.messages == []
+    [row] = Notification.objects.filter(kind=NotificationKind.DECISION)
+    assert row.status == NotificationStatus.SKIPPED
+    # A rejection is final: its email goes at once.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_reject(actor=reviewer, version=proposal, comment="Not sixty.")
+    [message] = smtp_server.wait_for(1)
+    assert "was rejected" in message["Subject"]

@@ -6,6 +6,7 @@ for sideways scrolling, of the document and of any box inside it (code blocks ex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,10 @@ def test_it_keeps_every_screen_within_the_width_with_long_titles_and_ids(
     check_narrow(page, screenshots, "narrow-search")
     page.goto(f"{base}/p/{leaf.public_id}/edit/")
     check_narrow(page, screenshots, "narrow-edit")
+    # The Move screen's place select lists the siblings' long titles.
+    page.goto(f"{base}/p/{leaf.public_id}/move/")
+    expect(page.get_by_label(re.compile("^Show “"))).to_be_visible()
+    check_narrow(page, screenshots, "narrow-move")
     page.goto(f"{base}/reviews/")
     check_narrow(page, screenshots, "narrow-queue")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from agents.selectors import visible_pages
 from agents.services import page_set_add
 from core.actors import SystemActor
 from reviews import services
+from tests.fixtures_mcp import MCP, AgentKey
 from tests.test_browser_narrow import check_narrow
 from tests.test_browser_team_scale import log_in, sized_page
 from wiki.models import Page
@@ -139,6 +141,47 @@ def test_it_moves_a_page_in_the_browser_keeping_links_and_agents_sets(
     page.goto(f"{base}/reviews/pages/{slack.public_id}/history/")
     expect(page.locator("main")).to_contain_text("Moved under “Guides”.")
     check_narrow(page, screenshots, "moved-history")
+
+
+def test_it_reorders_a_page_among_its_siblings_by_keyboard(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    make_agent: Callable[..., AgentKey],
+    editor: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    tools = make_page("Tools")
+    for title in ("Alpha", "Bravo", "Charlie"):
+        make_page(title, parent=tools)
+    charlie = Page.objects.get(title="Charlie")
+    key = make_agent("tools-bot")
+    key.give(tools)
+
+    page, base = sized_page, live_server.url
+    log_in(page, base, editor.username)
+    page.goto(f"{base}/p/{charlie.public_id}/")
+    page.get_by_role("link", name="Move").click()
+    place = page.get_by_label("Show “Charlie”")
+    expect(place).to_have_value(Page.objects.get(title="Bravo").public_id)
+    check_narrow(page, screenshots, "reorder-page")
+    # By keyboard: choose, Tab to the button, Enter.
+    place.focus()
+    place.select_option("first")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Place it")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/p/{charlie.public_id}/")
+    expect(page.locator(".messages")).to_contain_text("“Charlie” now comes first")
+    siblings = page.locator("aside.sidebar a[aria-current=page]").locator("xpath=../..")
+    expect(siblings.locator(":scope > li .tree-title")).to_have_text(["Charlie", "Alpha", "Bravo"])
+    check_narrow(page, screenshots, "reordered-page")
+    # The agent's browse lists them in the new order too (the official client, over HTTP).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        browse = pool.submit(MCP(base).ok, key, "browse").result(timeout=60)
+    assert [p["title"] for p in browse["pages"]] == ["Tools", "Charlie", "Alpha", "Bravo"]
 
 
 def test_it_badges_a_homoglyph_and_an_override_in_the_rendered_panes(

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import Agent, PageSetEntry
-from agents.services import token_hash
+from core.tokens import token_hash
 from reviews.services import version_approve
 from tests.conftest import PROJECT_ROOT
 from wiki.models import Page, Version, VersionStatus

@@ -33,8 +33,10 @@ EXPECTED = {
     "1:search_pages": 4,
     "2:get_page": 4,  # an editing agent's read is recorded: one upsert
     "3:get_page_source": 5,
-    "4:create_page": 24,
-    "5:create_page": 17,
+    # A new page goes last among its siblings (one read of their places), and a sibling the
+    # agent sees with the same title is looked for (one query, for the warning).
+    "4:create_page": 26,
+    "5:create_page": 19,
     "6:get_page_source": 5,
     "7:update_page": 17,  # 16 + the last live version the agent read
     "8:update_page": 17,

@@ -384,6 +384,27 @@ def test_it_creates_a_page_under_a_parent_in_the_set(
     )
 
 
+def test_it_warns_of_a_page_of_the_same_title_beside_a_new_one_it_can_see(
+    mcp: MCP, editor_agent: AgentKey, make_page: MakePage
+) -> None:
+    support = make_page("Support")
+    chargebacks = make_page("Chargebacks", parent=support)
+    hidden = make_page("Secret plans")  # top level, outside the agent's set
+    editor_agent.give(support)
+    result = mcp.ok(
+        editor_agent, "create_page", title="CHARGEBACKS", markdown="x", parentId=support.public_id
+    )
+    assert result["status"] == "in_review"  # created anyway: a person reviews it
+    assert result["warning"] == (
+        f"A page titled 'Chargebacks' ({chargebacks.public_id}, support/chargebacks) is already "
+        "in your set at the same place. If you meant to change it, call get_page_source and "
+        "update_page on it instead; the reviewer sees both and may reject this new page."
+    )
+    # A page outside its set is never named, not even by a warning.
+    unseen = mcp.ok(editor_agent, "create_page", title="Secret plans", markdown="x")
+    assert set(unseen) == WRITE_KEYS and hidden.public_id not in str(unseen)
+
+
 def test_it_proposes_a_whole_replacement_and_withdraws_the_older_proposal(
     mcp: MCP, editor_agent: AgentKey, make_page: MakePage
 ) -> None:

@@ -234,7 +234,10 @@ def test_it_emails_a_human_author_when_their_proposal_is_approved(
     reader: User,
     page: Page,
     django_capture_on_commit_callbacks: Any,
+    settings: Any,
 ) -> None:
+    # No undo window: the email goes at once (test_approval_undo.py has it wait out one).
+    settings.QUIRE_APPROVAL_UNDO_SECONDS = 0
     prefer(reviewer, NotificationPreference.OFF)
     version = services.version_propose(
         actor=reader, page=page, kind=VersionKind.APPEND, body="Ask twice.\n", change_summary="Tip"

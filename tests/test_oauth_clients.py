@@ -27,13 +27,12 @@ from tests.fixtures_mcp import AgentKey
 from tests.fixtures_oauth import (
     Browserless,
     CallbackServer,
+    Consent,
     DocumentServer,
     OAuthClient,
-    allowed_code,
-    callback_query,
+    chromium,
     consent_in_chromium,
     registered_client,
-    require_chromium,
 )
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
@@ -55,24 +54,15 @@ def document(url: str, redirect_uri: str, **fields: Any) -> dict[str, Any]:
 
 
 def test_it_fetches_a_client_id_metadata_document_and_connects_with_it(
-    live_server: Any,
-    document_server: DocumentServer,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
+    consent: Consent, document_server: DocumentServer
 ) -> None:
     url = document_server.url("/oauth/client.json")
-    document_server.publish("/oauth/client.json", document(url, callback.uri))
-    client = OAuthClient(live_server.url, callback.uri, client_id=url)
-    person = browserless(owner.username)
-    screen = person.screen(client.authorize_url())
+    document_server.publish("/oauth/client.json", document(url, consent.callback.uri))
+    client = OAuthClient(consent.base, consent.callback.uri, client_id=url)
+    screen = consent.person.screen(client.authorize_url())
     assert screen.status_code == 200, screen.text
     assert "Docs Desk" in screen.text and "published by 127.0.0.1" in screen.text
-    query = callback_query(
-        person.decide(client.authorize_url(), agent_id=owned_agent.agent.pk), callback.uri
-    )
-    tokens = client.exchange(query["code"])
+    tokens = client.exchange(consent.code(client))
     assert tokens.status_code == 200, tokens.text
     application = Application.objects.get(client_id=url)
     assert application.registration_source == "cimd" and application.client_type == "public"
@@ -211,18 +201,10 @@ def test_it_rate_limits_registration(live_server: Any, settings: Any) -> None:
     assert Application.objects.count() == 3
 
 
-def test_it_deletes_clients_that_never_connected(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    used = registered_client(live_server.url, callback.uri)
-    code = allowed_code(browserless(owner.username), used, owned_agent.agent)
-    assert used.exchange(code).status_code == 200
-    registered_client(live_server.url, callback.uri)  # never used: junk
-    fresh = registered_client(live_server.url, callback.uri)
+def test_it_deletes_clients_that_never_connected(consent: Consent) -> None:
+    used, _ = consent.connect()
+    consent.client()  # never used: junk
+    fresh = consent.client()
     Application.objects.exclude(client_id=fresh.client_id).update(
         created=timezone.now() - timedelta(days=2)
     )
@@ -263,7 +245,6 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    require_chromium()
     base = live_server.url
     document_url = None
     if registration == "metadata-document":
@@ -275,13 +256,8 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
     storage = MemoryStorage()
 
     async def main() -> tuple[list[str], list[str], str]:
-        from playwright.async_api import async_playwright
-
         seen: list[str] = []
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
-            )
+        async with chromium() as browser:
 
             async def redirect_handler(url: str) -> None:
                 seen.append(
@@ -308,19 +284,16 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
                 callback_handler=callback_handler,
                 client_metadata_url=document_url,
             )
-            try:
-                async with (
-                    httpx.AsyncClient(auth=provider, timeout=60) as http,
-                    streamable_http_client(base + "/mcp", http_client=http) as (read, write, _),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    tools = [tool.name for tool in (await session.list_tools()).tools]
-                    browse = await session.call_tool("browse", {})
-                    assert browse.structuredContent is not None
-                    pages = [page["title"] for page in browse.structuredContent["pages"]]
-            finally:
-                await browser.close()
+            async with (
+                httpx.AsyncClient(auth=provider, timeout=60) as http,
+                streamable_http_client(base + "/mcp", http_client=http) as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = [tool.name for tool in (await session.list_tools()).tools]
+                browse = await session.call_tool("browse", {})
+                assert browse.structuredContent is not None
+                pages = [page["title"] for page in browse.structuredContent["pages"]]
         return tools, pages, seen[0]
 
     tools, pages, seen = asyncio.run(main())

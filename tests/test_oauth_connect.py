@@ -26,12 +26,13 @@ from tests.fixtures_mcp import AgentKey
 from tests.fixtures_oauth import (
     Browserless,
     CallbackServer,
+    Consent,
     OAuthClient,
-    allowed_code,
     callback_query,
+    chromium,
     consent_in_chromium,
+    mcp_status,
     registered_client,
-    require_chromium,
 )
 from wiki.models import Page
 
@@ -54,33 +55,9 @@ async def _tools_and_pages(url: str, token: str) -> tuple[list[str], dict[str, s
         return [tool.name for tool in tools], {t.name: t.title or "" for t in tools}, titles
 
 
-def mcp_status(base: str, token: str) -> int:
-    response = httpx.post(
-        base + "/mcp",
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-        },
-    )
-    return response.status_code
-
-
 @pytest.fixture
 def other_agent(make_agent: Callable[..., AgentKey], make_page: Callable[..., Page]) -> AgentKey:
     return make_agent("payroll-bot", can_edit=True, pages=(make_page("Payroll secrets"),))
-
-
-def connect_over_http(
-    live_url: str, person: Browserless, callback: CallbackServer, agent: Agent
-) -> tuple[OAuthClient, dict[str, Any]]:
-    """Register, consent without a browser, exchange: a client holding its first tokens."""
-    client = OAuthClient(live_url, callback.uri)
-    assert client.register().status_code == 201
-    query = callback_query(person.decide(client.authorize_url(), agent_id=agent.pk), callback.uri)
-    tokens = client.exchange(query["code"])
-    assert tokens.status_code == 200, tokens.text
-    return client, tokens.json()
 
 
 # --- the whole flow -------------------------------------------------------------------------
@@ -94,12 +71,9 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
     owned_agent: AgentKey,
     other_agent: AgentKey,
 ) -> None:
-    require_chromium()
     base = live_server.url
 
     async def flow() -> dict[str, Any]:
-        from playwright.async_api import async_playwright
-
         async with httpx.AsyncClient(timeout=30) as http:
             # Discovery starts from the 401.
             refused = await http.post(
@@ -130,19 +104,10 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
             client = OAuthClient(base, callback.uri, client_id=registered.json()["client_id"])
             assert registered.json()["token_endpoint_auth_method"] == "none"
 
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
+        async with chromium() as browser:
+            seen = await consent_in_chromium(
+                browser, client.authorize_url(), username=owner.username, agent_name="helpdesk-bot"
             )
-            try:
-                seen = await consent_in_chromium(
-                    browser,
-                    client.authorize_url(),
-                    username=owner.username,
-                    agent_name="helpdesk-bot",
-                )
-            finally:
-                await browser.close()
         query = await asyncio.to_thread(callback.wait)
 
         async with httpx.AsyncClient(timeout=30) as http:
@@ -236,53 +201,29 @@ def _disconnect(agent: Agent, owner: User) -> None:
 @pytest.mark.parametrize(
     "end", [_revoke, _rotate, _deactivate, _disconnect], ids=lambda end: end.__name__[1:]
 )
-def test_it_ends_the_tokens_at_once(
-    end: Callable[[Agent, User], None],
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client, pair = connect_over_http(
-        live_server.url, browserless(owner.username), callback, owned_agent.agent
-    )
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
-    end(owned_agent.agent, owner)
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
+def test_it_ends_the_tokens_at_once(end: Callable[[Agent, User], None], consent: Consent) -> None:
+    client, pair = consent.connect()
+    assert consent.mcp_status(pair["access_token"]) == 200
+    end(consent.owned_agent.agent, consent.owner)
+    assert consent.mcp_status(pair["access_token"]) == 401
     refused = client.refresh(pair["refresh_token"])
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
     assert Connection.objects.get().ended_at is not None
     assert not AccessToken.objects.exists()
 
 
-def test_it_keeps_the_agents_static_token_working_beside_oauth(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    _, pair = connect_over_http(
-        live_server.url, browserless(owner.username), callback, owned_agent.agent
-    )
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
-    assert mcp_status(live_server.url, owned_agent.token) == 200
+def test_it_keeps_the_agents_static_token_working_beside_oauth(consent: Consent) -> None:
+    _, pair = consent.connect()
+    assert consent.mcp_status(pair["access_token"]) == 200
+    assert consent.mcp_status(consent.owned_agent.token) == 200
 
 
 def test_it_lists_the_connection_on_the_agent_screen_with_disconnect(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-    admin_user: User,
-    client_as: Callable[[User], Any],
+    consent: Consent, admin_user: User, client_as: Callable[[User], Any]
 ) -> None:
-    _, pair = connect_over_http(
-        live_server.url, browserless(owner.username), callback, owned_agent.agent
-    )
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    owner, owned_agent = consent.owner, consent.owned_agent
+    _, pair = consent.connect()
+    assert consent.mcp_status(pair["access_token"]) == 200
     admin = client_as(admin_user)
     screen = admin.get(f"/agents/{owned_agent.agent.pk}/").content.decode()
     assert "Connected apps" in screen and "Test client" in screen and owner.username in screen
@@ -290,34 +231,27 @@ def test_it_lists_the_connection_on_the_agent_screen_with_disconnect(
     assert connection.last_used_at is not None
     done = admin.post(f"/oauth/connections/{connection.pk}/disconnect/")
     assert done.status_code == 302
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert consent.mcp_status(pair["access_token"]) == 401
     screen = admin.get(f"/agents/{owned_agent.agent.pk}/").content.decode()
     assert "No app is connected as this agent." in screen
 
 
 def test_it_lets_only_an_admin_or_the_person_who_allowed_it_disconnect(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-    reader: User,
-    client_as: Callable[[User], Any],
+    consent: Consent, reader: User, client_as: Callable[[User], Any]
 ) -> None:
-    _, pair = connect_over_http(
-        live_server.url, browserless(owner.username), callback, owned_agent.agent
-    )
+    owner = consent.owner
+    _, pair = consent.connect()
     connection = Connection.objects.get()
     refused = client_as(reader).post(f"/oauth/connections/{connection.pk}/disconnect/")
     assert refused.status_code == 403
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert consent.mcp_status(pair["access_token"]) == 200
     assert "Test client" not in client_as(reader).get("/oauth/connections/").content.decode()
     mine = client_as(owner).get("/oauth/connections/").content.decode()
     assert "Test client" in mine and "helpdesk-bot" in mine
     assert (
         client_as(owner).post(f"/oauth/connections/{connection.pk}/disconnect/").status_code == 302
     )
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert consent.mcp_status(pair["access_token"]) == 401
 
 
 # --- who may connect what -------------------------------------------------------------------
@@ -365,37 +299,24 @@ def test_it_lets_an_admin_connect_any_agent_and_an_owner_only_theirs(
     assert refused.status_code == 200 and not Grant.objects.exists()
 
 
-def test_it_passes_state_back_unchanged_on_deny(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = OAuthClient(live_server.url, callback.uri, state="a state/with+odd=chars&more")
-    client.register()
-    denied = browserless(owner.username).decide(
-        client.authorize_url(), agent_id=owned_agent.agent.pk, allow=False
+def test_it_passes_state_back_unchanged_on_deny(consent: Consent) -> None:
+    client = consent.client()
+    client.state = "a state/with+odd=chars&more"
+    denied = consent.person.decide(
+        client.authorize_url(), agent_id=consent.owned_agent.agent.pk, allow=False
     )
-    query = callback_query(denied, callback.uri)
+    query = callback_query(denied, client.redirect_uri)
     assert query["error"] == "access_denied"
     assert query["state"] == "a state/with+odd=chars&more"
     assert not Grant.objects.exists()
-    assert AuditEvent.objects.filter(action="oauth.deny", actor_user=owner).exists()
+    assert AuditEvent.objects.filter(action="oauth.deny", actor_user=consent.owner).exists()
 
 
 # --- what is refused ------------------------------------------------------------------------
 
 
-def test_it_refuses_a_redirect_uri_that_was_not_registered(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    person = browserless(owner.username)
+def test_it_refuses_a_redirect_uri_that_was_not_registered(consent: Consent) -> None:
+    client, person, callback = consent.client(), consent.person, consent.callback
     for elsewhere in [
         "https://attacker.example/callback",
         callback.uri + "/other",
@@ -413,46 +334,28 @@ def test_it_refuses_a_redirect_uri_that_was_not_registered(
     assert not Grant.objects.exists()
 
 
-def test_it_refuses_a_token_for_another_resource(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    person = browserless(owner.username)
-    asked = person.screen(client.authorize_url(resource="https://elsewhere.example/mcp"))
-    query = callback_query(asked, callback.uri)
+def test_it_refuses_a_token_for_another_resource(consent: Consent) -> None:
+    client = consent.client()
+    asked = consent.person.screen(client.authorize_url(resource="https://elsewhere.example/mcp"))
+    query = callback_query(asked, client.redirect_uri)
     assert query["error"] == "invalid_target" and query["state"] == client.state
     # A code for /mcp cannot become a token for another resource.
-    code = callback_query(
-        person.decide(client.authorize_url(), agent_id=owned_agent.agent.pk), callback.uri
-    )["code"]
+    code = consent.code(client)
     other = client.exchange(code, resource="https://elsewhere.example/mcp")
     assert other.status_code == 400 and other.json()["error"] == "invalid_target"
     # A token whose audience is another resource (say, this server under another name).
     pair = client.exchange(code).json()
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert consent.mcp_status(pair["access_token"]) == 200
     AccessToken.objects.update(resource=["https://quire.elsewhere.example/mcp"])
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert consent.mcp_status(pair["access_token"]) == 401
 
 
-def test_it_binds_the_token_to_mcp_when_the_client_names_no_resource(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    url = client.authorize_url(resource=None)  # type: ignore[arg-type]
-    code = callback_query(
-        browserless(owner.username).decide(url, agent_id=owned_agent.agent.pk), callback.uri
-    )["code"]
+def test_it_binds_the_token_to_mcp_when_the_client_names_no_resource(consent: Consent) -> None:
+    client = consent.client()
+    code = consent.code(client, url=client.authorize_url(resource=None))  # type: ignore[arg-type]
     pair = client.exchange(code, resource="").json()
-    assert AccessToken.objects.get().resource == [live_server.url + "/mcp"]
-    assert mcp_status(live_server.url, pair["access_token"]) == 200
+    assert AccessToken.objects.get().resource == [consent.base + "/mcp"]
+    assert consent.mcp_status(pair["access_token"]) == 200
 
 
 @pytest.mark.parametrize(
@@ -465,20 +368,14 @@ def test_it_binds_the_token_to_mcp_when_the_client_names_no_resource(
     ids=["plain-pkce", "no-pkce", "implicit"],
 )
 def test_it_offers_only_the_code_flow_with_pkce_s256(
-    overrides: dict[str, Any],
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
+    overrides: dict[str, Any], consent: Consent
 ) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    person = browserless(owner.username)
+    client = consent.client()
     if overrides.get("code_challenge_method") == "plain":
         overrides = {**overrides, "code_challenge": client.pkce.verifier}
-    response = person.screen(client.authorize_url(**overrides))
+    response = consent.person.screen(client.authorize_url(**overrides))
     if response.status_code == 302:
-        assert callback_query(response, callback.uri)["error"] in {
+        assert callback_query(response, client.redirect_uri)["error"] in {
             "invalid_request",
             "unsupported_response_type",
             "unauthorized_client",
@@ -509,15 +406,8 @@ def test_it_refuses_the_password_and_client_credentials_grants(
     assert not AccessToken.objects.exists()
 
 
-def test_it_protects_the_consent_screen(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    person = browserless(owner.username)
+def test_it_protects_the_consent_screen(consent: Consent) -> None:
+    client, person = consent.client(), consent.person
     screen = person.screen(client.authorize_url())
     assert screen.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in screen.headers["Content-Security-Policy"]
@@ -529,9 +419,9 @@ def test_it_protects_the_consent_screen(
     # Without the CSRF token, nothing is decided.
     data = {
         "client_id": client.client_id,
-        "redirect_uri": callback.uri,
+        "redirect_uri": client.redirect_uri,
         "allow": "on",
-        "agent": str(owned_agent.agent.pk),
+        "agent": str(consent.owned_agent.agent.pk),
         "response_type": "code",
         "scope": "mcp",
         "state": client.state,
@@ -552,15 +442,9 @@ def test_it_sends_a_signed_out_person_to_sign_in_first(
     assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
 
 
-def test_it_stores_codes_and_tokens_only_hashed(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client = registered_client(live_server.url, callback.uri)
-    code = allowed_code(browserless(owner.username), client, owned_agent.agent)
+def test_it_stores_codes_and_tokens_only_hashed(consent: Consent) -> None:
+    client = consent.client()
+    code = consent.code(client)
     stored = Grant.objects.values_list("code", flat=True).get()
     assert code not in stored and stored.startswith("sha256:")
     pair = client.exchange(code).json()
@@ -639,20 +523,12 @@ def test_it_refuses_an_expired_access_token(db: Any, owner: User, owned_agent: A
     assert refused["WWW-Authenticate"].startswith('Bearer error="invalid_token", ')
 
 
-def test_it_ends_the_connection_when_the_app_revokes_its_token(
-    live_server: Any,
-    browserless: Callable[[str], Browserless],
-    callback: CallbackServer,
-    owner: User,
-    owned_agent: AgentKey,
-) -> None:
-    client, pair = connect_over_http(
-        live_server.url, browserless(owner.username), callback, owned_agent.agent
-    )
+def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent) -> None:
+    client, pair = consent.connect()
     revoked = httpx.post(
-        live_server.url + "/oauth/revoke/",
+        consent.base + "/oauth/revoke/",
         data={"token": pair["refresh_token"], "client_id": client.client_id},
     )
     assert revoked.status_code == 200
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
+    assert consent.mcp_status(pair["access_token"]) == 401
     assert Connection.objects.get().ended_reason == "revoked by the app"

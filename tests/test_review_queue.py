@@ -58,6 +58,24 @@ def test_it_flags_stale_proposals(
     assert "rv-badge-stale" in response.content.decode()
 
 
+def test_it_offers_each_agent_with_a_waiting_proposal_once_by_name(
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+    second_agent: Agent,
+) -> None:
+    idle = Agent.objects.create(name="alpha-bot", can_edit_pages=True)
+    one, two, three = make_page("One"), make_page("Two"), make_page("Three")
+    services.version_propose(actor=second_agent, page=one, body="x")
+    services.version_propose(actor=second_agent, page=two, body="y")
+    services.version_propose(actor=proposing_agent, page=three, body="z")
+    decided = services.version_propose(actor=idle, page=one, body="w")
+    services.version_reject(actor=reviewer, version=decided, comment="Not this one.")
+    response = _client(reviewer).get("/reviews/")
+    # The queue's author filter suggests these (reviews reads them through the versions).
+    assert response.context["agents"] == ["docs-bot", "triage-bot"]
+
+
 def test_it_filters_by_agent_page_and_kind_of_author(
     make_page: Callable[..., Page],
     reader: User,

@@ -99,8 +99,10 @@ def _approve(user: User, version: dict[str, Any] | Version) -> Any:
 
 
 def test_it_routes_a_proposal_through_legal_then_reviewers(
-    mcp: MCP, team: Team, legal_subtree: tuple[Page, Page, Page], mail: SMTPServer
+    mcp: MCP, team: Team, legal_subtree: tuple[Page, Page, Page], mail: SMTPServer, settings: Any
 ) -> None:
+    # No undo window, so the decision email goes at once (test_approval_undo.py has it wait).
+    settings.QUIRE_APPROVAL_UNDO_SECONDS = 0
     _, refunds, lunch = legal_subtree
     workflow = _api(team.rita).get(f"/api/v1/pages/{refunds.public_id}/workflow").json()
     assert (workflow["workflow"], workflow["source"]["title"]) == ("Legal review", "Policies")

@@ -7,7 +7,6 @@ One import and one embedding run per database; the hybrid answers go through the
 
 from __future__ import annotations
 
-import os
 import tarfile
 from io import StringIO
 from pathlib import Path
@@ -75,9 +74,6 @@ def tldr(admin_user: User, tmp_path: Path) -> tuple[Agent, str]:
 def handbook(admin_user: User) -> tuple[Agent, str]:
     if not HANDBOOK.is_dir():
         pytest.skip(f"the handbook is not at {HANDBOOK}")
-    if os.environ.get("QUIRE_QUESTION_SETS") != "full":
-        # 2,400 chunks: minutes on an idle 2-core machine, most of an hour on a busy one.
-        pytest.skip("embedding the whole handbook is slow: set QUIRE_QUESTION_SETS=full")
     return import_and_embed(HANDBOOK, admin_user)
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
 from wiki.models import FormSubmission, Page, Version
+from wiki.services import FORM_TOKEN_KEPT
 
 pytestmark = pytest.mark.django_db
 
@@ -90,3 +93,60 @@ def test_it_appends_once_and_edits_once(
     assert page.live_version is not None
     assert page.live_version.body.count("One more answer.") == 1
     assert Version.objects.filter(page=page).count() == 2
+
+
+def test_it_deletes_spent_tokens_older_than_a_day_on_the_next_save(
+    client_as: Callable[[User], Client], editor: User
+) -> None:
+    client = client_as(editor)
+    for title in ("Old", "Recent"):
+        client.post("/new/", {"title": title, "form_token": _token(client, "/new/")})
+    old, recent = FormSubmission.objects.order_by("id")
+    FormSubmission.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - FORM_TOKEN_KEPT - timedelta(minutes=1)
+    )
+    FormSubmission.objects.filter(pk=recent.pk).update(
+        created_at=timezone.now() - FORM_TOKEN_KEPT + timedelta(minutes=1)
+    )
+    client.post("/new/", {"title": "Newest", "form_token": _token(client, "/new/")})
+    kept = set(FormSubmission.objects.values_list("pk", flat=True))
+    assert old.pk not in kept and recent.pk in kept and len(kept) == 2
+
+
+def test_it_asks_before_renaming_or_moving_a_page_beside_one_of_the_same_title(
+    client_as: Callable[[User], Client], editor: User, make_page: Callable[..., Page]
+) -> None:
+    handbook = make_page("Handbook")
+    make_page("On-call", parent=handbook)
+    rota = make_page("Rota", parent=handbook)
+    client = client_as(editor)
+    url = f"/p/{rota.public_id}/edit/"
+    data = {"title": "ON-CALL", "body": "Who is on.\n", "form_token": _token(client, url)}
+    asked = client.post(url, data)
+    html = asked.content.decode()
+    assert asked.status_code == 200
+    assert "A page titled “On-call” already exists under “Handbook”" in html
+    assert "Choose another title" in html and 'name="same_title_ok"' in html
+    rota.refresh_from_db()
+    assert rota.title == "Rota"
+    assert client.post(url, {**data, "same_title_ok": "on"}).status_code == 302
+    rota.refresh_from_db()
+    assert rota.title == "ON-CALL"
+    # Saving a page under its own title never asks.
+    again = {"title": "ON-CALL", "body": "Who is on now.\n", "form_token": _token(client, url)}
+    assert client.post(url, again).status_code == 302
+
+    elsewhere = make_page("Elsewhere")
+    twin = make_page("On-call", parent=elsewhere)
+    move = f"/p/{twin.public_id}/move/"
+    asked = client.post(move, {"parent": handbook.public_id})
+    html = asked.content.decode()
+    assert asked.status_code == 200
+    assert "A page titled “On-call” already exists under “Handbook”" in html
+    assert 'name="same_title_ok"' in html
+    twin.refresh_from_db()
+    assert twin.parent_id == elsewhere.pk
+    moved = client.post(move, {"parent": handbook.public_id, "same_title_ok": "on"})
+    assert moved.status_code == 302
+    twin.refresh_from_db()
+    assert twin.parent_id == handbook.pk

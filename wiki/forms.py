@@ -173,6 +173,15 @@ class AppendForm(OnceForm):
 class MoveForm(forms.Form):
     # The new parent's page id, from the picker; empty for the top level.
     parent = forms.CharField(required=False, max_length=11, widget=forms.HiddenInput)
+    # Ticked to move it beside a page of the same title (shown only then).
+    same_title_ok = forms.BooleanField(
+        required=False, label="Yes, move it there although a page there has its title"
+    )
+
+
+class ReorderForm(forms.Form):
+    # "first", or the page id of the sibling to come right after.
+    after = forms.CharField(max_length=11)
 
 
 class AttachmentForm(forms.Form):

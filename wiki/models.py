@@ -38,6 +38,11 @@ class PageQuerySet(models.QuerySet["Page"]):
         return self.filter(READABLE)
 
 
+# Siblings in tree order: by the place an editor gave them, then as the tree listed them before
+# places existed (slug order).
+SIBLING_ORDER = ("position", "slug", "id")
+
+
 class Page(models.Model):
     """A wiki page. Its readable content is its live version; `title`/`tags`/`path` mirror it.
 
@@ -57,6 +62,9 @@ class Page(models.Model):
     live_version = models.OneToOneField(
         "Version", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Its place among its siblings: the tree lists them by (position, slug, id). An editor sets
+    # it (wiki.services.page_reorder); a new or moved page goes last. Not versioned content.
+    position = models.IntegerField(default=0)
     last_version_number = models.PositiveIntegerField(default=0)
     archived = models.BooleanField(default=False)
     # Archiving a page archives the pages under it with it; each of those points at the page
@@ -78,6 +86,8 @@ class Page(models.Model):
         indexes = [
             # Archived pages are few; the tree and the archive list look them up.
             models.Index(fields=["archived"], condition=Q(archived=True), name="page_archived"),
+            # A parent's children in tree order (the sidebar's lists, REST's children).
+            models.Index(fields=["parent", "position", "slug", "id"], name="page_sibling_order"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -317,7 +327,9 @@ class FormSubmission(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     # Where the first save's result is, for the "already saved" message.
     url = models.CharField(max_length=500, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Claims older than a day are deleted (wiki.services.submit_once): what they guard
+    # against is going back and saving again soon after.
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     def __str__(self) -> str:
         return f"form {self.token[:8]}… saved by user {self.user_id}"
@@ -340,11 +352,15 @@ class PageChunk(models.Model):
     # The embedding model's name; "" while the chunk has no embedding (no model).
     model = models.CharField(max_length=300, blank=True, default="")
     vector = models.BinaryField(null=True, editable=False)
+    # sha256 of what the model read (wiki.semantic.embedding_text): a chunk whose text was
+    # embedded before by the same model reuses that vector.
+    text_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["page", "position"], name="pagechunk_unique_position")
         ]
+        indexes = [models.Index(fields=["model", "text_hash"], name="pagechunk_model_text_hash")]
 
     def __str__(self) -> str:
         return f"chunk {self.position} of page {self.page_id}"

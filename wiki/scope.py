@@ -33,7 +33,7 @@ SQL as a subquery, for a page read that must cost one query whatever the set's s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -78,6 +78,15 @@ SPELLED_OUT_MAX = 100
 def tree_key(path: str) -> str:
     """A path's tree-order key, as TREE_KEY_SQL computes it in the database."""
     return path.replace("/", TREE_KEY_SEPARATOR)
+
+
+def placed_key(path: str, positions: Mapping[str, int]) -> list[tuple[int, str]]:
+    """The tree order with each page's siblings in their places (`Page.position`, by path in
+    `positions`; 0 for a page not in it), then by slug: a parent before its subtree."""
+    parts = path.split("/")
+    return [
+        (positions.get("/".join(parts[: depth + 1]), 0), part) for depth, part in enumerate(parts)
+    ]
 
 
 def subtree_range(path: str) -> tuple[str, str]:

@@ -556,42 +556,47 @@ def keyword_search(query: str, parsed: ParsedQuery, within: Within, limit: int) 
 
 # Keyword hits and semantic pages each ranked this deep before they are fused.
 FUSION_DEPTH = 24
-# Reciprocal rank fusion: a page scores the sum of weight / (RRF_K + its rank) over both
-# rankings. Tuned on the tldr question set (tests/question_sets.py; bench/search_quality.py
-# prints the grid's best): a small K lets the first places count, and the meaning weighs
-# twice the words, whose partial hits (most words, not all) are mostly noise in a question.
-RRF_K = 10
-KEYWORD_WEIGHT = 1.0
-SEMANTIC_WEIGHT = 2.0
+# Fusion by score: a page scores the cosine similarity of its best chunk to the query, plus
+# a bonus for its place in the keyword ranking, KEYWORD_BONUS / (KEYWORD_K + rank), so that
+# the words decide between pages of close meaning. A page only the keyword ranking found
+# starts from the similarity of the last chunk read. Tuned on the question sets
+# (tests/question_sets.py, with all-MiniLM-L6-v2): reciprocal rank fusion, which weighs
+# the keyword ranking's noise (pages that merely hold the words) as much as its hits, did
+# worse than the semantic ranking alone on both sets.
+KEYWORD_BONUS = 0.1
+KEYWORD_K = 3
 # A keyword hit holding only most of the terms counts this much of a full one.
-PARTIAL_WEIGHT = 0.25
-# Above this many terms the keyword ranking's weight falls in proportion.
+PARTIAL_WEIGHT = 0.5
+# Above this many terms the keyword bonus falls in proportion.
 LONG_QUERY_TERMS = 8
+# Exact titles come first: their score is raised by this (more than any similarity + bonus).
+EXACT_TITLE_SCORE = 3.0
 
 
 def fuse(
     parsed: ParsedQuery, keyword: list[SearchHit], chunks: list[ChunkHit], limit: int
 ) -> list[SearchHit]:
-    """Keyword hits and the pages of the nearest chunks, fused by reciprocal rank.
+    """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS).
 
     Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
     from its best chunk, with the query's words marked; a page that only the keyword
     ranking found keeps its keyword excerpt.
     """
-    scores: dict[int, float] = {}
-    # Words weigh less as the query grows: in a paragraph of context most of them are
-    # not what the question is about, while its meaning is still one vector.
-    terms = len(parsed.groups)
-    weight = KEYWORD_WEIGHT * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
-    for rank, hit in enumerate(keyword):
-        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
-        scores[hit.page_id] = weight * share / (RRF_K + rank + 1)
     best_chunk: dict[int, ChunkHit] = {}
     for chunk in chunks:
         if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
             best_chunk[chunk.page_id] = chunk
-    for rank, page_id in enumerate(best_chunk):
-        scores[page_id] = scores.get(page_id, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank + 1)
+    scores = {page_id: chunk.similarity for page_id, chunk in best_chunk.items()}
+    floor = min(scores.values(), default=0.0)
+    # Words weigh less as the query grows: in a paragraph of context most of them are
+    # not what the question is about, while its meaning is still one vector.
+    terms = len(parsed.groups)
+    bonus = KEYWORD_BONUS * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
+    for rank, hit in enumerate(keyword[:FUSION_DEPTH]):
+        share = 1.0 if hit.every_term else PARTIAL_WEIGHT
+        scores[hit.page_id] = scores.get(hit.page_id, floor) + bonus * share / (
+            KEYWORD_K + rank + 1
+        )
     by_page = {hit.page_id: hit for hit in keyword}
     exact = {hit.page_id for hit in keyword if hit.exact_title}
     ranked = sorted(scores, key=lambda pk: (pk not in exact, -scores[pk], pk))[:limit]
@@ -599,7 +604,7 @@ def fuse(
     keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
     hits = []
     for page_id in ranked:
-        score = round(scores[page_id] * 10 + (1.0 if page_id in exact else 0.0), 4)
+        score = round(scores[page_id] + (EXACT_TITLE_SCORE if page_id in exact else 0.0), 4)
         best = best_chunk.get(page_id)
         if best is None:
             hits.append(replace(keyword_only.pop(0), score=score))

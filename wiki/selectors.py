@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
 
-from core.errors import NotFound
+from core.errors import NotFound, QuireError
 from wiki.models import (
+    SIBLING_ORDER,
     Attachment,
     FormSubmission,
     Page,
@@ -22,7 +25,8 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
-from wiki.scope import READABLE, is_readable
+from wiki.scope import READABLE, Scope, is_readable
+from wiki.search import search_pages
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
 # the siblings along it, and the current page's children, each list cut at SIBLING_LIMIT.
@@ -34,9 +38,10 @@ NEIGHBOURS = 10
 
 _VISIBLE = READABLE
 _HIDDEN = ~READABLE
-# Lists are in slug order (the title, lowercased and simplified), which the unique index on
-# (parent, slug) serves without sorting all siblings.
-_ORDER = ("slug", "id")
+# Lists are in the siblings' order: the place an editor gave them (wiki.services.page_reorder),
+# then slug order (the title, lowercased and simplified), which the index page_sibling_order
+# serves without sorting all siblings.
+_ORDER = SIBLING_ORDER
 
 
 @dataclass
@@ -46,6 +51,7 @@ class TreeNode:
     title: str
     slug: str
     parent_id: int | None
+    position: int = 0
     # Visible pages under it, counting those lifted up from hidden pages below it.
     child_count: int = 0
     children: list[TreeNode] = field(default_factory=list)
@@ -119,6 +125,7 @@ class _TreeRow(NamedTuple):
     slug: str
     path: str
     parent_id: int | None
+    position: int
     archived: bool
     live_version_id: int | None
     has_children: bool
@@ -134,6 +141,7 @@ class _TreeRow(NamedTuple):
             title=self.title,
             slug=self.slug,
             parent_id=self.parent_id,
+            position=self.position,
         )
 
 
@@ -142,8 +150,8 @@ def _ancestor_paths(path: str) -> list[str]:
     return ["/".join(parts[:depth]) for depth in range(1, len(parts))]
 
 
-def _sort_key(node: TreeNode) -> tuple[str, int]:
-    return (node.slug, node.id)
+def _sort_key(node: TreeNode) -> tuple[int, str, int]:
+    return (node.position, node.slug, node.id)
 
 
 def _children_lists(
@@ -160,10 +168,21 @@ def _children_lists(
             under = _VISIBLE & (Q(parent__isnull=True) if source is None else Q(parent_id=source))
             firsts = [Page.objects.filter(under).order_by(*_ORDER)[:limit]]
             if keep is not None:
-                before = Q(slug__lt=keep.slug) | Q(slug=keep.slug, id__lt=keep.id)
-                after = Q(slug__gt=keep.slug) | Q(slug=keep.slug, id__gt=keep.id)
+                same = Q(position=keep.position)
+                before = (
+                    Q(position__lt=keep.position)
+                    | (same & Q(slug__lt=keep.slug))
+                    | (same & Q(slug=keep.slug, id__lt=keep.id))
+                )
+                after = (
+                    Q(position__gt=keep.position)
+                    | (same & Q(slug__gt=keep.slug))
+                    | (same & Q(slug=keep.slug, id__gt=keep.id))
+                )
                 firsts.append(
-                    Page.objects.filter(under & before).order_by("-slug", "-id")[:NEIGHBOURS]
+                    Page.objects.filter(under & before).order_by("-position", "-slug", "-id")[
+                        :NEIGHBOURS
+                    ]
                 )
                 firsts.append(Page.objects.filter(under & after).order_by(*_ORDER)[:NEIGHBOURS])
             for first in firsts:
@@ -172,11 +191,16 @@ def _children_lists(
     rows = (
         Page.objects.filter(wanted)
         .order_by()
-        .values_list("id", "public_id", "title", "slug", "parent_id")
+        .values_list("id", "public_id", "title", "slug", "parent_id", "position")
     )
-    for page_id, public_id, title, slug, parent_id in rows:
+    for page_id, public_id, title, slug, parent_id, position in rows:
         node = TreeNode(
-            id=page_id, public_id=public_id, title=title, slug=slug, parent_id=parent_id
+            id=page_id,
+            public_id=public_id,
+            title=title,
+            slug=slug,
+            parent_id=parent_id,
+            position=position,
         )
         found[owner[parent_id]].append(node)
     lists: dict[int | None, tuple[list[TreeNode], bool]] = {}
@@ -241,6 +265,7 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
             title=current.title,
             slug=current.slug,
             parent_id=current.parent_id,
+            position=current.position,
             current=True,
         )
         path_nodes.append(tree.current)
@@ -299,15 +324,32 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
     rows = (
         Page.objects.filter(_VISIBLE, parent_id__in=tree.lifted_into(page.pk))
         .order_by(*_ORDER)
-        .values_list("id", "public_id", "title", "slug", "parent_id")[
+        .values_list("id", "public_id", "title", "slug", "parent_id", "position")[
             offset : offset + CHILDREN_PER_PAGE
         ]
     )
     children = [
-        TreeNode(id=pk, public_id=public_id, title=title, slug=slug, parent_id=parent_id)
-        for pk, public_id, title, slug, parent_id in rows
+        TreeNode(
+            id=pk,
+            public_id=public_id,
+            title=title,
+            slug=slug,
+            parent_id=parent_id,
+            position=position,
+        )
+        for pk, public_id, title, slug, parent_id, position in rows
     ]
     return children, tree.count_under(page.pk)
+
+
+def siblings_in_order(page: Page) -> list[Page]:
+    """`page` and the visible pages beside it (same parent), in the tree's order: one query."""
+    same_parent = Q(parent__isnull=True) if page.parent_id is None else Q(parent_id=page.parent_id)
+    return list(
+        Page.objects.filter(same_parent & (_VISIBLE | Q(pk=page.pk)))
+        .order_by(*_ORDER)
+        .only("pk", "public_id", "title")
+    )
 
 
 PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
@@ -394,6 +436,21 @@ def own_pending_version(page: Page, user: Any) -> Version | None:
     )
 
 
+def person_by_username(username: str) -> User | None:
+    return User.objects.filter(username=username).first()
+
+
+def pages_by_public_id(public_ids: Iterable[str]) -> dict[str, Page]:
+    return Page.objects.in_bulk(list(public_ids), field_name="public_id")
+
+
+def page_attachment(page: Page, attachment_id: int) -> Attachment | None:
+    attachment = Attachment.objects.filter(page=page, pk=attachment_id).first()
+    if attachment is not None:
+        attachment.page = page
+    return attachment
+
+
 def page_attachments(page: Page) -> list[Attachment]:
     return list(
         Attachment.objects.filter(page=page).only(
@@ -438,9 +495,14 @@ def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
 
 
-def sibling_titled(parent: Page | None, title: str) -> Page | None:
-    """A page (live or waiting, not archived) under `parent` already titled `title`, any case."""
+def sibling_titled(
+    parent: Page | None, title: str, *, other_than: Page | None = None
+) -> Page | None:
+    """A page (live or waiting, not archived) under `parent` already titled `title`, any case
+    (`other_than` not counted: the page being renamed or moved)."""
     siblings = Page.objects.filter(archived=False, title__iexact=title.strip())
+    if other_than is not None:
+        siblings = siblings.exclude(pk=other_than.pk)
     return (
         siblings.filter(parent__isnull=True) if parent is None else siblings.filter(parent=parent)
     ).first()
@@ -451,3 +513,61 @@ def submitted_form(user: Any, token: str) -> FormSubmission | None:
     if not token or not getattr(user, "is_authenticated", False):
         return None
     return FormSubmission.objects.filter(token=token, user=user).first()
+
+
+# --- the page picker of the editing screens ---------------------------------------------------
+
+PICK_LIMIT = 12
+# At most this many typed words narrow the part-of-a-word match, over this many candidates.
+PICK_WORDS = 5
+PICK_SCAN = 200
+_WORD = re.compile(r"\w+")
+
+
+def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list[Page]:
+    """Pages for a picker within the reader's `scope`, so the picker shows nobody a page they
+    could not open: those whose title or path holds every typed word as part of one of its
+    words ("revi" finds "Code reviews"), title and path prefixes first, then the wiki's search
+    hits for what is left.
+    """
+    live = Page.objects.filter(scope.q()).only("public_id", "title", "path")
+    query = query.strip()
+    if not query:
+        return list(live.filter(parent__isnull=True).order_by("title")[:limit])
+    prefix = query.strip("/").lower()
+    found = list(
+        live.filter(Q(title__istartswith=query) | Q(path__startswith=prefix)).order_by("path")[
+            :limit
+        ]
+    )
+    if len(found) < limit:
+        found.extend(
+            _part_matches(live, query, exclude={page.pk for page in found})[: limit - len(found)]
+        )
+    if len(found) < limit:
+        try:
+            hits = search_pages(query, scope=scope, limit=limit, semantic=False)
+        except QuireError:
+            hits = []
+        seen = {page.pk for page in found}
+        wanted = [hit.page_id for hit in hits if hit.page_id not in seen]
+        by_id = live.in_bulk(wanted)
+        found.extend(by_id[pk] for pk in wanted if pk in by_id)
+    return found[:limit]
+
+
+def _part_matches(live: QuerySet[Page], query: str, *, exclude: set[int]) -> list[Page]:
+    """Pages whose title or path holds each word of `query` somewhere, those where a word of
+    the title starts with it first. Titles and paths only, never bodies: the search does those."""
+    words = query.lower().split()[:PICK_WORDS]
+    where = Q()
+    for word in words:
+        where &= Q(title__icontains=word) | Q(path__icontains=word)
+    candidates = list(live.filter(where).exclude(pk__in=exclude).order_by("path")[:PICK_SCAN])
+
+    def rank(page: Page) -> tuple[int, str]:
+        title_words = _WORD.findall(page.title.lower())
+        starts = all(any(w.startswith(word) for w in title_words) for word in words)
+        return (0 if starts else 1, page.path)
+
+    return sorted(candidates, key=rank)

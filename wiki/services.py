@@ -14,6 +14,7 @@ import mimetypes
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
@@ -21,7 +22,7 @@ from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -32,6 +33,7 @@ from wiki import search
 from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
+    SIBLING_ORDER,
     Attachment,
     FormSubmission,
     Page,
@@ -85,6 +87,30 @@ def _taken_slugs(bases: dict[int | None, set[str]]) -> dict[int | None, set[str]
     for parent_pk, slug in Page.objects.filter(condition).values_list("parent_id", "slug"):
         taken[parent_pk].add(slug)
     return taken
+
+
+def _siblings_of(parent_id: int | None) -> QuerySet[Page]:
+    return Page.objects.filter(
+        Q(parent__isnull=True) if parent_id is None else Q(parent_id=parent_id)
+    )
+
+
+def _last_positions(parent_ids: Iterable[int | None]) -> dict[int | None, int]:
+    """Per parent (None: the top level), the place after its last child: one query."""
+    wanted = set(parent_ids)
+    condition = Q(parent_id__in=[pk for pk in wanted if pk is not None])
+    if None in wanted:
+        condition |= Q(parent__isnull=True)
+    found = (
+        Page.objects.filter(condition)
+        .order_by()
+        .values("parent_id")
+        .annotate(last=Max("position"))
+        .values_list("parent_id", "last")
+    )
+    after = dict.fromkeys(wanted, 0)
+    after.update((parent_id, last + 1) for parent_id, last in found)
+    return after
 
 
 def _path_for(parent: Page | None, slug: str) -> str:
@@ -252,6 +278,8 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
     for row in rows:
         bases.setdefault(row.parent.pk if row.parent else None, set()).add(_slug_for(row.title))
     taken = _taken_slugs(bases)
+    # A new page goes last among its siblings.
+    next_position = _last_positions(bases)
     pages = []
     for row in rows:
         parent = parents[row.parent.pk] if row.parent is not None else None
@@ -259,12 +287,16 @@ def page_rows_create(rows: Sequence[PageRow]) -> list[Page]:
         public_id = row.public_id or (new_page_id() if row.slug_with_id else None)
         slug = _free_slug(_slug_for(row.title, public_id if row.slug_with_id else None), siblings)
         siblings.add(slug)
+        parent_key = parent.pk if parent is not None else None
+        position = next_position[parent_key]
+        next_position[parent_key] += 1
         pages.append(
             Page(
                 title=row.title,
                 slug=slug,
                 path=_path_for(parent, slug),
                 parent=parent,
+                position=position,
                 tags=row.tags,
                 instructions=row.instructions,
                 source_path=row.source_path,
@@ -298,6 +330,9 @@ def page_make_live(page: Page, version: Version) -> None:
             public_id=page.public_id if version.author_agent_id is not None else None,
         )
         page.path = _path_for(parent, page.slug)
+        if old_parent_id != page.parent_id:
+            # Under another parent it goes last.
+            page.position = _last_positions([page.parent_id])[page.parent_id]
         try:
             with transaction.atomic():
                 page.save()
@@ -457,6 +492,53 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
 
 
 @atomic_retried
+def page_reorder(*, actor: User, page: Page, after: Page | None) -> int:
+    """Place `page` right after its sibling `after` (None: first among its siblings); returns
+    its new place, counting from 0.
+
+    The order is not content, so no version is made; the audit records the change. All the
+    siblings are locked, in the tree's one lock order, before their places are renumbered:
+    two reorders under one parent take turns and neither loses the other's change.
+    """
+    _check_can_publish(actor)
+    parent_id = page.parent_id
+    siblings = list(_siblings_of(parent_id).only("pk", "path"))
+    # Their ancestors come too, held shared: only the siblings are looked at.
+    held = lock_pages(siblings) if siblings else {}
+    locked = {sibling.pk: held[sibling.pk] for sibling in siblings if sibling.pk in held}
+    page = locked.get(page.pk) or page
+    moved_meanwhile = page.pk not in locked or any(
+        row.parent_id != parent_id for row in locked.values()
+    )
+    if moved_meanwhile:
+        raise Conflict("pages here were moved while you reordered them; reload and try again.")
+    if page.archived or page.live_version_id is None:
+        raise Conflict(f"page {page.public_id} is not live; only a live page can be reordered.")
+    if after is not None and (after.pk == page.pk or after.pk not in locked):
+        raise InvalidArgument(
+            f"the page {after.public_id} is not beside this one; choose one of its siblings "
+            "or the first place.",
+            field="after",
+        )
+    # Siblings created meanwhile (a create holds the parent only shared) keep their places.
+    current = dict(
+        _siblings_of(page.parent_id).order_by(*SIBLING_ORDER).values_list("pk", "position")
+    )
+    order = [pk for pk in current if pk != page.pk]
+    place = 0 if after is None else order.index(after.pk) + 1
+    order.insert(place, page.pk)
+    changed = [Page(pk=pk, position=n) for n, pk in enumerate(order) if current[pk] != n]
+    Page.objects.bulk_update(changed, ["position"])
+    audit_record(
+        action="page.reorder",
+        actor=actor,
+        page=page,
+        data={"after": after.public_id if after is not None else None, "place": place},
+    )
+    return place
+
+
+@atomic_retried
 def page_set_import_metadata(
     *, actor: User, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]
 ) -> Page:
@@ -482,6 +564,8 @@ def page_set_import_metadata(
 # --- forms ------------------------------------------------------------------------------------
 
 FORM_TOKEN_MAX = 64
+# How long a claimed form token is kept: long enough for back-and-save-again, then deleted.
+FORM_TOKEN_KEPT = timedelta(days=1)
 
 
 class AlreadySubmitted(Conflict):
@@ -517,6 +601,8 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
         except IntegrityError:
             earlier = FormSubmission.objects.filter(token=token, user=actor).first()
             raise AlreadySubmitted(earlier.url if earlier is not None else "") from None
+        # Each claim clears the spent ones past their time, so the table stays small.
+        FormSubmission.objects.filter(created_at__lt=timezone.now() - FORM_TOKEN_KEPT).delete()
         yield claim
         if claim.url:
             claim.save(update_fields=["url"])

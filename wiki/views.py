@@ -37,7 +37,14 @@ from django.views.decorators.http import require_POST
 
 from core.errors import Forbidden, NotFound, QuireError
 from wiki import login_throttle, selectors, services
-from wiki.forms import AttachmentForm, MoveForm, SearchForm, add_service_error, sentence
+from wiki.forms import (
+    AttachmentForm,
+    MoveForm,
+    ReorderForm,
+    SearchForm,
+    add_service_error,
+    sentence,
+)
 from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.roles import can_publish, can_review
@@ -122,10 +129,9 @@ def page_or_404(request: HttpRequest, public_id: str) -> Page:
 
 
 def _attachment_or_404(page: Page, attachment_id: int) -> Attachment:
-    attachment = Attachment.objects.filter(page=page, pk=attachment_id).first()
+    attachment = selectors.page_attachment(page, attachment_id)
     if attachment is None:
         raise Http404("This page has no such file. It may have been removed.")
-    attachment.page = page
     return attachment
 
 
@@ -298,33 +304,97 @@ def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @login_required
 def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
-    """Move a page, with everything under it, under another parent or to the top level."""
+    """Move a page, with everything under it, under another parent or to the top level.
+
+    Beside a page of the same title it asks first, as a new page does."""
     page = page_or_404(request, public_id)
     _require_publish(request, "move pages")
     form = MoveForm(request.POST or None)
+    twin: Page | None = None
     if request.method == "POST" and form.is_valid():
         chosen = form.cleaned_data["parent"].strip()
         try:
             parent = (
                 selectors.page_for_person(request.user, chosen, live_only=True) if chosen else None
             )
-            services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
+            if not form.cleaned_data["same_title_ok"]:
+                twin = selectors.sibling_titled(parent, page.title, other_than=page)
+            if twin is None:
+                services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
         except QuireError as error:
             if not isinstance(error, NotFound):
                 raise_for(error)
             form.add_error(None, sentence(error.message))
         else:
+            where = f"under “{parent.title}”" if parent is not None else "at the top level"
+            if twin is not None:
+                form.add_error(
+                    None,
+                    f"A page titled “{twin.title}” already exists {where} ({twin.path}). Rename "
+                    "one of them, or tick the box below and move it anyway.",
+                )
+                return _move_screen(request, page, form=form, twin=twin)
             page.refresh_from_db()
-            where = f"under “{parent.title}”" if parent is not None else "to the top level"
             messages.success(
                 request,
                 f"Moved “{page.title}” {where}; its address is now {page.path}. Links to it "
                 "and agents' page sets follow it.",
             )
             return redirect(page_url(page))
+    return _move_screen(request, page, form=form)
+
+
+def _move_screen(
+    request: HttpRequest,
+    page: Page,
+    *,
+    form: MoveForm | None = None,
+    reorder_form: ReorderForm | None = None,
+    twin: Page | None = None,
+) -> HttpResponse:
+    siblings = selectors.siblings_in_order(page)
+    before = None
+    for sibling in siblings:
+        if sibling.pk == page.pk:
+            break
+        before = sibling
     context = tree_context(page)
-    context.update(page=page, form=form)
+    context.update(
+        page=page,
+        form=form or MoveForm(),
+        reorder_form=reorder_form or ReorderForm(),
+        siblings=[sibling for sibling in siblings if sibling.pk != page.pk],
+        placed_after=before.public_id if before is not None else "first",
+        twin=twin,
+    )
     return render(request, "wiki/page_move.html", context)
+
+
+@login_required
+@require_POST
+def page_reorder(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Place a page first among its siblings or right after one of them."""
+    page = page_or_404(request, public_id)
+    _require_publish(request, "reorder pages")
+    form = ReorderForm(request.POST)
+    if form.is_valid():
+        chosen = form.cleaned_data["after"].strip()
+        try:
+            after = (
+                None
+                if chosen == "first"
+                else selectors.page_for_person(request.user, chosen, live_only=True)
+            )
+            services.page_reorder(actor=request.user, page=page, after=after)  # type: ignore[arg-type]
+        except QuireError as error:
+            if not isinstance(error, NotFound):
+                raise_for(error)
+            form.add_error(None, sentence(error.message))
+        else:
+            where = "first" if after is None else f"after “{after.title}”"
+            messages.success(request, f"“{page.title}” now comes {where} among its siblings.")
+            return redirect(page_url(page))
+    return _move_screen(request, page, reorder_form=form)
 
 
 # --- attachments ----------------------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents import services
 from core.actors import SystemActor
 from core.errors import QuireError
 from wiki.models import Page
+from wiki.selectors import pages_by_public_id, person_by_username
 
 
 class Command(BaseCommand):
@@ -44,12 +44,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         owner = None
         if options["owner"]:
-            owner = User.objects.filter(username=options["owner"]).first()
+            owner = person_by_username(options["owner"])
             if owner is None:
                 raise CommandError(f"there is no user named {options['owner']!r}.")
         pages: list[Page] = []
         if not options["all_pages"]:
-            found = Page.objects.in_bulk(options["page"], field_name="public_id")
+            found = pages_by_public_id(options["page"])
             missing = [page_id for page_id in options["page"] if page_id not in found]
             if missing:
                 raise CommandError(f"no such page: {', '.join(missing)}.")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
+from wiki.selectors import person_by_username
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        user = get_user_model().objects.filter(username=options["username"]).first()
+        user = person_by_username(options["username"])
         if user is None:
             raise CommandError(
                 f"there is no user named {options['username']!r}; create one with "
