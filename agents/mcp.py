@@ -72,6 +72,8 @@ SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
 RATE_WINDOW_SECONDS = 60
+# The rate limit's clock (seconds since the epoch); tests fix it so their calls share a window.
+rate_clock = time.time
 
 SERVER_INSTRUCTIONS = """\
 Quire is your team's wiki. You can read only the pages that people chose for you.
@@ -380,12 +382,13 @@ def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
 def _rate_limited(agent: Agent) -> RateLimited | None:
     """Count this call in the agent's fixed one-minute window; past the limit, refuse it."""
     limit = settings.QUIRE_AGENT_RATE_LIMIT
-    window = int(time.time() // RATE_WINDOW_SECONDS)
+    now = rate_clock()
+    window = int(now // RATE_WINDOW_SECONDS)
     key = f"quire:mcp-calls:{agent.pk}:{window}"
     count = counter_hit(key, timeout=RATE_WINDOW_SECONDS * 2)
     if count <= limit:
         return None
-    wait = RATE_WINDOW_SECONDS - int(time.time()) % RATE_WINDOW_SECONDS
+    wait = RATE_WINDOW_SECONDS - int(now) % RATE_WINDOW_SECONDS
     return RateLimited(
         f"you made more than {limit} calls this minute. Wait {wait} seconds and try again."
     )

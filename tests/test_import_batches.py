@@ -168,8 +168,9 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
     # siblings' slugs, the pages, versions, live pointers and search rows (or the reviewers
     # and their notifications) and the audit rows. Page by page it took 16 per page.
     # Proposals add per chunk the workflow assignments above the pages, the reviews and
-    # their first revisions.
-    assert counts[0] <= (23 if publish else 29)
+    # their first revisions. Each chunk (here two: the folder's page, then the
+    # pages under it) also reads its parents' last places: a new page goes last among its siblings.
+    assert counts[0] <= (25 if publish else 31)
     if connection.vendor == "postgresql":
         assert counts[1] == counts[0]
     else:
