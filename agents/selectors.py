@@ -129,6 +129,15 @@ _ENTRY_PATHS_SQL = (
 )
 
 
+# The agent's entries as Scope roots, in the set's order: page id, path, has children.
+_ENTRY_ROOTS_SQL = (
+    "SELECT set_entry.page_id, set_page.path, EXISTS (SELECT 1 FROM wiki_page child "
+    "WHERE child.parent_id = set_entry.page_id) FROM agents_pagesetentry set_entry "
+    "INNER JOIN wiki_page set_page ON set_page.id = set_entry.page_id "
+    "WHERE set_entry.agent_id = %s ORDER BY set_entry.position, set_entry.id"
+)
+
+
 def _entries_scope(agent_id: int) -> Scope:
     """The agent's set as a Scope whose roots stay in the database (a subquery)."""
     return Scope(roots_sql=(_ENTRY_PATHS_SQL, (agent_id,)))
@@ -147,13 +156,12 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
     else:
         # An entry whose page has no children covers that page alone: a key, not a range,
         # so that a set of single pages is a list of keys, which the planner counts right.
-        has_children = Exists(Page.objects.filter(parent_id=OuterRef("page_id")))
-        entries = (
-            PageSetEntry.objects.filter(agent=agent)
-            .annotate(has_children=has_children)
-            .values_list("page_id", "page__path", "has_children")
-        )
-        scope = Scope.of(Root(*entry) for entry in entries)
+        # Plain SQL: every search and browse of an agent starts here, and building the
+        # same statement through the ORM took longer than running it.
+        with connection.cursor() as cursor:
+            cursor.execute(_ENTRY_ROOTS_SQL, [agent.pk])
+            rows = cursor.fetchall()
+        scope = Scope.of(Root(page_id, path, bool(children)) for page_id, path, children in rows)
     return narrow_to(scope, under) if under else scope
 
 

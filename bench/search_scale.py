@@ -177,7 +177,9 @@ def search_call(http: httpx.Client, base: str, token: str, query: str) -> str | 
     return None
 
 
-def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> dict[str, Any]:
+def measure(
+    url: str, base: str, tokens: dict[str, str], api_token: str, queries: list[str]
+) -> dict[str, Any]:
     import psycopg
 
     sql = statements(queries)
@@ -185,8 +187,10 @@ def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> 
     raw.execute("SET jit = off")
     http = httpx.Client(timeout=120)
     calls = [(label, query, way) for label in tokens for query in queries for way in ("mcp", "raw")]
+    # The HTTP floor, as bench/run.py's bare_view: the cheapest authenticated view, a few
+    # times a round.
+    calls += [("floor", str(n), "bare") for n in range(5)]
     samples: dict[tuple[str, str, str], list[float]] = {call: [] for call in calls}
-    cpu: dict[str, float] = {"mcp": 0.0, "raw": 0.0}
     errors: dict[str, int] = {}
     loads: list[float] = []
     rng = random.Random(run.SEED)
@@ -196,8 +200,14 @@ def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> 
     for n in range(ROUNDS):
         rng.shuffle(calls)
         for label, query, way in calls:
-            started, began_cpu = time.perf_counter(), time.process_time()
-            if way == "mcp":
+            started = time.perf_counter()
+            if way == "bare":
+                answer = http.get(
+                    base + "/api/v1/me/", headers={"Authorization": f"Token {api_token}"}
+                )
+                if answer.status_code != 200:
+                    errors[f"floor: HTTP {answer.status_code}"] = 1
+            elif way == "mcp":
                 problem = search_call(http, base, tokens[label], query)
                 if problem is not None:
                     key = f"{label} / {query}: {problem}"
@@ -208,7 +218,6 @@ def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> 
                     if cursor.description is not None:
                         cursor.fetchall()
             samples[(label, query, way)].append((time.perf_counter() - started) * 1000)
-            cpu[way] += time.process_time() - began_cpu
         loads.append(os.getloadavg()[0])
         print(f"  round {n + 1}/{ROUNDS}, load {load()}", flush=True)
     raw.close()
@@ -229,7 +238,9 @@ def measure(url: str, base: str, tokens: dict[str, str], queries: list[str]) -> 
         }
         for label in tokens
     }
+    floor = [v for (label, _, way), values in samples.items() if way == "bare" for v in values]
     return {
+        "floor": run.percentiles(floor),
         "per_query": per_query,
         "pooled": pooled,
         "errors": errors,
@@ -260,7 +271,7 @@ def main() -> int:
         health = httpx.get(base + "/healthz", timeout=30).json()
         queries = [q for kind in run.QUERIES.values() for q in kind]
         print(f"{ROUNDS} rounds of {len(queries)} queries x 3 sets x (MCP, raw SQL)...")
-        measured = measure(url, base, tokens, queries)
+        measured = measure(url, base, tokens, site["api_token"], queries)
     finally:
         server.terminate()
         server.wait(30)
@@ -319,6 +330,12 @@ def render(r: dict[str, Any]) -> str:
             f"{m['raw']['p50_ms']} / {m['raw']['p95_ms']} | "
             f"{run.ratio(m['mcp']['p95_ms'], m['raw']['p95_ms'])} | {errors} |"
         )
+    floor = r["floor"]
+    lines += [
+        "",
+        f"The HTTP floor in the same rounds (GET /api/v1/me/, the cheapest authenticated view, "
+        f"as `make bench`'s bare_view): p50 {floor['p50_ms']} ms, p95 {floor['p95_ms']} ms.",
+    ]
     labels = list(r["per_query"])
     lines += [
         "",

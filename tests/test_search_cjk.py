@@ -63,7 +63,7 @@ def cjk_site(admin_user: User, tmp_path: Path) -> dict[str, str]:
         stderr=StringIO(),
     )
     rows = Page.objects.exclude(source_path="").values_list("public_id", "source_path")
-    return {public_id: path or "" for public_id, path in rows}
+    return {public_id: source or "" for public_id, source in rows}
 
 
 def agent_token(*roots: str) -> str:
@@ -193,3 +193,30 @@ def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
     for child in node.get("Plans", []):
         found += nodes(child)
     return found
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_indexes_the_pairs_of_pages_indexed_before_it(
+    cjk_site: dict[str, str],
+) -> None:
+    """Migration 0014 on a database whose CJK pages were indexed without the pairs: back to
+    0013 (the pairs go), forward again (they come back), and the words are found."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    def pairs() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM wiki_searchdocument "
+                "WHERE vector @@ to_tsquery('simple', 'ファ')"
+            )
+            return int(cursor.fetchone()[0])
+
+    assert pairs() > 0
+    executor = MigrationExecutor(connection)
+    executor.migrate([("wiki", "0013_page_chunks")])
+    assert pairs() == 0
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes("wiki"))
+    assert pairs() > 0
+    assert search_pages("ファイル")
