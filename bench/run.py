@@ -125,6 +125,9 @@ def site_env(url: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "QUIRE_AGENT_RATE_LIMIT": "100000000",
         "LOG_LEVEL": "WARNING",
+        # Keyword search, as the raw-SQL baseline runs it: search by meaning (the query's
+        # embedding, the vector leg) is measured against keyword-only in bench/search_quality.py.
+        "QUIRE_EMBEDDING_MODEL": os.environ.get("BENCH_EMBEDDING_MODEL", "none"),
     }
 
 
