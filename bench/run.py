@@ -614,7 +614,7 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
     plot(levels, RESULTS / "latency.png")
-    REPORT.write_text(render_report(results))
+    REPORT.write_text(render_report(results) + kept_sections())
     print(f"wrote {RESULTS / 'latest.json'}, {REPORT} and {RESULTS / 'latency.png'}")
     return 0
 
@@ -669,6 +669,17 @@ def plot(levels: dict[str, Any], path: Path) -> None:
 
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b else "n/a"
+
+
+# The report's sections that other benches write (bench/one_line_fix.py, search_quality.py,
+# search_scale.py): a run of this bench keeps them as they are, from this heading on.
+KEPT_FROM = "## Tokens of a one-line fix"
+
+
+def kept_sections() -> str:
+    old = REPORT.read_text() if REPORT.exists() else ""
+    start = old.find(KEPT_FROM)
+    return "" if start < 0 else "\n\n" + old[start:]
 
 
 def render_report(r: dict[str, Any]) -> str:
