@@ -148,6 +148,20 @@ def _after_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(timezone, "now", lambda: later)
 
 
+def _approved_proposal(
+    make_page: Callable[..., Page], reader: User, reviewer: User, settings: Any, commit: Any
+) -> tuple[Page, Version]:
+    """A reader's proposal on "Refunds", approved by a reviewer who gets no review email; its
+    undo window is 120 s."""
+    settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
+    ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
+    page = make_page("Refunds", "Thirty days.\n")
+    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    with commit(execute=True):
+        services.version_approve(actor=reviewer, version=proposal)
+    return page, proposal
+
+
 @pytest.mark.usefixtures("eager_tasks")
 def test_it_emails_the_approval_once_the_undo_window_is_over(
     smtp_server: SMTPServer,
@@ -158,12 +172,9 @@ def test_it_emails_the_approval_once_the_undo_window_is_over(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
-    ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
-    page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=proposal)
+    page, proposal = _approved_proposal(
+        make_page, reader, reviewer, settings, django_capture_on_commit_callbacks
+    )
     # Published at once: readers and agents see it...
     assert live(page).pk == proposal.pk
     # ...but the author hears of it only when the approval can no longer be taken back.
@@ -187,12 +198,9 @@ def test_it_drops_the_approval_email_when_the_approval_is_undone(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
-    ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
-    page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=proposal)
+    _, proposal = _approved_proposal(
+        make_page, reader, reviewer, settings, django_capture_on_commit_callbacks
+    )
     with django_capture_on_commit_callbacks(execute=True):
         services.version_approve_undo(actor=reviewer, version=proposal)
     _after_the_window(monkeypatch)
