@@ -4,11 +4,16 @@
 sets of 1, 100, 101 and 2,000 entries (single pages). The plan must read pages by key only,
 never scan or join the whole page table, use no JIT, and keep the same shape on both sides
 of 100 entries.
+
+The 20,000 pages are written once for the module and committed (each test's own changes are
+rolled back, statistics included), and all three tests run on one xdist worker (their
+`xdist_group`; tests/run.py distributes with `--dist loadgroup`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,10 +30,32 @@ from wiki.models import Page, SearchDocument
 from wiki.search import document_fields, search_pages
 
 # The plan is PostgreSQL's.
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db,
+    pytest.mark.xdist_group("search_plan"),
+]
 
 PAGES = 20_000
 SET_SIZES = (1, 100, 101, 2_000)
+
+
+@pytest.fixture(scope="module")
+def site(django_db_setup: Any, django_db_blocker: Any) -> Iterator[list[Page]]:
+    """The bulk site, committed for this module's tests and removed after the last one."""
+    with django_db_blocker.unblock():
+        if connection.vendor != "postgresql":
+            pytest.skip("the plan is PostgreSQL's")
+        editor = User.objects.create_user("plan-editor")
+        try:
+            yield bulk_site(editor)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "TRUNCATE wiki_searchdocument, agents_pagesetentry, wiki_version, wiki_page"
+                    " CASCADE"
+                )
+            editor.delete()
 
 
 def bulk_site(editor: User) -> list[Page]:
@@ -99,8 +126,8 @@ def shape(node: dict[str, Any]) -> list[Any]:
     return [node["Node Type"], [shape(child) for child in node.get("Plans", [])]]
 
 
-def test_it_reads_only_the_sets_pages_whatever_the_set_size(editor: User) -> None:
-    pages = bulk_site(editor)
+def test_it_reads_only_the_sets_pages_whatever_the_set_size(site: list[Page]) -> None:
+    pages = site
     plans = {size: plan_of(agent_with(pages, size), "kettle") for size in SET_SIZES}
     for size, plan in plans.items():
         assert plan["hits"] == min(size, 8), size
@@ -125,11 +152,11 @@ def test_it_reads_only_the_sets_pages_whatever_the_set_size(editor: User) -> Non
     assert shape(plans[100]["Plan"]) == shape(plans[101]["Plan"])
 
 
-def test_a_set_of_large_subtrees_is_searched_from_the_words(editor: User) -> None:
+def test_a_set_of_large_subtrees_is_searched_from_the_words(site: list[Page]) -> None:
     """The set's entries are the 20 areas (all 20,000 pages), and 30 pages hold "teapot": the
     search starts from those 30 (the words' index), not from the set's 20,000 pages, which
     it read one by one when PostgreSQL guessed each area's range at 0.5% of the pages."""
-    pages = bulk_site(editor)
+    pages = site
     holders = pages[::600][:30]
     SearchDocument.objects.filter(page__in=holders).update(body="The teapot by the kettle.")
     with connection.cursor() as cursor:
@@ -152,12 +179,12 @@ def test_a_set_of_large_subtrees_is_searched_from_the_words(editor: User) -> Non
     assert read <= 200, read
 
 
-def test_a_cjk_word_in_a_set_of_single_pages_reads_no_page_twice(editor: User) -> None:
+def test_a_cjk_word_in_a_set_of_single_pages_reads_no_page_twice(site: list[Page]) -> None:
     """2,000 pages hold 디렉토리 and 101 single pages make the set, 5 of them holding it.
     A CJK word's character pairs make PostgreSQL guess that one page holds it: no plan may
     then read the set's 101 pages again for each of the 2,000 (200,000 rows, 0.4 s at
     116,000 pages)."""
-    pages = bulk_site(editor)
+    pages = site
     holders = pages[:5] + pages[200 : 200 + 1_995]
     _, _, body = document_fields(title="", tags=[], body="디렉토리 목록을 표시합니다.")
     SearchDocument.objects.filter(page__in=holders).update(body=body)
