@@ -33,6 +33,7 @@ from wiki.semantic import vector_store
 
 from .conftest import CORPUS, HANDBOOK
 from .fixtures_mcp import rpc_tool
+from .prerequisites import PGVECTOR, require
 from .question_sets import (
     HANDBOOK_QUESTIONS,
     HANDBOOK_TITLES,
@@ -51,10 +52,13 @@ TLDR = CORPUS / "tldr-pages.tar.gz"
 
 @pytest.fixture(autouse=True)
 def _not_on_postgresql_without_pgvector(db: Any) -> None:
-    if connection.vendor == "postgresql" and vector_store() != "pgvector":
-        pytest.skip(
+    """Skipped on a PostgreSQL without pgvector; failed there in CI's pgvector step."""
+    if connection.vendor == "postgresql":
+        require(
+            PGVECTOR,
+            vector_store() == "pgvector",
             "on PostgreSQL the question sets run with pgvector (CI's pgvector step); without "
-            "it they would repeat the SQLite run's exact vector search"
+            "it they would repeat the SQLite run's exact vector search",
         )
 
 
