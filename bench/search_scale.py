@@ -18,10 +18,13 @@
 4. Writes bench/results/search-scale.json and its own section of bench/REPORT.md (the rest
    of the report is kept).
 
-BENCH_SCALE_ROUNDS sets the rounds (default 8); BENCH_COPIES the copies (default 3).
-Search mode: QUIRE_EMBEDDING_MODEL=none (the default here) measures keyword-only search; set
-BENCH_SCALE_MODE=hybrid to serve with the embedding model (the site needs vectors:
-`manage.py embed_pages`), as /healthz reports.
+BENCH_SCALE_ROUNDS sets the rounds (default 8); BENCH_COPIES the copies (default 3);
+BENCH_REDIS_URL the served site's Redis (bench/run.py). Search mode: keyword-only by default;
+BENCH_SCALE_MODE=hybrid serves (and captures the raw SQL) with the embedding model,
+BENCH_EMBEDDING_MODEL (default all-minilm-l6-v2, Quire's default), and fails unless /healthz
+says hybrid. The site needs its vectors first (`manage.py embed_pages` with DATABASE_URL set
+to the bench's database, e.g. a PostgreSQL with pgvector from bench/pgvector_server.py). Each
+mode writes its own results file and report section.
 """
 
 from __future__ import annotations
@@ -46,8 +49,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import run  # noqa: E402 - bench/run.py, the HTTP bench this one shares its site and client with
 
-RESULTS = ROOT / "bench" / "results" / "search-scale.json"
-SECTION = "## Search at 116,280 pages"
+HYBRID = os.environ.get("BENCH_SCALE_MODE", "keyword") == "hybrid"
+RESULTS = (
+    ROOT / "bench" / "results" / ("search-scale-hybrid.json" if HYBRID else "search-scale.json")
+)
+SECTION = "## Search at 116,280 pages" + (", hybrid" if HYBRID else "")
+DEFAULT_MODEL = "all-minilm-l6-v2"
 ROUNDS = int(os.environ.get("BENCH_SCALE_ROUNDS", "8"))
 SUBTREE_PAGES = 2_000
 SCATTERED_ENTRIES = 101
@@ -183,7 +190,12 @@ def measure(
     import psycopg
 
     sql = statements(queries)
-    raw = psycopg.connect(url, autocommit=True)
+    # Never prepared: psycopg prepares a statement run 5 times, and PostgreSQL then reuses
+    # the plan of a statement without parameters, where the served search (its values bound
+    # apart, plan_cache_mode=force_custom_plan) is planned every time. Prepared, the raw leg
+    # skipped the planning the search does (at 116,283 pages and load 9.8, four searches in
+    # 101 single pages took 11.5 ms prepared, 28.9 ms not).
+    raw = psycopg.connect(url, autocommit=True, prepare_threshold=None)
     raw.execute("SET jit = off")
     http = httpx.Client(timeout=120)
     calls = [(label, query, way) for label in tokens for query in queries for way in ("mcp", "raw")]
@@ -254,9 +266,13 @@ def main() -> int:
         print(f"The tldr corpus is missing at {run.TLDR}; set QUIRE_CORPUS.", file=sys.stderr)
         return 1
     os.environ.setdefault("BENCH_COPIES", "3")
-    hybrid = os.environ.get("BENCH_SCALE_MODE", "keyword") == "hybrid"
-    if not hybrid:
-        os.environ["QUIRE_EMBEDDING_MODEL"] = "none"
+    hybrid = HYBRID
+    # bench/run.py's site_env serves (and this process captures the raw SQL with) the model
+    # BENCH_EMBEDDING_MODEL names.
+    if hybrid:
+        os.environ.setdefault("BENCH_EMBEDDING_MODEL", DEFAULT_MODEL)
+    else:
+        os.environ["BENCH_EMBEDDING_MODEL"] = "none"
     url = database_url()
     site = run.build_site(url)
     setup_django(url)
@@ -269,6 +285,9 @@ def main() -> int:
     server, base = run.serve(url)
     try:
         health = httpx.get(base + "/healthz", timeout=30).json()
+        wanted = "hybrid" if hybrid else "keyword-only"
+        if health.get("search", {}).get("mode") != wanted:
+            raise SystemExit(f"the site does not serve {wanted} search: /healthz {health}")
         queries = [q for kind in run.QUERIES.values() for q in kind]
         print(f"{ROUNDS} rounds of {len(queries)} queries x 3 sets x (MCP, raw SQL)...")
         measured = measure(url, base, tokens, site["api_token"], queries)
@@ -311,14 +330,24 @@ def render(r: dict[str, Any]) -> str:
     lines = [
         SECTION,
         "",
-        f"Run {r['run']} by `make bench-scale` (bench/search_scale.py) on {r['machine']}, "
+        f"Run {r['run']} by `{'BENCH_SCALE_MODE=hybrid ' if r['mode'] == 'hybrid' else ''}"
+        f"make bench-scale` (bench/search_scale.py) on {r['machine']}, "
         f"shared with other work: load average {r['load_min']:.1f} to {r['load_max']:.1f} "
         f"(1 minute) during the run. Site: {r['pages']:,} live pages, the tldr pages "
         f"imported {r['copies']} times, on PostgreSQL, served by gunicorn (gthread) as "
         f"bench/run.py serves it; search {mode} (/healthz: `{json.dumps(r['healthz'])}`). "
         f"{r['rounds']} rounds; in each, every query for each set over MCP search_pages "
         "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
-        "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ".",
+        "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
+        "The raw leg sends every statement the search sends, as wiki.search.search_pages sent "
+        "them for that set in this process (the timeout's BEGIN, set_config and ROLLBACK "
+        "included), on one connection of its own"
+        + (
+            "; it does not embed the query (the model runs in Python, before the SQL), which "
+            "search_pages does."
+            if r["mode"] == "hybrid"
+            else "."
+        ),
         "",
         "| set | search_pages p50 / p95 ms | raw SQL p50 / p95 ms | p95 ratio | errors |",
         "|---|---:|---:|---:|---:|",
@@ -364,7 +393,8 @@ def render(r: dict[str, Any]) -> str:
 def write_section(section: str) -> None:
     """Replace this bench's section of REPORT.md (up to the next `## `), or append it."""
     text = run.REPORT.read_text() if run.REPORT.exists() else "# Quire benchmark\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    # The heading's whole line: the keyword section's heading begins the hybrid one's.
+    pattern = re.compile("^" + re.escape(SECTION) + r"$.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: section + "\n", text, count=1)
     else:

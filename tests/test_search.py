@@ -369,9 +369,10 @@ def test_it_searches_in_one_query_whatever_the_number_of_pages(
     assert search.reindex_all() == count
     ids = [page.pk for page in pages]
 
-    # The search, then the sections of the hits (their pages' chunks); on PostgreSQL inside
-    # a savepoint that sets the search's statement timeout and is rolled back.
-    queries = 6 if connection.vendor == "postgresql" else 2
+    # One statement finds the hits, their excerpts and their sections (their pages' chunks);
+    # on PostgreSQL inside a savepoint that sets the search's statement timeout and is
+    # rolled back.
+    queries = 5 if connection.vendor == "postgresql" else 1
     with django_assert_num_queries(queries):
         hits = search_pages("common")
     with django_assert_num_queries(queries):

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from pytest_django import DjangoCaptureOnCommitCallbacks
 
 from agents import services as agent_services
@@ -419,3 +420,27 @@ def test_exact_titles_keep_the_keyword_order(make_page: MakePage) -> None:
 
     assert hybrid[:3] == with_words[:3]
     assert {*hybrid[:3]} == {page.pk for page in pages}
+
+
+def test_a_hybrid_search_with_pgvector_sends_one_statement_per_step(
+    handbook: dict[str, Page],
+) -> None:
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    with CaptureQueriesContext(connection) as captured:
+        found = titles("I need several weeks off for surgery")
+    assert found[0] == "Medical leave of absence"
+    # Inside the search's transaction (here a savepoint in the test's transaction): its
+    # timeout and plan mode in one statement; the keyword ranking with its hits' sections,
+    # twice (pages holding every word, then, being fewer than 8, most of them); the HNSW
+    # index's settings in one statement; the nearest chunks. No savepoint of the vector
+    # search's own, no SET one by one.
+    statements = [" ".join(query["sql"].split()) for query in captured.captured_queries]
+    assert statements[0].startswith("SAVEPOINT")
+    assert [s.split()[0] for s in statements[-2:]] == ["ROLLBACK", "RELEASE"]
+    assert [s[:30] for s in statements[1:-2]] == [
+        "SELECT set_config('statement_t",
+        "WITH q AS MATERIALIZED (SELECT",
+        "WITH q AS MATERIALIZED (SELECT",
+        "SELECT set_config('hnsw.iterat",
+        "SELECT c.page_id, p.public_id,",
+    ]

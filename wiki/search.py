@@ -41,14 +41,13 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import OperationalError, connection, transaction
 from django.db.models import (
-    F,
     Prefetch,
     QuerySet,
 )
 from kombu.exceptions import OperationalError as BrokerError
 
 from core.errors import TryAgain
-from wiki.models import Attachment, Page, PageChunk, SearchDocument, Version
+from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.semantic import ChunkHit, embedder, nearest_chunks
 
@@ -485,7 +484,7 @@ def search_pages(
         within = page_ids.order_by()
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
         if not semantic or embedder() is None:
-            return with_sections(keyword_search(query, parsed, within, limit))
+            return keyword_search(query, parsed, within, limit)
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH))
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
@@ -606,7 +605,6 @@ def fuse(
         key=lambda pk: (0, keyword_rank[pk], 0.0) if pk in exact else (1, 0, -scores[pk]),
     )[:limit]
     words = _marked_words(parsed)
-    keyword_only = with_sections([by_page[pk] for pk in ranked if pk not in best_chunk])
     hits = []
     for position, page_id in enumerate(ranked):
         score = round(
@@ -615,7 +613,7 @@ def fuse(
         )
         best = best_chunk.get(page_id)
         if best is None:
-            hits.append(replace(keyword_only.pop(0), score=score))
+            hits.append(replace(by_page[page_id], score=score))
             continue
         hits.append(
             SearchHit(
@@ -659,26 +657,27 @@ def mark_words(text: str, words: Sequence[str]) -> str:
     return marked
 
 
-def with_sections(hits: list[SearchHit]) -> list[SearchHit]:
-    """`hits` with `section` set to the heading above the first word each excerpt marks.
-
-    The one place a hit's section is derived from its page's chunks (wiki/semantic.py);
-    pages not chunked yet have None. One query.
-    """
-    if not hits:
-        return hits
-    chunks: dict[int, list[tuple[str, str]]] = {}
-    rows = (
-        PageChunk.objects.filter(page_id__in=[hit.page_id for hit in hits])
-        .filter(version_id=F("page__live_version_id"))
-        .order_by("page_id", "position")
-        .values_list("page_id", "heading", "text")
+def chunks_sql(page: str, vendor: str) -> str:
+    """A column of the chunks of page row `page`'s live version as JSON, `[[position,
+    heading, text], ...]`, for `section_from`: the hits' sections come in the search's own
+    statement (NULL for a page not chunked yet)."""
+    group, array = (
+        ("json_agg", "json_build_array")
+        if vendor == "postgresql"
+        else ("json_group_array", "json_array")
     )
-    for page_id, heading, text in rows:
-        chunks.setdefault(page_id, []).append((heading, text))
-    return [
-        replace(hit, section=section_of(chunks.get(hit.page_id, []), hit.excerpt)) for hit in hits
-    ]
+    return (
+        f"(SELECT {group}({array}(c.position, c.heading, c.text)) FROM wiki_pagechunk c "  # noqa: S608 - aliases only
+        f"WHERE c.page_id = {page}.id AND c.version_id = {page}.live_version_id)"
+    )
+
+
+def section_from(chunks: Any, excerpt: str) -> str | None:
+    """The section of a hit whose excerpt is `excerpt`, from its `chunks_sql` column (JSON
+    text on SQLite, parsed already on PostgreSQL). The one place a hit's section is derived
+    from its page's chunks (wiki/semantic.py)."""
+    rows = json.loads(chunks) if isinstance(chunks, str) else chunks or []
+    return section_of([(heading, text) for _, heading, text in sorted(rows)], excerpt)
 
 
 def section_of(chunks: Sequence[tuple[str, str]], excerpt: str) -> str | None:
@@ -854,7 +853,7 @@ def _search_postgres(
                            'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '
                            'MinWords=30, ShortWord=2, MaxFragments=1'),
                left(d.body, 60), right(d.body, 60),
-               r.title_equals, r.matched, r.title_hits, r.score
+               r.title_equals, r.matched, r.title_hits, r.score, {chunks_sql("p", "postgresql")}
         FROM ranked r
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
@@ -865,30 +864,35 @@ def _search_postgres(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        SearchHit(
-            page_id=page_id,
-            public_id=public_id,
-            title=page_title,
-            path=path,
-            excerpt=tidy_excerpt(_with_ellipses(headline or "", head or "", tail or "")),
-            score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
-            exact_title=bool(equals),
+    hits = []
+    for (
+        page_id,
+        public_id,
+        page_title,
+        path,
+        headline,
+        head,
+        tail,
+        equals,
+        matched_terms,
+        in_title,
+        rank,
+        chunks,
+    ) in rows:
+        excerpt = tidy_excerpt(_with_ellipses(headline or "", head or "", tail or ""))
+        hits.append(
+            SearchHit(
+                page_id=page_id,
+                public_id=public_id,
+                title=page_title,
+                path=path,
+                excerpt=excerpt,
+                score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
+                section=section_from(chunks, excerpt),
+                exact_title=bool(equals),
+            )
         )
-        for (
-            page_id,
-            public_id,
-            page_title,
-            path,
-            headline,
-            head,
-            tail,
-            equals,
-            matched_terms,
-            in_title,
-            rank,
-        ) in rows
-    ]
+    return hits
 
 
 def _with_ellipses(headline: str, head: str, tail: str) -> str:
@@ -961,7 +965,8 @@ def _search_sqlite(
         )
         SELECT page.id, page.public_id, page.title, page.path,
                snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36),
-               ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score
+               ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score,
+               {chunks_sql("page", "sqlite")}
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
@@ -972,28 +977,33 @@ def _search_sqlite(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [
-        SearchHit(
-            page_id=page_id,
-            public_id=public_id,
-            title=page_title,
-            path=path,
-            excerpt=tidy_excerpt(snippet or ""),
-            score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
-            exact_title=bool(equals),
+    hits = []
+    for (
+        page_id,
+        public_id,
+        page_title,
+        path,
+        snippet,
+        equals,
+        matched_terms,
+        in_title,
+        score,
+        chunks,
+    ) in rows:
+        excerpt = tidy_excerpt(snippet or "")
+        hits.append(
+            SearchHit(
+                page_id=page_id,
+                public_id=public_id,
+                title=page_title,
+                path=path,
+                excerpt=excerpt,
+                score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
+                section=section_from(chunks, excerpt),
+                exact_title=bool(equals),
+            )
         )
-        for (
-            page_id,
-            public_id,
-            page_title,
-            path,
-            snippet,
-            equals,
-            matched_terms,
-            in_title,
-            score,
-        ) in rows
-    ]
+    return hits
 
 
 def strip_marks(excerpt: str) -> str:

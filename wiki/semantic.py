@@ -598,14 +598,18 @@ def _indexed_nearest(
             ORDER BY c.embedding <=> %(q)s::vector
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
-        with transaction.atomic(), connection.cursor() as cursor:
-            # The HNSW index goes on reading past chunks outside the set until it has enough.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute("SET LOCAL hnsw.ef_search = 100")
-            # The planner guesses one row for the join on the live version and would sort
-            # every chunk by distance (470 ms at 38,760 pages) instead of reading the HNSW
-            # index in order (6 ms): only the index avoids the sort.
-            cursor.execute("SET LOCAL enable_sort = off")
+        # Settings local to the transaction, in one statement. Inside the search's own
+        # transaction (wiki.search.time_limit, rolled back at its end) no savepoint of its own.
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            cursor.execute(
+                # The HNSW index goes on reading past chunks outside the set until it has
+                # enough. The planner guesses one row for the join on the live version and
+                # would sort every chunk by distance (470 ms at 38,760 pages) instead of
+                # reading the HNSW index in order (6 ms): only the index avoids the sort.
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', '100', true), "
+                "set_config('enable_sort', 'off', true)"
+            )
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         return [_hit(row) for row in rows]
