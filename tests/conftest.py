@@ -16,6 +16,7 @@ from django.test.signals import clear_cache_handlers
 
 from reviews import services
 from tests.prerequisites import POSTGRES, require
+from wiki import language
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 from wiki.semantic import DEFAULT_MODEL
@@ -133,6 +134,13 @@ def _embedding_model(request: pytest.FixtureRequest, settings: Any) -> None:
     """The embedding model for tests marked `semantic`; keyword-only search for the others."""
     semantic = request.node.get_closest_marker("semantic") is not None
     settings.QUIRE_EMBEDDING_MODEL = DEFAULT_MODEL if semantic else "none"
+
+
+@pytest.fixture(autouse=True)
+def _wiki_languages() -> None:
+    """Each test starts from an empty wiki: no language counted, so no search reads them
+    from the database (which it does at most once a minute), and query counts stay fixed."""
+    language.prime_languages({})
 
 
 @pytest.fixture

@@ -237,7 +237,11 @@ class CountingModel:
         self.model = model
         self.name = model.name
         self.dimensions = model.dimensions
+        self.languages = model.languages
         self.embedded: list[str] = []
+
+    def unreadable_share(self, text: str) -> float:
+        return self.model.unreadable_share(text)
 
     def passages(self, texts: Any) -> Any:
         self.embedded += texts

