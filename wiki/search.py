@@ -441,9 +441,10 @@ Within = Scope | QuerySet[Page] | None
 # - matched: how many of the query's terms (stop words left out) the page holds;
 # - title_hits: how many of them its title holds, so that a title naming what the question
 #   asks about comes before pages that only mention its words (however often);
-# - same_language: the page is in the query's language (wiki.language), so that among
-#   translations of one page, which hold the same commands and title, the reader's comes
-#   first; false for every page when the query's language is not clear;
+# - same_language: the page is in the query's language (wiki.language), or in none that
+#   could be told (mostly code, or nearly empty), so that among translations of one page,
+#   which hold the same commands and title, the reader's comes first; true for every page
+#   when the wiki has a single language;
 # - score: the engine's relevance, title above tags above body (see the module docstring).
 RANKING = (
     "title_equals DESC",
@@ -516,7 +517,13 @@ def search_pages(
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
-        chunks = nearest_chunks(" ".join(query.split()), covered, params, language=language)
+        chunks = nearest_chunks(
+            " ".join(query.split()),
+            covered,
+            params,
+            language=language,
+            language_bonus=LANGUAGE_BONUS,
+        )
         return fuse(parsed, keyword, chunks, limit, language=language)
 
 
@@ -603,9 +610,12 @@ PARTIAL_WEIGHT = 0.5
 LONG_QUERY_TERMS = 8
 # Exact titles come first, scored from this down (above any similarity plus bonus).
 EXACT_TITLE_SCORE = 3.0
-# Added to the score of a page in the query's language (wiki.language): enough to put a
-# page above its translations, which an English model finds about as near (they hold the
-# same commands and title), not enough to lift an unrelated page above a relevant one.
+# Added to the score of a page in the query's language (wiki.language), or in none that
+# could be told: enough to put a page above its translations, which an English model finds
+# about as near (they hold the same commands and title), not enough to lift an unrelated
+# page above a relevant one. Tuned on the question sets' pages in every language they are
+# translated into (bench/search_quality.py --corpus translations): 0.05 left 4 of 29
+# English questions with a translation first, 0.1 one.
 LANGUAGE_BONUS = 0.1
 # The keyword bonus is this many times larger for a query in a language the model does not
 # know (French for the English default): its similarities are weaker evidence.
@@ -621,7 +631,7 @@ def fuse(
     language: str = UNKNOWN,
 ) -> list[SearchHit]:
     """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS),
-    pages in the query's `language` raised by LANGUAGE_BONUS.
+    pages in the query's `language` (or in none that could be told) raised by LANGUAGE_BONUS.
 
     Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
     from its best chunk, with the query's words marked; a page that only the keyword
@@ -651,7 +661,7 @@ def fuse(
         languages = {hit.page_id: hit.language for hit in keyword}
         languages.update((page_id, chunk.language) for page_id, chunk in best_chunk.items())
         for page_id in scores:
-            if languages.get(page_id) == language:
+            if languages.get(page_id, UNKNOWN) in (language, UNKNOWN):
                 scores[page_id] += LANGUAGE_BONUS
     exact = {hit.page_id for hit in keyword if hit.exact_title}
     # Exact titles first, in the keyword ranking's order; then by fused score.
@@ -858,8 +868,8 @@ def keyword_score(
 
 def _same_language(column: str, language: str, params: _Params) -> str:
     if not language:
-        return "0"
-    return f"(CASE WHEN {column} = {params.add(language)} THEN 1 ELSE 0 END)"
+        return "1"
+    return f"(CASE WHEN coalesce({column}, '') IN ('', {params.add(language)}) THEN 1 ELSE 0 END)"
 
 
 def _search_postgres(

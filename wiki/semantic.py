@@ -22,7 +22,8 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -443,13 +444,49 @@ def embed_pages(page_ids: Iterable[int], *, model: Embedder | None = None) -> in
     chunks are current; returns how many pages were written.
 
     The model runs outside any transaction; a page's rows are replaced only if it still
-    shows the version that was embedded (a newer one queues its own run).
+    shows the version that was embedded (a newer one queues its own run). On PostgreSQL
+    each page is claimed first (an advisory lock), so that two runs at once (two
+    `embed_pages` commands, or one and the task) never embed the same page twice: the
+    second skips what the first holds, and finds it current afterwards.
     """
-    model = model or embedder()
+    with claimed(list(page_ids)) as mine:
+        return _embed_claimed(mine, model or embedder())
+
+
+# Advisory locks of page claims: this key in the high 32 bits, the page id in the low ones.
+CLAIM_KEY = 0x51554952  # "QUIR"
+
+
+@contextmanager
+def claimed(page_ids: list[int]) -> Iterator[list[int]]:
+    """The ids among `page_ids` that no other session is embedding, held until the end."""
+    if connection.vendor != "postgresql" or not page_ids:
+        yield page_ids
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM unnest(%s::bigint[]) AS id "
+            "WHERE pg_try_advisory_lock((%s::bigint << 32) + id)",
+            [page_ids, CLAIM_KEY],
+        )
+        mine = [row[0] for row in cursor.fetchall()]
+    try:
+        yield mine
+    finally:
+        if mine:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_unlock((%s::bigint << 32) + id) "
+                    "FROM unnest(%s::bigint[]) AS id",
+                    [CLAIM_KEY, mine],
+                )
+
+
+def _embed_claimed(page_ids: list[int], model: Embedder | None) -> int:
     model_name = model.name if model is not None else ""
     pages = list(
         pages_to_embed(model_name)
-        .filter(pk__in=list(page_ids))
+        .filter(pk__in=page_ids)
         .select_related("live_version")
         .only("pk", "live_version__id", "live_version__title", "live_version__body")
         .order_by("pk")
@@ -590,15 +627,17 @@ def nearest_chunks(
     *,
     limit: int = NEAREST_CHUNKS,
     language: str = "",
+    language_bonus: float = 0.0,
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
     for the page ids the reader may see, run inside this one) when given.
 
     Empty without a model. Only chunks of the version that is live now count. A long query
     is matched sentence by sentence too, and each chunk keeps its best similarity. With the
-    query's `language`, the nearest chunks of pages in that language are read too (up to
-    `limit` more), so that translations of the page, which an English model finds about as
-    near, cannot crowd it out of the candidates.
+    query's `language`, the `limit` kept are the best by similarity plus `language_bonus`
+    for a page in that language or in none that could be told (as the fusion scores them),
+    the nearest chunks of those pages read too, so that translations of a page, which an
+    English model finds about as near, cannot crowd it out of the candidates.
     """
     model = embedder()
     if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
@@ -610,15 +649,14 @@ def nearest_chunks(
     in_scope = "AND c.page_id IN (SELECT id FROM covered)" if covered_sql else ""
     with_covered = f"WITH covered(id) AS ({covered_sql})" if covered_sql else ""
     live = f"p.live_version_id = c.version_id AND {readable_sql('p')} AND c.model = %(model)s"
+    bonus = language_bonus if language else 0.0
     if store == "exact":
         return _exact_nearest(
-            np.stack(vectors), with_covered, in_scope, live, params, limit, language
+            np.stack(vectors), with_covered, in_scope, live, params, limit, (language, bonus)
         )
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
-    kept: list[ChunkHit] = []
-    filters = [""] + (["AND d.language = %(language)s"] if language else [])
+    filters = [""] + (["AND coalesce(d.language, '') IN ('', %(language)s)"] if bonus else [])
     for only in filters:
-        found: dict[tuple[int, str | None, str], ChunkHit] = {}
         for vector in vectors:
             hits = _indexed_nearest(
                 store,
@@ -630,13 +668,13 @@ def nearest_chunks(
             )
             for hit in hits:
                 key = (hit.page_id, hit.heading, hit.text)
-                if key not in found or found[key].similarity < hit.similarity:
-                    found[key] = hit
-        for key, hit in found.items():
-            if key not in best:
-                best[key] = hit
-                kept.append(hit)
-    return sorted(kept, key=lambda hit: -hit.similarity)[: limit * len(filters)]
+                if key not in best or best[key].similarity < hit.similarity:
+                    best[key] = hit
+
+    def preferred(hit: ChunkHit) -> float:
+        return hit.similarity + (bonus if hit.language in ("", language) else 0.0)
+
+    return sorted(best.values(), key=preferred, reverse=True)[:limit]
 
 
 def _indexed_nearest(
@@ -701,10 +739,10 @@ def _exact_nearest(
     live: str,
     params: dict[str, Any],
     limit: int,
-    language: str,
+    preferred: tuple[str, float],
 ) -> list[ChunkHit]:
     """NumPy over every stored vector in scope: exact, and fine for a few thousand chunks.
-    With `language`, the `limit` nearest in that language are kept too."""
+    The `limit` best by similarity plus the bonus of `preferred` (language, bonus)."""
     sql = f"""
         {with_covered}
         SELECT c.id, c.vector, d.language
@@ -723,16 +761,16 @@ def _exact_nearest(
     if matrix.shape[1] != vectors.shape[1]:
         return []
     similarities = (matrix @ vectors.T).max(axis=1)
-    order = np.argsort(-similarities)
-    best = list(order[:limit])
-    if language:
-        same = np.array([row[2] == language for row in rows])
-        taken = set(best)
-        best += [i for i in order[same[order]][:limit] if i not in taken]
+    language, bonus = preferred
+    if bonus:
+        same = np.array([(row[2] or "") in ("", language) for row in rows], dtype=np.float32)
+        best = np.argsort(-(similarities + bonus * same))[:limit]
+    else:
+        best = np.argsort(-similarities)[:limit]
     chosen = {int(ids[i]): (float(similarities[i]), rows[i][2]) for i in best}
     found = PageChunk.objects.filter(pk__in=list(chosen)).values_list(
         "pk", "page_id", "page__public_id", "page__title", "page__path", "heading", "text"
     )
     hits = [_hit((*row[1:], chosen[row[0]][1], chosen[row[0]][0])) for row in found]
-    hits.sort(key=lambda hit: -hit.similarity)
+    hits.sort(key=lambda hit: -(hit.similarity + (bonus if hit.language in ("", language) else 0)))
     return hits
