@@ -115,6 +115,15 @@ def test_the_multilingual_model_answers_them_too(make_page: MakePage, settings: 
     assert titles("which days is the whole company off")[0] == "Holidays"
 
 
+def test_a_question_the_wiki_cannot_answer_finds_nothing(handbook: dict[str, Page]) -> None:
+    # Nothing in the handbook is near these, and none holds their words.
+    assert titles("what is the capital of Australia") == []
+    assert titles("a recipe for chocolate cake") == []
+    # A page found by its words is kept, however far its meaning.
+    assert titles("Thanksgiving")[0] == "Holidays"
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+
+
 def test_it_names_the_section_and_cuts_the_excerpt_from_the_best_chunk(
     handbook: dict[str, Page],
 ) -> None:

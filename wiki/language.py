@@ -77,6 +77,11 @@ def page_language(title: str, body: str, path: str = "") -> str:
     return str(best) if confidence >= PAGE_CONFIDENCE else UNKNOWN
 
 
+def likeliest_language(text: str) -> str:
+    """The model's best guess for `text` among all the languages it knows, however unsure."""
+    return str(_identifier().classify(text)[0]) if text.strip() else UNKNOWN
+
+
 def query_language(query: str, languages: Mapping[str, int]) -> str:
     """The likeliest language of `query` among `languages` (the wiki's, with their page
     counts), UNKNOWN when the wiki has one language or none.

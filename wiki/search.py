@@ -51,6 +51,7 @@ from core.errors import TryAgain
 from wiki.language import (
     UNKNOWN,
     count_languages,
+    likeliest_language,
     note_languages,
     page_language,
     query_language,
@@ -524,7 +525,14 @@ def search_pages(
             language=language,
             language_bonus=LANGUAGE_BONUS,
         )
-        return fuse(parsed, keyword, chunks, limit, language=language)
+        return fuse(
+            parsed,
+            keyword,
+            chunks,
+            limit,
+            language=language,
+            similarity_floor=similarity_floor(query),
+        )
 
 
 @contextmanager
@@ -574,6 +582,18 @@ def _too_slow(milliseconds: int) -> TryAgain:
         f"the search took longer than {milliseconds / 1000:g} seconds and was stopped. Try "
         "again in a few seconds, or narrow it with more distinctive words or `under`."
     )
+
+
+def similarity_floor(query: str) -> float:
+    """The model's similarity floor (see fuse), for a query in one of the model's languages:
+    in another, all its similarities are lower, and the nearest pages are still the best it
+    has ("a question in a language with no page still finds the nearest")."""
+    model = embedder()
+    if model is None or not model.similarity_floor:
+        return 0.0
+    if model.languages is not None and likeliest_language(query) not in model.languages:
+        return 0.0
+    return model.similarity_floor
 
 
 def keyword_search(
@@ -629,16 +649,23 @@ def fuse(
     limit: int,
     *,
     language: str = UNKNOWN,
+    similarity_floor: float = 0.0,
 ) -> list[SearchHit]:
     """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS),
-    pages in the query's `language` (or in none that could be told) raised by LANGUAGE_BONUS.
+    pages in the query's `language` (or in none that could be told) raised by LANGUAGE_BONUS;
+    a page found by meaning alone below `similarity_floor` is left out.
 
     Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
     from its best chunk, with the query's words marked; a page that only the keyword
     ranking found keeps its keyword excerpt.
     """
+    # A page found by meaning alone, and not near enough, is not about the question: a
+    # question the wiki cannot answer finds nothing rather than the 8 least unrelated pages.
+    found_by_words = {hit.page_id for hit in keyword}
     best_chunk: dict[int, ChunkHit] = {}
     for chunk in chunks:
+        if chunk.similarity < similarity_floor and chunk.page_id not in found_by_words:
+            continue
         if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
             best_chunk[chunk.page_id] = chunk
     scores = {page_id: chunk.similarity for page_id, chunk in best_chunk.items()}
