@@ -51,7 +51,9 @@ def p95(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", choices=["tldr", "handbook", "both", "site"], default="both")
+    parser.add_argument(
+        "--corpus", choices=["tldr", "handbook", "both", "site", "translations"], default="both"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reuse", action="store_true", help="keep a site built before")
     args = parser.parse_args()
@@ -67,11 +69,13 @@ def main() -> None:
     from django.db import connection
 
     from tests.question_sets import (
+        FRENCH_QUESTIONS,
         HANDBOOK_QUESTIONS,
         HANDBOOK_TITLES,
         TLDR_PAGES,
         TLDR_QUESTIONS,
         TLDR_TITLES,
+        TLDR_TRANSLATED,
         measure,
     )
     from wiki import semantic
@@ -84,13 +88,25 @@ def main() -> None:
         call_command("migrate", verbosity=0)
     sets = []
     sources = []
-    if args.corpus in ("tldr", "both", "site"):
+    if args.corpus in ("tldr", "both", "site", "translations"):
         sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
+        if args.corpus in ("site", "translations"):
+            sets.append(("tldr in French", FRENCH_QUESTIONS))
         folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
         if args.corpus == "site":
             from bench.site import extract
 
             extract(folder)
+        elif args.corpus == "translations":
+            # The question sets' pages in every language they are translated into.
+            ends = tuple(end for _, end in TLDR_TRANSLATED)
+            with tarfile.open(CORPUS / "tldr-pages.tar.gz") as archive:
+                members = [
+                    m
+                    for m in archive.getmembers()
+                    if m.name.startswith("pages") and m.name.endswith(ends)
+                ]
+                archive.extractall(folder, members=members, filter="data")
         else:
             with tarfile.open(CORPUS / "tldr-pages.tar.gz") as archive:
                 wanted = set(TLDR_PAGES)

@@ -16,6 +16,7 @@ from django.test.signals import clear_cache_handlers
 
 from reviews import services
 from tests.prerequisites import POSTGRES, require
+from wiki import language
 from wiki.models import Page, Version
 from wiki.roles import EDITORS, REVIEWERS
 from wiki.semantic import DEFAULT_MODEL
@@ -133,6 +134,15 @@ def _embedding_model(request: pytest.FixtureRequest, settings: Any) -> None:
     """The embedding model for tests marked `semantic`; keyword-only search for the others."""
     semantic = request.node.get_closest_marker("semantic") is not None
     settings.QUIRE_EMBEDDING_MODEL = DEFAULT_MODEL if semantic else "none"
+
+
+@pytest.fixture(autouse=True)
+def _wiki_languages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts from an empty wiki, whose languages are then counted as pages are
+    indexed: no search reads them from the database (which it does once a minute), so query
+    counts and plans stay the same however long a test takes."""
+    monkeypatch.setattr(language, "LANGUAGES_TTL_SECONDS", float("inf"))
+    language.prime_languages({})
 
 
 @pytest.fixture

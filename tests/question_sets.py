@@ -164,6 +164,29 @@ TLDR_QUESTIONS: list[Question] = [
     ("파일에서 문자열 찾기", ("pages.ko/common/grep.md", "pages/common/grep.md")),
 ]
 
+# Every translation of the pages above (the tldr pages in up to 40 languages, same title and
+# commands): English questions must find the English page, French ones the French page.
+TLDR_TRANSLATED = [
+    (name, f"/{section}/{name}.md")
+    for section, name in [("common", n) for n in TLDR_NAMES] + [("linux", "top")]
+]
+
+FRENCH_QUESTIONS: list[Question] = [
+    ("comment extraire une archive tar.gz", ("pages.fr/common/tar.md",)),
+    ("rechercher un mot dans des fichiers", ("pages.fr/common/grep.md",)),
+    ("rendre un script exécutable", ("pages.fr/common/chmod.md",)),
+    ("combien d'espace disque reste-t-il", ("pages.fr/common/df.md",)),
+    ("récupérer une copie d'un dépôt sur ma machine", ("pages.fr/common/git-clone.md",)),
+    ("changer le propriétaire d'un fichier", ("pages.fr/common/chown.md",)),
+    ("créer une nouvelle paire de clés ssh", ("pages.fr/common/ssh-keygen.md",)),
+    ("afficher les différences entre deux fichiers", ("pages.fr/common/diff.md",)),
+    ("compter les lignes d'un fichier", ("pages.fr/common/wc.md",)),
+    ("suivre la fin d'un fichier journal pendant qu'il grandit", ("pages.fr/common/tail.md",)),
+    ("créer un lien symbolique", ("pages.fr/common/ln.md",)),
+    ("envoyer mes commits vers le dépôt distant", ("pages.fr/common/git-push.md",)),
+    ("lister les conteneurs en cours d'exécution", ("pages.fr/common/docker-ps.md",)),
+]
+
 TLDR_TITLES: list[Question] = [
     ("tar", ("pages/common/tar.md", "pages.ko/common/tar.md")),
     ("git", ("pages/common/git.md", "pages.ko/common/git.md")),

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from pytest_django import DjangoCaptureOnCommitCallbacks
@@ -26,7 +26,7 @@ from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
 
 from .fixtures_mcp import rpc_tool
-from .prerequisites import PGVECTOR, require
+from .prerequisites import PGVECTOR, POSTGRES, require
 
 pytestmark = [pytest.mark.django_db, pytest.mark.semantic]
 
@@ -114,6 +114,15 @@ def test_the_multilingual_model_answers_them_too(make_page: MakePage, settings: 
     assert titles("how many vacation days do I get")[0] == "Paid time off (PTO) policy"
     assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
     assert titles("which days is the whole company off")[0] == "Holidays"
+
+
+def test_a_question_the_wiki_cannot_answer_finds_nothing(handbook: dict[str, Page]) -> None:
+    # Nothing in the handbook is near these, and none holds their words.
+    assert titles("what is the capital of Australia") == []
+    assert titles("a recipe for chocolate cake") == []
+    # A page found by its words is kept, however far its meaning.
+    assert titles("Thanksgiving")[0] == "Holidays"
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
 
 
 def test_it_names_the_section_and_cuts_the_excerpt_from_the_best_chunk(
@@ -214,6 +223,48 @@ def test_the_command_embeds_what_is_missing_and_resumes(make_page: MakePage) -> 
     assert "embedded 0 pages" in out.getvalue()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_command_shares_the_pages_among_worker_processes(
+    make_page: MakePage, settings: Any
+) -> None:
+    # Committed pages whose chunks have no vector yet (written without a model).
+    settings.QUIRE_EMBEDDING_MODEL = "none"
+    pages = [make_page(f"Page {n}", f"## Part\n\nText number {n}.\n") for n in range(6)]
+    settings.QUIRE_EMBEDDING_MODEL = semantic.DEFAULT_MODEL
+    out = StringIO()
+
+    call_command("embed_pages", "--processes", "2", "--batch", "2", stdout=out, stderr=StringIO())
+
+    assert f"embedded 6 pages with {semantic.DEFAULT_MODEL} (2 processes)" in out.getvalue()
+    chunks = sorted(PageChunk.objects.values_list("page_id", "model"))
+    assert chunks == sorted((page.pk, semantic.DEFAULT_MODEL) for page in pages)
+    assert titles("text number 3")[0] == "Page 3"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_at_once_never_embed_the_same_page(make_page: MakePage, settings: Any) -> None:
+    require(POSTGRES, connection.vendor == "postgresql", "advisory locks are PostgreSQL's")
+    settings.QUIRE_EMBEDDING_MODEL = "none"
+    first, second = make_page("First", "One.\n"), make_page("Second", "Two.\n")
+    settings.QUIRE_EMBEDDING_MODEL = semantic.DEFAULT_MODEL
+    other_run = connections.create_connection("default")
+    try:
+        with other_run.cursor() as cursor:
+            # Another run is embedding the first page.
+            cursor.execute(
+                "SELECT pg_advisory_lock((%s::bigint << 32) + %s)", [semantic.CLAIM_KEY, first.pk]
+            )
+        assert semantic.embed_pages([first.pk, second.pk]) == 1
+        assert PageChunk.objects.get(page=first).model == ""
+        with other_run.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock_all()")
+        assert semantic.embed_pages([first.pk, second.pk]) == 1
+        assert semantic.embed_pages([first.pk, second.pk]) == 0
+    finally:
+        other_run.close()
+    assert set(PageChunk.objects.values_list("model", flat=True)) == {semantic.DEFAULT_MODEL}
+
+
 def test_changing_the_model_embeds_again(make_page: MakePage, settings: Any) -> None:
     page = make_page("Bikes", "Bikes go in the basement rack.\n")
     semantic.embed_pages([page.pk])
@@ -238,7 +289,12 @@ class CountingModel:
         self.model = model
         self.name = model.name
         self.dimensions = model.dimensions
+        self.languages = model.languages
+        self.similarity_floor = model.similarity_floor
         self.embedded: list[str] = []
+
+    def unreadable_share(self, text: str) -> float:
+        return self.model.unreadable_share(text)
 
     def passages(self, texts: Any) -> Any:
         self.embedded += texts

@@ -311,6 +311,12 @@ class SearchDocument(models.Model):
     body = models.TextField(blank=True, default="")
     # Always NULL on SQLite; on PostgreSQL set by a trigger from title/tags/body.
     vector = SearchVectorField(null=True, editable=False)
+    # The page's language (wiki.language: "en", "fr"...), "" when undetermined. Nullable, with
+    # no default, so that SQLite adds the column without rebuilding the table (and its triggers).
+    language = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+
+    class Meta:
+        indexes = [models.Index(fields=["language"], name="searchdocument_language")]
 
     def __str__(self) -> str:
         return f"search document of page {self.page_id}"

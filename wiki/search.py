@@ -47,6 +47,15 @@ from django.db.models import (
 from kombu.exceptions import OperationalError as BrokerError
 
 from core.errors import TryAgain
+from wiki.language import (
+    UNKNOWN,
+    count_languages,
+    likeliest_language,
+    note_languages,
+    page_language,
+    query_language,
+    wiki_languages,
+)
 from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.semantic import ChunkHit, embedder, nearest_chunks
@@ -75,6 +84,7 @@ class SearchHit:
     section: str | None = None  # the heading above the best match, None above the first
     exact_title: bool = False  # the title is the query itself
     every_term: bool = True  # False for a keyword hit holding only most of the terms
+    language: str = UNKNOWN  # the page's (wiki.language)
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -93,10 +103,11 @@ def index_page(page: Page) -> None:
     attachments = Attachment.objects.filter(page_id=page.pk).values_list("name", "extracted_text")
     document = _document(page, version, attachments)
     updated = SearchDocument.objects.filter(page_id=page.pk).update(
-        title=document.title, tags=document.tags, body=document.body
+        title=document.title, tags=document.tags, body=document.body, language=document.language
     )
     if not updated:
         document.save(force_insert=True)
+    note_languages([document.language or ""])
     queue_embedding([page.pk])
 
 
@@ -110,6 +121,7 @@ def index_new_pages(pages: Iterable[Page]) -> None:
         assert page.live_version is not None and not page.archived
         documents.append(_document(page, page.live_version))
     SearchDocument.objects.bulk_create(documents)
+    note_languages(document.language or "" for document in documents)
     queue_embedding([document.page_id for document in documents])
 
 
@@ -143,7 +155,8 @@ def _document(
     title, tags, body = document_fields(
         title=version.title, tags=version.tags, body=version.body, attachments=attachments
     )
-    return SearchDocument(page_id=page.pk, title=title, tags=tags, body=body)
+    language = page_language(version.title, version.body, page.path)
+    return SearchDocument(page_id=page.pk, title=title, tags=tags, body=body, language=language)
 
 
 def remove_page(page: Page) -> None:
@@ -181,11 +194,15 @@ def reindex_all() -> int:
             body=version.body,
             attachments=[(a.name, a.extracted_text) for a in page.attachments.all()],
         )
-        batch.append(SearchDocument(page_id=page.pk, title=title, tags=tags, body=body))
+        language = page_language(version.title, version.body, page.path)
+        batch.append(
+            SearchDocument(page_id=page.pk, title=title, tags=tags, body=body, language=language)
+        )
         if len(batch) >= 200:
             count += _insert_documents(batch)
             batch = []
     count += _insert_documents(batch)
+    count_languages()
     if connection.vendor == "sqlite":
         # Repairs the FTS table even if it had drifted from its content table.
         with connection.cursor() as cursor:
@@ -424,8 +441,19 @@ Within = Scope | QuerySet[Page] | None
 # - matched: how many of the query's terms (stop words left out) the page holds;
 # - title_hits: how many of them its title holds, so that a title naming what the question
 #   asks about comes before pages that only mention its words (however often);
+# - same_language: the page is in the query's language (wiki.language), or in none that
+#   could be told (mostly code, or nearly empty), so that among translations of one page,
+#   which hold the same commands and title, the reader's comes first; true for every page
+#   when the wiki has a single language;
 # - score: the engine's relevance, title above tags above body (see the module docstring).
-RANKING = ("title_equals DESC", "matched DESC", "title_hits DESC", "score DESC", "page_id")
+RANKING = (
+    "title_equals DESC",
+    "matched DESC",
+    "title_hits DESC",
+    "same_language DESC",
+    "score DESC",
+    "page_id",
+)
 ORDER_BY = "ORDER BY " + ", ".join(RANKING)
 # Below this many hits holding every term, hits holding most terms follow.
 PARTIAL_BELOW = 8
@@ -483,13 +511,27 @@ def search_pages(
             return []
         within = page_ids.order_by()
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
+        language = query_language(query, wiki_languages())
         if not semantic or embedder() is None:
-            return keyword_search(query, parsed, within, limit)
-        keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH))
+            return keyword_search(query, parsed, within, limit, language=language)
+        keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
-        chunks = nearest_chunks(" ".join(query.split()), covered, params)
-        return fuse(parsed, keyword, chunks, limit)
+        chunks = nearest_chunks(
+            " ".join(query.split()),
+            covered,
+            params,
+            language=language,
+            language_bonus=LANGUAGE_BONUS,
+        )
+        return fuse(
+            parsed,
+            keyword,
+            chunks,
+            limit,
+            language=language,
+            similarity_floor=similarity_floor(query),
+        )
 
 
 @contextmanager
@@ -541,14 +583,31 @@ def _too_slow(milliseconds: int) -> TryAgain:
     )
 
 
-def keyword_search(query: str, parsed: ParsedQuery, within: Within, limit: int) -> list[SearchHit]:
-    """The keyword ranking alone (see RANKING): full hits, then partial ones when few."""
+def similarity_floor(query: str) -> float:
+    """The model's similarity floor (see fuse), for a query in one of the model's languages:
+    in another, all its similarities are lower, and the nearest pages are still the best it
+    has ("a question in a language with no page still finds the nearest")."""
+    model = embedder()
+    if model is None or not model.similarity_floor:
+        return 0.0
+    if model.languages is not None and likeliest_language(query) not in model.languages:
+        return 0.0
+    return model.similarity_floor
+
+
+def keyword_search(
+    query: str, parsed: ParsedQuery, within: Within, limit: int, *, language: str = UNKNOWN
+) -> list[SearchHit]:
+    """The keyword ranking alone (see RANKING): full hits, then partial ones when few;
+    `language` is the query's (wiki.language), preferred among otherwise equal hits."""
     search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
-    hits = search(parsed, within, limit, title=title, partial=False)
+    hits = search(parsed, within, limit, title=title, partial=False, language=language)
     terms = len(parsed.groups)
     if len(hits) < min(limit, PARTIAL_BELOW) and terms >= 3:
-        partial = search(parsed, within, limit - len(hits), title=title, partial=True)
+        partial = search(
+            parsed, within, limit - len(hits), title=title, partial=True, language=language
+        )
         hits += [replace(hit, every_term=False) for hit in partial]
     return hits
 
@@ -570,19 +629,42 @@ PARTIAL_WEIGHT = 0.5
 LONG_QUERY_TERMS = 8
 # Exact titles come first, scored from this down (above any similarity plus bonus).
 EXACT_TITLE_SCORE = 3.0
+# Added to the score of a page in the query's language (wiki.language), or in none that
+# could be told: enough to put a page above its translations, which an English model finds
+# about as near (they hold the same commands and title), not enough to lift an unrelated
+# page above a relevant one. Tuned on the question sets' pages in every language they are
+# translated into (bench/search_quality.py --corpus translations): 0.05 left 4 of 29
+# English questions with a translation first, 0.1 one.
+LANGUAGE_BONUS = 0.1
+# The keyword bonus is this many times larger for a query in a language the model does not
+# know (French for the English default): its similarities are weaker evidence.
+FOREIGN_KEYWORD_WEIGHT = 4.0
 
 
 def fuse(
-    parsed: ParsedQuery, keyword: list[SearchHit], chunks: list[ChunkHit], limit: int
+    parsed: ParsedQuery,
+    keyword: list[SearchHit],
+    chunks: list[ChunkHit],
+    limit: int,
+    *,
+    language: str = UNKNOWN,
+    similarity_floor: float = 0.0,
 ) -> list[SearchHit]:
-    """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS).
+    """Keyword hits and the pages of the nearest chunks, fused by score (see KEYWORD_BONUS),
+    pages in the query's `language` (or in none that could be told) raised by LANGUAGE_BONUS;
+    a page found by meaning alone below `similarity_floor` is left out.
 
     Exact titles stay first, as in the keyword ranking. A page's excerpt and section come
     from its best chunk, with the query's words marked; a page that only the keyword
     ranking found keeps its keyword excerpt.
     """
+    # A page found by meaning alone, and not near enough, is not about the question: a
+    # question the wiki cannot answer finds nothing rather than the 8 least unrelated pages.
+    found_by_words = {hit.page_id for hit in keyword}
     best_chunk: dict[int, ChunkHit] = {}
     for chunk in chunks:
+        if chunk.similarity < similarity_floor and chunk.page_id not in found_by_words:
+            continue
         if chunk.page_id not in best_chunk and len(best_chunk) < FUSION_DEPTH:
             best_chunk[chunk.page_id] = chunk
     scores = {page_id: chunk.similarity for page_id, chunk in best_chunk.items()}
@@ -591,12 +673,22 @@ def fuse(
     # not what the question is about, while its meaning is still one vector.
     terms = len(parsed.groups)
     bonus = KEYWORD_BONUS * min(1.0, LONG_QUERY_TERMS / max(terms, 1))
+    model = embedder()
+    if language and model is not None and model.languages and language not in model.languages:
+        # A question in a language the model was not trained on: its words say more.
+        bonus *= FOREIGN_KEYWORD_WEIGHT
     for rank, hit in enumerate(keyword[:FUSION_DEPTH]):
         share = 1.0 if hit.every_term else PARTIAL_WEIGHT
         scores[hit.page_id] = scores.get(hit.page_id, floor) + bonus * share / (
             KEYWORD_K + rank + 1
         )
     by_page = {hit.page_id: hit for hit in keyword}
+    if language:
+        languages = {hit.page_id: hit.language for hit in keyword}
+        languages.update((page_id, chunk.language) for page_id, chunk in best_chunk.items())
+        for page_id in scores:
+            if languages.get(page_id, UNKNOWN) in (language, UNKNOWN):
+                scores[page_id] += LANGUAGE_BONUS
     exact = {hit.page_id for hit in keyword if hit.exact_title}
     # Exact titles first, in the keyword ranking's order; then by fused score.
     keyword_rank = {hit.page_id: rank for rank, hit in reversed(list(enumerate(keyword)))}
@@ -625,6 +717,7 @@ def fuse(
                 score=score,
                 section=best.heading,
                 exact_title=page_id in exact,
+                language=best.language,
             )
         )
     return hits
@@ -785,16 +878,28 @@ def _pg_tsquery(phrases: list[str], params: _Params, *, bigrams: bool = True) ->
 
 
 def keyword_score(
-    terms: int, title_equals: bool, matched: int, title_hits: int, rank: float
+    terms: int,
+    title_equals: bool,
+    matched: int,
+    title_hits: int,
+    rank: float,
+    same_language: bool = False,
 ) -> float:
     """One number in [0, 1) that orders hits as RANKING does, so `score` follows the list."""
     place = (int(title_equals) * (terms + 1) + matched) * (terms + 1) + title_hits
+    place = 2 * place + int(same_language)
     squashed = rank / (1.0 + rank) if rank > 0 else 0.0
-    return round((place + squashed) / (2 * (terms + 1) ** 2), 4)
+    return round((place + squashed) / (4 * (terms + 1) ** 2), 4)
+
+
+def _same_language(column: str, language: str, params: _Params) -> str:
+    if not language:
+        return "1"
+    return f"(CASE WHEN coalesce({column}, '') IN ('', {params.add(language)}) THEN 1 ELSE 0 END)"
 
 
 def _search_postgres(
-    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool
+    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool, language: str
 ) -> list[SearchHit]:
     terms = len(parsed.groups)
     params = _Params()
@@ -841,6 +946,7 @@ def _search_postgres(
         ranked AS MATERIALIZED (
             SELECT d.page_id, {title_equals} AS title_equals, {matched} AS matched,
                    {title_hits} AS title_hits,
+                   {_same_language("d.language", language, params)} AS same_language,
                    ts_rank('{weights}'::float4[], d.vector, {any_term if partial else every})
                    AS score
             FROM wiki_searchdocument d
@@ -853,13 +959,15 @@ def _search_postgres(
                            'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '
                            'MinWords=30, ShortWord=2, MaxFragments=1'),
                left(d.body, 60), right(d.body, 60),
-               r.title_equals, r.matched, r.title_hits, r.score, {chunks_sql("p", "postgresql")}
+               r.title_equals, r.matched, r.title_hits, r.score, r.same_language, d.language,
+               {chunks_sql("p", "postgresql")}
         FROM ranked r
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
         CROSS JOIN q
         WHERE {readable_sql("p")}
-        ORDER BY r.title_equals DESC, r.matched DESC, r.title_hits DESC, r.score DESC, r.page_id
+        ORDER BY r.title_equals DESC, r.matched DESC, r.title_hits DESC, r.same_language DESC,
+                 r.score DESC, r.page_id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -877,6 +985,8 @@ def _search_postgres(
         matched_terms,
         in_title,
         rank,
+        same,
+        page_language_code,
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(_with_ellipses(headline or "", head or "", tail or ""))
@@ -887,9 +997,12 @@ def _search_postgres(
                 title=page_title,
                 path=path,
                 excerpt=excerpt,
-                score=keyword_score(terms, equals, matched_terms, in_title, float(rank)),
+                score=keyword_score(
+                    terms, equals, matched_terms, in_title, float(rank), bool(same)
+                ),
                 section=section_from(chunks, excerpt),
                 exact_title=bool(equals),
+                language=page_language_code or UNKNOWN,
             )
         )
     return hits
@@ -909,7 +1022,7 @@ def _with_ellipses(headline: str, head: str, tail: str) -> str:
 
 
 def _search_sqlite(
-    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool
+    parsed: ParsedQuery, scope: Within, limit: int, *, title: str, partial: bool, language: str
 ) -> list[SearchHit]:
     terms = len(parsed.groups)
     title_w, tags_w, body_w = FTS5_WEIGHTS
@@ -940,6 +1053,7 @@ def _search_sqlite(
         wanted = f"AND matched BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
     else:
         matched, wanted = str(terms), ""
+    page_language = f"(SELECT language FROM wiki_searchdocument WHERE page_id = {fts}.rowid)"  # noqa: S608
     limit_sql = params.add(limit)
     outer_match = params.add(fts5_match(shown))
     # The inner query ranks every match (cheap: bm25 and the short title and tags columns);
@@ -952,6 +1066,7 @@ def _search_sqlite(
                        {title_equals} AS title_equals,
                        {matched} AS matched,
                        {title_hits} AS title_hits,
+                       {_same_language(page_language, language, params)} AS same_language,
                        2 * (instr(highlight({fts}, 0, char(1), char(2)), char(1)) > 0)
                        + (instr(highlight({fts}, 1, char(1), char(2)), char(1)) > 0)
                        + -bm25({fts}, {title_w}, {tags_w}, {body_w})
@@ -966,13 +1081,13 @@ def _search_sqlite(
         SELECT page.id, page.public_id, page.title, page.path,
                snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36),
                ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score,
-               {chunks_sql("page", "sqlite")}
+               ranked.same_language, {page_language}, {chunks_sql("page", "sqlite")}
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
         WHERE {fts} MATCH {outer_match} AND {readable_sql("page")}
         ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
-                 ranked.score DESC, page.id
+                 ranked.same_language DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -988,6 +1103,8 @@ def _search_sqlite(
         matched_terms,
         in_title,
         score,
+        same,
+        page_language_code,
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(snippet or "")
@@ -998,9 +1115,12 @@ def _search_sqlite(
                 title=page_title,
                 path=path,
                 excerpt=excerpt,
-                score=keyword_score(terms, equals, matched_terms, in_title, float(score)),
+                score=keyword_score(
+                    terms, equals, matched_terms, in_title, float(score), bool(same)
+                ),
                 section=section_from(chunks, excerpt),
                 exact_title=bool(equals),
+                language=page_language_code or UNKNOWN,
             )
         )
     return hits

@@ -1,0 +1,159 @@
+"""The language a page is written in and the language a query is asked in, so that search
+prefers pages in the query's language among hits of near-equal relevance (never a filter).
+
+Detected by py3langid (langid.py's naive Bayes model over byte n-grams, 97 languages, 4.5 MB,
+no download) from the page's prose: code, URLs and tldr-style `{{placeholders}}` are left
+out, since they read the same in every language. A path segment that names one of the
+likely languages (`pages.fr/`, `/de/`, `docs/pt_BR/`) settles a close call such as Bosnian
+against Croatian. A query is short, so its language is chosen among the languages the wiki
+holds (a query in a language the wiki lacks gets the nearest one), and only when the model
+is fairly sure: "tar" or "PIV card" are taken to be in the wiki's main language.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from django.db import connection
+
+# Codes as py3langid gives them (ISO 639-1 where there is one); "" when undetermined.
+UNKNOWN = ""
+# Prose read from a page: enough to decide, bounded for long pages.
+DETECT_CHARS = 3000
+# A page's language is its best guess unless that is below this (the text is mostly code,
+# or too short): then UNKNOWN. Close languages share the rest (Spanish 0.50, Galician 0.43).
+PAGE_CONFIDENCE = 0.3
+# How long the set of the wiki's languages is reused before it is read again.
+LANGUAGES_TTL_SECONDS = 60.0
+
+_NOT_PROSE = re.compile(
+    r"^\s{0,3}(```|~~~).*?^\s{0,3}\1|`[^`\n]*`|<https?://[^>\s]*>|https?://\S+|\{\{[^}\n]*\}\}",
+    re.S | re.M,
+)
+# A path segment naming a language: "fr", "pt_BR", "zh-TW", or ending in one after a dot
+# ("pages.fr").
+_SEGMENT = re.compile(r"(?:^|\.)([a-z]{2,3})(?:[_-][a-z]{2,4})?$")
+
+
+@cache
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def prose(markdown: str) -> str:
+    """The words of a page that depend on its language: code and links left out."""
+    return " ".join(_NOT_PROSE.sub(" ", markdown[: DETECT_CHARS * 2]).split())[:DETECT_CHARS]
+
+
+def path_languages(path: str) -> set[str]:
+    """Language codes that segments of `path` may name ("pages.pt_BR/common" gives "pt")."""
+    found = set()
+    for segment in path.lower().split("/"):
+        match = _SEGMENT.search(segment)
+        if match:
+            found.add(match[1])
+    return found
+
+
+def page_language(title: str, body: str, path: str = "") -> str:
+    """The language of a page (its title and markdown body), or UNKNOWN."""
+    text = prose(f"{title}\n\n{body}")
+    if not text:
+        return UNKNOWN
+    ranked = _identifier().rank(text)[:3]
+    best, confidence = ranked[0]
+    named = path_languages(path)
+    for language, share in ranked:
+        # A close call, settled by the path.
+        if language in named and share >= confidence / 4:
+            return str(language)
+    return str(best) if confidence >= PAGE_CONFIDENCE else UNKNOWN
+
+
+def likeliest_language(text: str) -> str:
+    """The model's best guess for `text` among all the languages it knows, however unsure."""
+    return str(_identifier().classify(text)[0]) if text.strip() else UNKNOWN
+
+
+def query_language(query: str, languages: Mapping[str, int]) -> str:
+    """The likeliest language of `query` among `languages` (the wiki's, with their page
+    counts), UNKNOWN when the wiki has one language or none.
+
+    The model's likelihood for each language times the share of the wiki's pages written in
+    it: a short query the model reads as Breton or Hungarian as much as English ("unpack a
+    zip archive") is taken as English in a wiki mostly in English, and one it cannot tell at
+    all ("tar") is taken to be in the language most of the wiki is written in.
+    """
+    if len(languages) < 2 or not query.strip():
+        return UNKNOWN
+    likelihood = dict(_identifier().rank(query))
+    return max(
+        languages,
+        key=lambda language: (likelihood.get(language, 0.0) * languages[language], language),
+    )
+
+
+# --- the wiki's languages ---------------------------------------------------------------------
+
+_lock = threading.Lock()
+_known: dict[str, tuple[float, dict[str, int]]] = {}
+
+
+def _database_key() -> str:
+    return f"{connection.alias}:{connection.settings_dict.get('NAME')}"
+
+
+def wiki_languages() -> Mapping[str, int]:
+    """The languages of the indexed pages, with how many pages each has; read again at most
+    once a minute per process (one index-only scan)."""
+    with _lock:
+        cached = _known.get(_database_key())
+    if cached is not None and time.monotonic() - cached[0] < LANGUAGES_TTL_SECONDS:
+        return cached[1]
+    return count_languages()
+
+
+def count_languages() -> Mapping[str, int]:
+    """Read the languages of the indexed pages again, and keep them for wiki_languages."""
+    from django.db.models import Count
+
+    from wiki.models import SearchDocument
+
+    rows = (
+        SearchDocument.objects.exclude(language__isnull=True)
+        .exclude(language=UNKNOWN)
+        .order_by()
+        .values_list("language")
+        .annotate(pages=Count("*"))
+        .values_list("language", "pages")
+    )
+    found = {str(language): pages for language, pages in rows}
+    prime_languages(found)
+    return found
+
+
+def prime_languages(counts: Mapping[str, int]) -> None:
+    with _lock:
+        _known[_database_key()] = (time.monotonic(), dict(counts))
+
+
+def note_languages(languages: Iterable[str]) -> None:
+    """Pages in these languages were just indexed: searches in this process count them at
+    once (until the next reading)."""
+    key = _database_key()
+    with _lock:
+        cached = _known.get(key)
+        if cached is None:
+            return
+        counts = dict(cached[1])
+        for language in languages:
+            if language:
+                counts[language] = counts.get(language, 0) + 1
+        _known[key] = (cached[0], counts)
