@@ -55,13 +55,11 @@ def is_postgres() -> bool:
 PRODUCTION_PASSWORD_HASHERS = list(settings.PASSWORD_HASHERS)
 FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
 
-# Tests that use one of these (or are marked `browser` or `serial`) run in the serial pass,
-# alone on the machine: a browser, a Celery worker (it consumes the one shared queue, whichever
-# xdist worker published to it), gunicorn in its own processes, or a server pointed at a
-# database that is not there.
-SERIAL_FIXTURES = frozenset(
-    {"chromium", "celery_worker", "quire_servers", "server_without_database"}
-)
+# Tests that use one of these (or are marked `serial`) run in the serial pass, alone on the
+# machine: a Celery worker (it consumes the one shared queue, whichever xdist worker published
+# to it), gunicorn in its own processes, or a server pointed at a database that is not there.
+# Browser tests run in the parallel pass: Chromium and the live server are each worker's own.
+SERIAL_FIXTURES = frozenset({"celery_worker", "quire_servers", "server_without_database"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -95,8 +93,7 @@ def keep_redis_keys_apart(worker: str) -> None:
 
 def runs_serially(item: pytest.Item) -> bool:
     fixtures = set(getattr(item, "fixturenames", ()))
-    marked = any(item.get_closest_marker(name) for name in ("serial", "browser"))
-    return marked or bool(fixtures & SERIAL_FIXTURES)
+    return item.get_closest_marker("serial") is not None or bool(fixtures & SERIAL_FIXTURES)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

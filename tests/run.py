@@ -1,10 +1,10 @@
 """`make test`: the suite in two passes, each a pytest run with the same arguments.
 
 1. In parallel (pytest-xdist, `QUIRE_TEST_WORKERS` processes, the CPU count by default and at
-   least 2): every test that works on its own database and its own live server thread. Tests
-   go to whichever worker is free, except that those of one `xdist_group` share a worker (a
-   module that builds a large site once for its tests).
-2. Serially: the tests that start a browser, a Celery worker or gunicorn (tests/conftest.py,
+   least 2): every test that works on its own database, its own live server thread and its
+   own Chromium. Each worker is sent runs of consecutive tests, so a module's tests mostly
+   share a worker and its module-scoped fixtures (Chromium, a large site built once).
+2. Serially: the tests that start a Celery worker or gunicorn (tests/conftest.py,
    SERIAL_FIXTURES and the `serial` marker).
 
 It fails if either pass fails, and if no test ran at all (pytest's "no tests collected", 5).
@@ -43,7 +43,7 @@ def main(arguments: list[str]) -> int:
     if count == 0:
         return pytest(*arguments)
     statuses = [
-        pytest("--part=parallel", "-n", str(count), "--dist", "loadgroup", *arguments),
+        pytest("--part=parallel", "-n", str(count), *arguments),
         pytest("--part=serial", *arguments),
     ]
     if all(status == NO_TESTS for status in statuses):

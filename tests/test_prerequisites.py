@@ -1,6 +1,6 @@
 """The suite's own guards: a PostgreSQL test fails when CI requires PostgreSQL, the browser
 fixture leaves nothing behind for the tests after it, the outsider stays unrelated, users are
-hashed fast, and `make test` puts browser, worker and server tests in its serial pass."""
+hashed fast, and `make test` puts worker and server tests in its serial pass."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_it_hashes_test_users_with_a_fast_hasher(reader: User) -> None:
     assert reader.check_password("correct-horse-battery")
 
 
-def test_it_runs_browser_worker_and_server_tests_in_the_serial_pass(
+def test_it_runs_worker_and_server_tests_in_the_serial_pass_and_browser_tests_in_parallel(
     inner_suite: pytest.Pytester,
 ) -> None:
     inner_suite.makepyfile(
@@ -139,11 +139,9 @@ def test_it_runs_browser_worker_and_server_tests_in_the_serial_pass(
     assert {line.split("::")[1] for line in result.outlines if "::" in line} == {
         "test_with_a_worker",
         "test_with_gunicorn",
-        "test_with_chromium",
-        "test_marked_browser",
         "test_marked_serial",
     }
-    result.stdout.fnmatch_lines(["*5/7 tests collected (2 deselected)*"])
+    result.stdout.fnmatch_lines(["*3/7 tests collected (4 deselected)*"])
 
 
 @pytest.mark.parametrize(
@@ -173,6 +171,6 @@ def test_it_fails_make_test_when_a_pass_fails_or_nothing_ran(
 
     assert run.main(["-x", "tests/test_login.py"]) == expected
     assert ran == [
-        ("--part=parallel", "-n", "2", "--dist", "loadgroup", "-x", "tests/test_login.py"),
+        ("--part=parallel", "-n", "2", "-x", "tests/test_login.py"),
         ("--part=serial", "-x", "tests/test_login.py"),
     ]

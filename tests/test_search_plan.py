@@ -6,8 +6,8 @@ never scan or join the whole page table, use no JIT, and keep the same shape on 
 of 100 entries.
 
 The 20,000 pages are written once for the module and committed (each test's own changes are
-rolled back, statistics included), and all three tests run on one xdist worker (their
-`xdist_group`; tests/run.py distributes with `--dist loadgroup`).
+rolled back, statistics included); pytest-xdist sends consecutive tests to a worker, so the
+three usually share one build.
 """
 
 from __future__ import annotations
@@ -30,11 +30,7 @@ from wiki.models import Page, SearchDocument
 from wiki.search import document_fields, search_pages
 
 # The plan is PostgreSQL's.
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db,
-    pytest.mark.xdist_group("search_plan"),
-]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 PAGES = 20_000
 SET_SIZES = (1, 100, 101, 2_000)
