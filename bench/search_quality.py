@@ -56,6 +56,11 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reuse", action="store_true", help="keep a site built before")
+    parser.add_argument(
+        "--within",
+        help="ask inside the subtree at this path only (the first copy of a site built with "
+        "BENCH_COPIES=3: --within copy1)",
+    )
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
     if "bench" not in url.rsplit("/", 1)[-1]:
@@ -92,6 +97,7 @@ def main() -> None:
         sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
         if args.corpus in ("site", "translations"):
             sets.append(("tldr in French", FRENCH_QUESTIONS))
+    if args.corpus in ("tldr", "both", "site", "translations") and not args.reuse:
         folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
         if args.corpus == "site":
             from bench.site import extract
@@ -116,6 +122,7 @@ def main() -> None:
     if args.corpus in ("handbook", "both"):
         sets += [("handbook", HANDBOOK_QUESTIONS), ("handbook titles", HANDBOOK_TITLES)]
         sources.append(CORPUS / "18f-handbook" / "pages")
+    scope = EVERYTHING if args.within is None else EVERYTHING.narrowed((args.within,))
     embedded: dict[str, object] = {"pages": 0, "chunks": 0, "seconds": 0.0}
     if not args.reuse:
         author, _ = User.objects.get_or_create(
@@ -163,7 +170,7 @@ def main() -> None:
             for round_ in range(args.rounds):
                 for mode in ("hybrid", "keyword-only"):
                     began = time.perf_counter()
-                    hits = search_pages(query, scope=EVERYTHING, limit=8, semantic=mode == "hybrid")
+                    hits = search_pages(query, scope=scope, limit=8, semantic=mode == "hybrid")
                     timings[mode].append((time.perf_counter() - began) * 1000)
                     if round_ == 0:
                         answers[mode].append(([by_id[h.page_id] or "" for h in hits], expected))

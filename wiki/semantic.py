@@ -653,8 +653,9 @@ def nearest_chunks(
     is matched sentence by sentence too, and each chunk keeps its best similarity. With the
     query's `language`, the `limit` kept are the best by similarity plus `language_bonus`
     for a page in that language or in none that could be told (as the fusion scores them),
-    the nearest chunks of those pages read too, so that translations of a page, which an
-    English model finds about as near, cannot crowd it out of the candidates.
+    and when few of the nearest are such pages, their own nearest chunks are read too, so
+    that translations of a page, which an English model finds about as near, cannot crowd
+    it out of the candidates.
     """
     model = embedder()
     if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
@@ -672,8 +673,12 @@ def nearest_chunks(
             np.stack(vectors), with_covered, in_scope, live, params, limit, (language, bonus)
         )
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
-    filters = [""] + (["AND coalesce(d.language, '') IN ('', %(language)s)"] if bonus else [])
-    for only in filters:
+    wanted = "AND coalesce(d.language, '') IN ('', %(language)s)"
+    for only in ("", wanted):
+        if only and sum(hit.language in ("", language) for hit in best.values()) >= limit / 3:
+            # Enough of the nearest are in the query's language: no need to read further
+            # (a second index scan, which a rare language makes long).
+            break
         for vector in vectors:
             hits = _indexed_nearest(
                 store,
@@ -681,12 +686,14 @@ def nearest_chunks(
                 with_covered,
                 f"{in_scope} {only}",
                 live,
-                dict(params, language=language),
+                dict(params, language=language, limit=limit if not only else limit // 3),
             )
             for hit in hits:
                 key = (hit.page_id, hit.heading, hit.text)
                 if key not in best or best[key].similarity < hit.similarity:
                     best[key] = hit
+        if not bonus:
+            break
 
     def preferred(hit: ChunkHit) -> float:
         return hit.similarity + (bonus if hit.language in ("", language) else 0.0)
