@@ -488,7 +488,8 @@ def search_pages(
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH))
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
-        chunks = nearest_chunks(" ".join(query.split()), covered, params)
+        single_pages = isinstance(within, Scope) and not any(lo < hi for lo, hi in within.ranges())
+        chunks = nearest_chunks(" ".join(query.split()), covered, params, single_pages=single_pages)
         return fuse(parsed, keyword, chunks, limit)
 
 

@@ -550,10 +550,20 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[\u3002\uff1f\uff01])\s*|\n+")
 
 
 def nearest_chunks(
-    query: str, covered_sql: str | None, params: dict[str, Any], *, limit: int = NEAREST_CHUNKS
+    query: str,
+    covered_sql: str | None,
+    params: dict[str, Any],
+    *,
+    limit: int = NEAREST_CHUNKS,
+    single_pages: bool = False,
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
     for the page ids the reader may see, run inside this one) when given.
+
+    `single_pages`: the set is a list of pages (no subtree), so their chunks are few: with
+    pgvector, their distances are sorted instead of reading the HNSW index past every chunk
+    outside the set (at 116,283 pages, 101 single pages: 62,460 chunks read, 2.2 s and more,
+    against 89 ms).
 
     Empty without a model. Only chunks of the version that is live now count. A long query
     is matched sentence by sentence too, and each chunk keeps its best similarity.
@@ -572,7 +582,9 @@ def nearest_chunks(
         return _exact_nearest(np.stack(vectors), with_covered, in_scope, live, params, limit)
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
     for vector in vectors:
-        for hit in _indexed_nearest(store, vector, with_covered, in_scope, live, params):
+        for hit in _indexed_nearest(
+            store, vector, with_covered, in_scope, live, params, use_index=not single_pages
+        ):
             key = (hit.page_id, hit.heading, hit.text)
             if key not in best or best[key].similarity < hit.similarity:
                 best[key] = hit
@@ -586,6 +598,8 @@ def _indexed_nearest(
     in_scope: str,
     live: str,
     params: dict[str, Any],
+    *,
+    use_index: bool = True,
 ) -> list[ChunkHit]:
     columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text"
     if store == "pgvector":
@@ -598,6 +612,11 @@ def _indexed_nearest(
             ORDER BY c.embedding <=> %(q)s::vector
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
+        if not use_index:
+            # The planner sorts the set's chunks by distance, as it should for a few pages.
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return [_hit(row) for row in cursor.fetchall()]
         # Settings local to the transaction, in one statement. Inside the search's own
         # transaction (wiki.search.time_limit, rolled back at its end) no savepoint of its own.
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
