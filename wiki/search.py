@@ -517,12 +517,14 @@ def search_pages(
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
+        single_pages = isinstance(within, Scope) and not any(lo < hi for lo, hi in within.ranges())
         chunks = nearest_chunks(
             " ".join(query.split()),
             covered,
             params,
             language=language,
             language_bonus=LANGUAGE_BONUS,
+            single_pages=single_pages,
         )
         return fuse(
             parsed,

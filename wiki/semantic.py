@@ -645,9 +645,15 @@ def nearest_chunks(
     limit: int = NEAREST_CHUNKS,
     language: str = "",
     language_bonus: float = 0.0,
+    single_pages: bool = False,
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
     for the page ids the reader may see, run inside this one) when given.
+
+    `single_pages`: the set is a list of pages (no subtree), so their chunks are few: with
+    pgvector, their distances are sorted instead of reading the HNSW index past every chunk
+    outside the set (at 116,283 pages, 101 single pages: 62,460 chunks read, 2.2 s and more,
+    against 89 ms).
 
     Empty without a model. Only chunks of the version that is live now count. A long query
     is matched sentence by sentence too, and each chunk keeps its best similarity. With the
@@ -687,6 +693,7 @@ def nearest_chunks(
                 f"{in_scope} {only}",
                 live,
                 dict(params, language=language, limit=limit if not only else limit // 3),
+                use_index=not single_pages,
             )
             for hit in hits:
                 key = (hit.page_id, hit.heading, hit.text)
@@ -708,6 +715,8 @@ def _indexed_nearest(
     in_scope: str,
     live: str,
     params: dict[str, Any],
+    *,
+    use_index: bool = True,
 ) -> list[ChunkHit]:
     columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language"
     pages = (
@@ -724,6 +733,11 @@ def _indexed_nearest(
             ORDER BY c.embedding <=> %(q)s::vector
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
+        if not use_index:
+            # The planner sorts the set's chunks by distance, as it should for a few pages.
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return [_hit(row) for row in cursor.fetchall()]
         # Settings local to the transaction, in one statement. Inside the search's own
         # transaction (wiki.search.time_limit, rolled back at its end) no savepoint of its own.
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
