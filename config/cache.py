@@ -165,6 +165,11 @@ RETURNING value
 _PURGE_EVERY = 500
 
 
+def purge_due() -> bool:
+    """Whether this hit also removes the expired rows: one hit in _PURGE_EVERY, at random."""
+    return random.randrange(_PURGE_EVERY) == 0
+
+
 def _redis_counters() -> BaseCache | None:
     if not settings.REDIS_URL or redis_marked_down():
         return None
@@ -190,7 +195,7 @@ def _database_hit(key: str, timeout: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_HIT, [key, now + timeout, now, now])
         row = cursor.fetchone()
-        if random.randrange(_PURGE_EVERY) == 0:
+        if purge_due():
             cursor.execute("DELETE FROM quire_counter WHERE expires_at < %s", [now])
     return int(row[0]) if row else 1
 

@@ -5,7 +5,9 @@ once expired."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -13,6 +15,7 @@ from django.core.cache import caches
 from django.db import connection
 from django.test import override_settings
 
+from config import cache as config_cache
 from config.cache import counter_hit, counter_reset, counter_value
 from config.models import Counter
 from tests.fixtures_redis import RedisServer, redis_settings
@@ -101,3 +104,18 @@ def test_a_prefixed_redis_cache_clears_only_its_own_keys(redis_counters: RedisSe
 
     assert raw.keys("counters:*") == []
     assert sorted(raw.keys("*")) == [b"celery", b"counters-other:1:quire:test"]
+
+
+def test_a_hit_in_the_database_now_and_then_removes_expired_counters(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.REDIS_URL = ""
+    Counter.objects.create(name="quire:old", value=3, expires_at=time.time() - 10)
+    counter_hit("quire:new", timeout=60)  # a hit that does not purge (tests/conftest.py)
+    assert Counter.objects.filter(name="quire:old").exists()
+
+    monkeypatch.setattr(config_cache, "purge_due", lambda: True)
+    counter_hit("quire:new", timeout=60)
+
+    assert not Counter.objects.filter(name="quire:old").exists()
+    assert counter_value("quire:new") == 2
