@@ -171,6 +171,6 @@ def test_it_fails_make_test_when_a_pass_fails_or_nothing_ran(
 
     assert run.main(["-x", "tests/test_login.py"]) == expected
     assert ran == [
-        ("--part=parallel", "-n", "2", "-x", "tests/test_login.py"),
+        ("--part=parallel", "-n", "2", "--dist", "worksteal", "-x", "tests/test_login.py"),
         ("--part=serial", "-x", "tests/test_login.py"),
     ]
