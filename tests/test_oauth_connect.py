@@ -481,7 +481,11 @@ def test_an_oauth_call_costs_one_query_more_than_a_static_one(
 
 
 def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
-    db: Any, owner: User, owned_agent: AgentKey, settings: Any
+    db: Any,
+    owner: User,
+    owned_agent: AgentKey,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from django.test import Client
 
@@ -489,6 +493,8 @@ def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
     from tests.fixtures_oauth import issue_tokens
 
     settings.QUIRE_AGENT_RATE_LIMIT = 2
+    # The three calls fall in one window however slowly the machine runs them.
+    monkeypatch.setattr("agents.mcp.rate_clock", lambda: 1_800_000_010.0)
     oauth = issue_tokens(
         owned_agent.agent, owner, resource="http://testserver/mcp", client_name="Claude"
     )
