@@ -992,22 +992,36 @@ def _search_postgres(
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(_with_ellipses(headline or "", head or "", tail or ""))
-        hits.append(
-            SearchHit(
-                page_id=page_id,
-                public_id=public_id,
-                title=page_title,
-                path=path,
-                excerpt=excerpt,
-                score=keyword_score(
-                    terms, equals, matched_terms, in_title, float(rank), bool(same)
-                ),
-                section=section_from(chunks, excerpt),
-                exact_title=bool(equals),
-                language=page_language_code or UNKNOWN,
-            )
-        )
+        page = (page_id, public_id, page_title, path)
+        ranking = (equals, matched_terms, in_title, rank, same)
+        hits.append(_keyword_hit(terms, page, excerpt, ranking, page_language_code, chunks))
     return hits
+
+
+def _keyword_hit(
+    terms: int,
+    page: tuple[int, str, str, str],
+    excerpt: str,
+    ranking: tuple[Any, Any, Any, Any, Any],
+    language: str | None,
+    chunks: Any,
+) -> SearchHit:
+    """One keyword hit from a row of either database's search: the page's id, public id,
+    title and path; its excerpt; its ranking columns (title equals, matched terms, title
+    hits, rank, same language); its language and its chunks' headings."""
+    equals, matched_terms, in_title, rank, same = ranking
+    page_id, public_id, title, path = page
+    return SearchHit(
+        page_id=page_id,
+        public_id=public_id,
+        title=title,
+        path=path,
+        excerpt=excerpt,
+        score=keyword_score(terms, equals, matched_terms, in_title, float(rank), bool(same)),
+        section=section_from(chunks, excerpt),
+        exact_title=bool(equals),
+        language=language or UNKNOWN,
+    )
 
 
 def _with_ellipses(headline: str, head: str, tail: str) -> str:
@@ -1110,21 +1124,9 @@ def _search_sqlite(
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(snippet or "")
-        hits.append(
-            SearchHit(
-                page_id=page_id,
-                public_id=public_id,
-                title=page_title,
-                path=path,
-                excerpt=excerpt,
-                score=keyword_score(
-                    terms, equals, matched_terms, in_title, float(score), bool(same)
-                ),
-                section=section_from(chunks, excerpt),
-                exact_title=bool(equals),
-                language=page_language_code or UNKNOWN,
-            )
-        )
+        page = (page_id, public_id, page_title, path)
+        ranking = (equals, matched_terms, in_title, score, same)
+        hits.append(_keyword_hit(terms, page, excerpt, ranking, page_language_code, chunks))
     return hits
 
 
