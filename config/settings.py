@@ -33,6 +33,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before WhiteNoise's runserver, whose command core's own runserver extends.
+    "core",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
@@ -41,7 +43,6 @@ INSTALLED_APPS = [
     "mcp_server",
     "oauth2_provider",
     "csp",
-    "core",
     "wiki",
     "agents",
     "reviews",

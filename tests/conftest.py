@@ -13,8 +13,10 @@ from django.contrib.auth.hashers import reset_hashers
 from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test.signals import clear_cache_handlers
+from django.test.testcases import LiveServerThread
 
 from config import cache as config_cache
+from core.devserver import PromptThreadedWSGIServer
 from reviews import services
 from tests.prerequisites import POSTGRES, require
 from wiki import language
@@ -72,6 +74,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest-django's `live_server` runs Django's LiveServerThread, which makes its server
+    # from this class attribute: one whose connections send at once (core/devserver.py).
+    LiveServerThread.server_class = PromptThreadedWSGIServer
     settings.PASSWORD_HASHERS = [FAST_PASSWORD_HASHER, *PRODUCTION_PASSWORD_HASHERS]
     reset_hashers(setting="PASSWORD_HASHERS")
     worker = os.environ.get("PYTEST_XDIST_WORKER")

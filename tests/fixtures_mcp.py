@@ -20,6 +20,7 @@ from agents import services as agent_services
 from agents.models import Agent
 from config.cache import counters_clear
 from core.actors import SystemActor
+from tests.http_tls import TLS
 from wiki.models import Page
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ async def mcp_session(url: str, token: str, **headers: str) -> AsyncIterator[Cli
     """An initialized session of the official MCP client over Streamable HTTP."""
     async with (
         httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}", **headers}, timeout=30
+            headers={"Authorization": f"Bearer {token}", **headers}, timeout=30, verify=TLS
         ) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
     ):
@@ -106,7 +107,7 @@ class MCP:
         async def main() -> InitializeResult:
             async with (
                 httpx.AsyncClient(
-                    headers={"Authorization": f"Bearer {key.token}"}, timeout=30
+                    headers={"Authorization": f"Bearer {key.token}"}, timeout=30, verify=TLS
                 ) as http,
                 streamable_http_client(self.url, http_client=http) as (read, write, _),
             ):

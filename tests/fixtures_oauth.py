@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from tests.fixtures_browser import CHROMIUM
+from tests.http_tls import TLS
 from tests.prerequisites import BROWSER, require
 
 PASSWORD = "correct-horse-battery"
@@ -105,7 +106,7 @@ class OAuthClient:
 
     def register(self, **metadata: Any) -> httpx.Response:
         body = {"client_name": "Test client", "redirect_uris": [self.redirect_uri], **metadata}
-        response = httpx.post(self.base + "/oauth/register/", json=body)
+        response = httpx.post(self.base + "/oauth/register/", json=body, verify=TLS)
         if response.status_code == 201:
             self.client_id = response.json()["client_id"]
         return response
@@ -138,7 +139,7 @@ class OAuthClient:
             "resource": self.resource,
             **extra,
         }
-        return httpx.post(self.base + "/oauth/token/", data=data)
+        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS)
 
     def refresh(self, refresh_token: str) -> httpx.Response:
         data = {
@@ -147,7 +148,7 @@ class OAuthClient:
             "client_id": self.client_id,
             "resource": self.resource,
         }
-        return httpx.post(self.base + "/oauth/token/", data=data)
+        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS)
 
 
 def _hidden_inputs(page: str) -> dict[str, str]:
@@ -164,7 +165,7 @@ class Browserless:
     """A person at the consent screen without a browser: log in, then allow or deny."""
 
     def __init__(self, base: str, username: str) -> None:
-        self.http = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
+        self.http = httpx.Client(base_url=base, follow_redirects=False, timeout=30, verify=TLS)
         login = self.http.get("/login/")
         token = _hidden_inputs(login.text)["csrfmiddlewaretoken"]
         done = self.http.post(
@@ -418,6 +419,7 @@ def mcp_status(base: str, token: str) -> int:
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",
         },
+        verify=TLS,
     )
     return response.status_code
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.fixtures_mail import _database_url_for_worker, free_port
+from tests.http_tls import TLS
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "a-test-secret-shared-by-every-server-of-one-test"
@@ -81,7 +82,7 @@ def start_server(
     deadline = time.monotonic() + 60
     while True:
         try:
-            if httpx.get(server.url + "/healthz", timeout=2).status_code in (200, 503):
+            if httpx.get(server.url + "/healthz", timeout=2, verify=TLS).status_code in (200, 503):
                 return server
         except httpx.TransportError:
             pass

@@ -18,6 +18,7 @@ from core.actors import SystemActor
 from reviews import services
 from reviews.api_tokens import api_token_create
 from tests.fixtures_servers import QuireServer
+from tests.http_tls import TLS
 from wiki.models import Page, Version, VersionStatus
 
 NOT_OBJECTS = [("[]", "an array"), ('"str"', "a string"), ("123", "a number"), ("null", "null")]
@@ -87,13 +88,14 @@ def test_gunicorn_answers_an_over_long_request_line_with_the_declared_414(
         f"{server.url}/api/v1/pages/",
         params={"q": "refund " * 1000},
         headers={"Authorization": f"Token {key}"},
+        verify=TLS,
     )
 
     assert response.status_code == 414
     declared = json.dumps(
         yaml.safe_load(
             httpx.get(
-                f"{server.url}/api/schema/", headers={"Authorization": f"Token {key}"}
+                f"{server.url}/api/schema/", headers={"Authorization": f"Token {key}"}, verify=TLS
             ).content
         )["paths"]["/api/v1/pages/"]["get"]["responses"]["414"]
     )

@@ -26,6 +26,7 @@ from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews import services
 from reviews.models import Notification
+from tests.http_tls import TLS
 from wiki import services as wiki_services
 from wiki.models import Attachment, Page, Version
 
@@ -182,6 +183,7 @@ def test_it_refuses_bad_text_through_every_mcp_tool(
             "Content-Type": "application/json",
         },
         timeout=30,
+        verify=TLS,
     )
 
     assert response.status_code < 500, response.text
@@ -223,6 +225,7 @@ def test_it_audits_a_call_whose_tool_name_holds_a_nul(
             "Authorization": f"Bearer {editor_agent.token}",
             "Accept": "application/json, text/event-stream",
         },
+        verify=TLS,
     )
     assert response.status_code == 200
     text = response.json()["result"]["content"][0]["text"]
@@ -240,6 +243,7 @@ def raw_rpc(mcp: MCP, key: AgentKey, body: dict[str, Any]) -> httpx.Response:
             "Accept": "application/json, text/event-stream",
         },
         timeout=30,
+        verify=TLS,
     )
 
 
@@ -271,6 +275,7 @@ def test_it_refuses_a_request_id_no_answer_could_echo(mcp: MCP, editor_agent: Ag
             "Content-Type": "application/json",
         },
         timeout=30,
+        verify=TLS,
     )
 
     assert response.status_code == 400

@@ -16,6 +16,7 @@ from agents.models import PageSetEntry
 from core.actors import SystemActor
 from core.models import AuditEvent
 from reviews import services
+from tests.http_tls import TLS
 from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
@@ -37,6 +38,7 @@ def raw_post(mcp: MCP, body: Any, token: str | None, **headers: str) -> httpx.Re
         content=content,
         headers={"Accept": ACCEPT, "Content-Type": "application/json", **headers},
         timeout=30,
+        verify=TLS,
     )
 
 
@@ -211,7 +213,9 @@ def test_it_refuses_a_revoked_token_on_the_next_call(
 
 def test_it_answers_get_with_405(mcp: MCP, reader_agent: AgentKey) -> None:
     response = httpx.get(
-        mcp.url, headers={"Authorization": f"Bearer {reader_agent.token}", "Accept": ACCEPT}
+        mcp.url,
+        headers={"Authorization": f"Bearer {reader_agent.token}", "Accept": ACCEPT},
+        verify=TLS,
     )
     assert response.status_code == 405
     assert response.headers["Allow"] == "POST"

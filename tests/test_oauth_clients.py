@@ -34,6 +34,7 @@ from tests.fixtures_oauth import (
     consent_in_chromium,
     registered_client,
 )
+from tests.http_tls import TLS
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
 
@@ -160,7 +161,7 @@ def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
 def test_it_refuses_a_registration_it_cannot_honour(
     metadata: Any, error: str, live_server: Any
 ) -> None:
-    response = httpx.post(live_server.url + "/oauth/register/", json=metadata)
+    response = httpx.post(live_server.url + "/oauth/register/", json=metadata, verify=TLS)
     assert response.status_code == 400, response.text
     assert response.json()["error"] == error
     assert response.json()["error_description"].endswith(".")
@@ -179,6 +180,7 @@ def test_it_registers_a_public_client_with_https_or_loopback_redirects(live_serv
             ],
             "token_endpoint_auth_method": "client_secret_post",
         },
+        verify=TLS,
     )
     assert response.status_code == 201, response.text
     body = response.json()
@@ -194,6 +196,7 @@ def test_it_rate_limits_registration(live_server: Any, settings: Any) -> None:
         httpx.post(
             live_server.url + "/oauth/register/",
             json={"redirect_uris": ["https://a.example/cb"]},
+            verify=TLS,
         ).status_code
         for _ in range(5)
     ]
@@ -285,7 +288,7 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
                 client_metadata_url=document_url,
             )
             async with (
-                httpx.AsyncClient(auth=provider, timeout=60) as http,
+                httpx.AsyncClient(auth=provider, timeout=60, verify=TLS) as http,
                 streamable_http_client(base + "/mcp", http_client=http) as (read, write, _),
                 ClientSession(read, write) as session,
             ):
@@ -309,14 +312,14 @@ def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
     live_server: Any, settings: Any
 ) -> None:
     body = {"client_name": "Cursor", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/cb"]}
-    refused = httpx.post(live_server.url + "/oauth/register/", json=body)
+    refused = httpx.post(live_server.url + "/oauth/register/", json=body, verify=TLS)
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
     settings.QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = ["cursor"]
     settings.OAUTH2_PROVIDER = {
         **settings.OAUTH2_PROVIDER,
         "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
     }
-    accepted = httpx.post(live_server.url + "/oauth/register/", json=body)
+    accepted = httpx.post(live_server.url + "/oauth/register/", json=body, verify=TLS)
     assert accepted.status_code == 201, accepted.text
 
 
@@ -343,6 +346,7 @@ def test_it_answers_a_registration_that_is_no_json_object_with_400(
         live_server.url + "/oauth/register/",
         content=body,
         headers={"Content-Type": "application/json"},
+        verify=TLS,
     )
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
@@ -360,6 +364,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
                 "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "content-type",
             },
+            verify=TLS,
         )
         assert preflight.status_code == 204, path
         assert preflight.headers["Access-Control-Allow-Origin"] == "*"
@@ -369,6 +374,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
         live_server.url + "/oauth/register/",
         json={"redirect_uris": ["http://localhost:6274/oauth/callback"]},
         headers={"Origin": "http://localhost:6274"},
+        verify=TLS,
     )
     assert registered.status_code == 201
     assert registered.headers["Access-Control-Allow-Origin"] == "*"
@@ -376,6 +382,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
         live_server.url + "/oauth/token/",
         data={"grant_type": "authorization_code", "code": "nope", "client_id": "x"},
         headers={"Origin": "http://localhost:6274"},
+        verify=TLS,
     )
     assert refused.status_code in (400, 401)
     assert refused.headers["Access-Control-Allow-Origin"] == "*"

@@ -34,6 +34,7 @@ from tests.fixtures_oauth import (
     mcp_status,
     registered_client,
 )
+from tests.http_tls import TLS
 from wiki.models import Page
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
@@ -42,7 +43,9 @@ pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
 async def _tools_and_pages(url: str, token: str) -> tuple[list[str], dict[str, str], list[str]]:
     """tools/list (names and titles) and browse, through the official MCP client."""
     async with (
-        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+        httpx.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=30, verify=TLS
+        ) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
@@ -74,7 +77,7 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
     base = live_server.url
 
     async def flow() -> dict[str, Any]:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=TLS) as http:
             # Discovery starts from the 401.
             refused = await http.post(
                 base + "/mcp",
@@ -110,7 +113,7 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
             )
         query = await asyncio.to_thread(callback.wait)
 
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=TLS) as http:
             # A wrong verifier gets nothing; the right one, once.
             wrong = await http.post(
                 base + "/oauth/token/",
@@ -394,7 +397,9 @@ def test_it_refuses_the_password_and_client_credentials_grants(
         {"grant_type": "client_credentials"},
     ]:
         response = httpx.post(
-            live_server.url + "/oauth/token/", data={**data, "client_id": client.client_id}
+            live_server.url + "/oauth/token/",
+            data={**data, "client_id": client.client_id},
+            verify=TLS,
         )
         assert response.status_code in (400, 401), data
         assert response.json()["error"] in {
@@ -437,7 +442,7 @@ def test_it_sends_a_signed_out_person_to_sign_in_first(
     live_server: Any, callback: CallbackServer, owned_agent: AgentKey
 ) -> None:
     client = registered_client(live_server.url, callback.uri)
-    response = httpx.get(client.authorize_url())
+    response = httpx.get(client.authorize_url(), verify=TLS)
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
 
@@ -534,6 +539,7 @@ def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent)
     revoked = httpx.post(
         consent.base + "/oauth/revoke/",
         data={"token": pair["refresh_token"], "client_id": client.client_id},
+        verify=TLS,
     )
     assert revoked.status_code == 200
     assert consent.mcp_status(pair["access_token"]) == 401

@@ -28,6 +28,7 @@ from reviews.api_tokens import api_token_create
 from tests.fixtures_mail import free_port
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.fixtures_servers import QuireServer
+from tests.http_tls import TLS
 from wiki.models import Page, Version
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,8 +102,8 @@ def test_it_refuses_json_nested_too_deep_and_a_nul_on_mcp(
     }
     before = (Page.objects.count(), Version.objects.count())
 
-    deep = httpx.post(url, content=DEEP, headers=headers, timeout=30)
-    nul = httpx.post(url + "?session=%00", content=b"{}", headers=headers, timeout=30)
+    deep = httpx.post(url, content=DEEP, headers=headers, timeout=30, verify=TLS)
+    nul = httpx.post(url + "?session=%00", content=b"{}", headers=headers, timeout=30, verify=TLS)
 
     assert deep.status_code == 400
     assert deep.json()["error"]["code"] == -32600
@@ -133,7 +134,7 @@ def test_it_survives_a_database_restart_without_an_error(
     server = quire_servers(env={"REDIS_URL": ""})
     url = f"{server.url}/api/v1/pages/{page.public_id}/"
     headers = {"Authorization": f"Token {token}"}
-    assert httpx.get(url, headers=headers).status_code == 200
+    assert httpx.get(url, headers=headers, verify=TLS).status_code == 200
 
     # What a restart does to the server's open connections: every one of them is dropped.
     with connection.cursor() as cursor:
@@ -144,7 +145,7 @@ def test_it_survives_a_database_restart_without_an_error(
         [(dropped,)] = cursor.fetchall()
 
     assert dropped >= 1
-    assert httpx.get(url, headers=headers).status_code == 200
+    assert httpx.get(url, headers=headers, verify=TLS).status_code == 200
 
 
 def _api_token(user: User) -> str:
@@ -184,7 +185,7 @@ def server_without_database(tmp_path: Path) -> Iterator[str]:
     deadline = time.monotonic() + 30
     while True:
         try:
-            httpx.get(base + "/login/", timeout=1)
+            httpx.get(base + "/login/", timeout=1, verify=TLS)
             break
         except httpx.TransportError:
             if process.poll() is not None or time.monotonic() > deadline:
@@ -200,7 +201,9 @@ def test_it_answers_503_with_retry_after_when_the_database_is_down(
     server_without_database: str,
 ) -> None:
     api = httpx.get(
-        server_without_database + "/api/v1/pages/", headers={"Authorization": "Token abc"}
+        server_without_database + "/api/v1/pages/",
+        headers={"Authorization": "Token abc"},
+        verify=TLS,
     )
     mcp = httpx.post(
         server_without_database + "/mcp",
@@ -210,8 +213,9 @@ def test_it_answers_503_with_retry_after_when_the_database_is_down(
             "Accept": ACCEPT,
             "Content-Type": "application/json",
         },
+        verify=TLS,
     )
-    health = httpx.get(server_without_database + "/healthz")
+    health = httpx.get(server_without_database + "/healthz", verify=TLS)
 
     assert (api.status_code, api.headers["Retry-After"]) == (503, "5")
     assert api.json()["error"]["code"] == "unavailable"

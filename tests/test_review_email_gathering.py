@@ -157,12 +157,17 @@ def test_it_sends_the_follow_up_from_the_worker_when_the_window_closes(
 def test_it_sends_a_follow_up_that_gathers_hundreds_of_proposals(
     smtp_server: SMTPServer,
     reviewer: User,
+    editor: User,
     agent: Agent,
-    make_page: Callable[..., Page],
 ) -> None:
     """The header naming the gathered notifications was one line of comma-joined ids; past
     about 200 ids the SMTP server refused it (RFC 5321 line limit) on every try."""
-    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(401)]
+    made = services.pages_create(
+        actor=editor,
+        pages=[services.NewPage(title=f"Policy {n}", body="Old.\n") for n in range(401)],
+        publish=True,
+    )
+    pages = [version.page for version in made]
     propose(agent, pages[0], "New.\n")
     smtp_server.wait_for(1)
     for page in pages[1:]:

@@ -21,6 +21,7 @@ from django.contrib.auth.models import User
 
 from tests.fixtures_mcp import AgentKey, mcp_session
 from tests.fixtures_servers import QuireServer
+from tests.http_tls import TLS
 from wiki.models import Page
 
 # Two servers share one PostgreSQL database (SQLite is the one-process default).
@@ -101,17 +102,17 @@ def test_it_holds_a_login_lockout_on_both_servers_and_shares_sessions(
 ) -> None:
     first, second = two_servers
     page = make_page("Refunds")
-    with httpx.Client() as stranger:
+    with httpx.Client(verify=TLS) as stranger:
         for _ in range(3):
             assert _login(stranger, first.url, "reed", "wrong").status_code == 200
-    with httpx.Client() as on_second:
+    with httpx.Client(verify=TLS) as on_second:
         locked = _login(on_second, second.url, "reed", PASSWORD)
     assert locked.status_code == 429
     assert "Too many failed attempts" in locked.text
 
     # A session made on one server is valid on the other (another user: reed is locked).
     User.objects.create_user("sam", password=PASSWORD)
-    with httpx.Client() as browser:
+    with httpx.Client(verify=TLS) as browser:
         assert _login(browser, first.url, "sam", PASSWORD).status_code == 302
         shared = browser.get(f"{second.url}/p/{page.public_id}/")
     assert shared.status_code == 200
