@@ -102,7 +102,27 @@ def runs_serially(item: pytest.Item) -> bool:
     return item.get_closest_marker("serial") is not None or bool(fixtures & SERIAL_FIXTURES)
 
 
+# What a test asks for when it uses the suite's database (pytest-django refuses any other use).
+DATABASE_FIXTURES = frozenset({"db", "transactional_db", "live_server"})
+
+
+def uses_the_database(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return item.get_closest_marker("django_db") is not None or bool(fixtures & DATABASE_FIXTURES)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`database_independent` tests must not use the suite's database; then the parts."""
+    wrong = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("database_independent") and uses_the_database(item)
+    ]
+    if wrong:
+        raise pytest.UsageError(
+            "marked database_independent but using the suite's database (CI's PostgreSQL run "
+            f"would leave them out): {', '.join(wrong)}"
+        )
     part = config.getoption("part")
     if part is None:
         return

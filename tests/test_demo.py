@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import io
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,6 @@ from django.urls import reverse
 from agents.models import Agent, PageSetEntry
 from core.tokens import token_hash
 from reviews.services import version_approve
-from tests.conftest import PROJECT_ROOT
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
@@ -158,48 +154,3 @@ def test_it_does_not_reset_a_changed_admin_password(tmp_path: Path) -> None:
     assert "password you set" in printed(second, "Log in")
     # The file no longer holds a password that does not work.
     assert not login.exists()
-
-
-def test_make_demo_twice_keeps_an_approved_edit(tmp_path: Path) -> None:
-    """What `make run` does, twice, in fresh processes on one SQLite file."""
-    env = {
-        **os.environ,
-        "DEBUG": "1",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        "QUIRE_BASE_URL": "http://127.0.0.1:8000",
-    }
-    env.pop("REDIS_URL", None)
-
-    def manage(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=PROJECT_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    login = str(tmp_path / "login.txt")
-    manage("migrate", "--noinput", "-v", "0")
-    manage("load_demo", "--login-file", login)
-    approve = (
-        "from django.contrib.auth.models import Group, User\n"
-        "from reviews.services import version_approve\n"
-        "from wiki.models import Version\n"
-        "rita = User.objects.create_user('rita', password='x-rita-password-1')\n"
-        "rita.groups.add(Group.objects.get(name='Reviewers'))\n"
-        "v = Version.objects.get(status='in_review', page__title='Writing good pages')\n"
-        "print(version_approve(actor=rita, version=v).body)\n"
-    )
-    assert "Three to five tags" in manage("shell", "-c", approve)
-    output = manage("load_demo", "--login-file", login)
-
-    live = (
-        "from wiki.models import Page\n"
-        "print(Page.objects.get(title='Writing good pages').live_version.body)\n"
-    )
-    assert "Three to five tags" in manage("shell", "-c", live)
-    assert "1 kept as edited" in output

@@ -18,6 +18,9 @@ from django.urls import resolve
 
 from tests.fixtures_mail import free_port
 
+# Each test runs Quire in processes of its own, with settings and a database of its own.
+pytestmark = pytest.mark.database_independent
+
 ROOT = Path(__file__).resolve().parent.parent
 APP_SERVICES = ("web", "worker", "beat")
 

@@ -30,6 +30,7 @@ def inner_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> p
     return pytester
 
 
+@pytest.mark.database_independent
 @pytest.mark.parametrize("required", [False, True])
 def test_it_fails_a_postgres_test_on_sqlite_only_when_postgres_is_required(
     inner_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, required: bool
@@ -55,6 +56,7 @@ def test_it_fails_a_postgres_test_on_sqlite_only_when_postgres_is_required(
         result.stdout.fnmatch_lines(["*SKIPPED*needs PostgreSQL, and the tests run on sqlite*"])
 
 
+@pytest.mark.database_independent
 @pytest.mark.browser
 def test_it_leaves_djangos_async_guard_on_after_a_browser_test(
     inner_suite: pytest.Pytester,
@@ -99,6 +101,7 @@ def test_it_hashes_test_users_with_a_fast_hasher(reader: User) -> None:
     assert reader.check_password("correct-horse-battery")
 
 
+@pytest.mark.database_independent
 def test_it_runs_worker_and_server_tests_in_the_serial_pass_and_browser_tests_in_parallel(
     inner_suite: pytest.Pytester,
 ) -> None:
@@ -174,3 +177,32 @@ def test_it_fails_make_test_when_a_pass_fails_or_nothing_ran(
         ("--part=parallel", "-n", "2", "--dist", "worksteal", "-x", "tests/test_login.py"),
         ("--part=serial", "-x", "tests/test_login.py"),
     ]
+
+
+@pytest.mark.database_independent
+def test_it_refuses_a_database_independent_test_that_uses_the_database(
+    inner_suite: pytest.Pytester,
+) -> None:
+    """CI's PostgreSQL run leaves `database_independent` tests out: one that used the suite's
+    database would then never run on PostgreSQL."""
+    inner_suite.makepyfile(
+        test_marks="""
+        import pytest
+
+        @pytest.mark.database_independent
+        def test_alone():
+            pass
+
+        @pytest.mark.database_independent
+        def test_on_the_database(db):
+            pass
+        """
+    )
+
+    result = inner_suite.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*marked database_independent but using the suite's database*test_on_the_database"]
+    )
+    assert "test_alone" not in result.stderr.str()

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test runs Quire in processes of its own, with settings and a database of its own.
+pytestmark = pytest.mark.database_independent
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
