@@ -35,6 +35,10 @@ class QuireServer:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
+        self.wait_stopped()
+
+    def wait_stopped(self) -> None:
+        if self.process.poll() is None:
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -102,5 +106,9 @@ def quire_servers(tmp_path: Path) -> Iterator[Callable[..., QuireServer]]:
         return server
 
     yield start
+    # All told to stop first, then waited for: each takes about two seconds to wind down.
     for server in started:
-        server.stop()
+        if server.process.poll() is None:
+            server.process.terminate()
+    for server in started:
+        server.wait_stopped()
