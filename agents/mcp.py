@@ -72,6 +72,8 @@ SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
 RATE_WINDOW_SECONDS = 60
+# A window's counter outlives it, so that a clock a little behind still finds it.
+RATE_COUNTER_SECONDS = RATE_WINDOW_SECONDS * 2
 # The rate limit's clock (seconds since the epoch); tests fix it so their calls share a window.
 rate_clock = time.time
 
@@ -379,16 +381,23 @@ def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
     )
 
 
-def _rate_limited(agent: Agent) -> RateLimited | None:
-    """Count this call in the agent's fixed one-minute window; past the limit, refuse it."""
+def rate_counter(agent: Agent) -> str:
+    """The counter of the agent's calls in the current one-minute window."""
+    return f"quire:mcp-calls:{agent.pk}:{int(rate_clock() // RATE_WINDOW_SECONDS)}"
+
+
+def _rate_limited(agent: Agent, counted: int | None = None) -> RateLimited | None:
+    """Count this call in the agent's fixed one-minute window (unless `counted`: its count,
+    already made with the token's check); past the limit, refuse it."""
     limit = settings.QUIRE_AGENT_RATE_LIMIT
-    now = rate_clock()
-    window = int(now // RATE_WINDOW_SECONDS)
-    key = f"quire:mcp-calls:{agent.pk}:{window}"
-    count = counter_hit(key, timeout=RATE_WINDOW_SECONDS * 2)
+    count = (
+        counted
+        if counted is not None
+        else counter_hit(rate_counter(agent), timeout=RATE_COUNTER_SECONDS)
+    )
     if count <= limit:
         return None
-    wait = RATE_WINDOW_SECONDS - int(now) % RATE_WINDOW_SECONDS
+    wait = RATE_WINDOW_SECONDS - int(rate_clock()) % RATE_WINDOW_SECONDS
     return RateLimited(
         f"you made more than {limit} calls this minute. Wait {wait} seconds and try again."
     )
@@ -468,16 +477,23 @@ INTERNAL_ERROR = (
 
 
 def call_tool_for(
-    request: HttpRequest, agent: Agent, name: str, arguments: dict[str, Any]
+    request: HttpRequest,
+    agent: Agent,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    counted: int | None = None,
 ) -> dict[str, Any]:
     """Run one tool call for `agent` and write its audit row: the only way to a tool.
 
+    `counted` is the call's count in the agent's rate-limit window when the caller counted
+    it already (with the token's check); otherwise it is counted here.
     Returns the `CallToolResult` as JSON: the result, or a tool error (`code: message`).
     """
     call = ToolCall(agent=agent, tool=name)
     token = _current_call.set(call)
     try:
-        result = _call(request, call, name, arguments)
+        result = _call(request, call, name, arguments, counted)
     finally:
         _current_call.reset(token)
     _record(call)
@@ -485,10 +501,14 @@ def call_tool_for(
 
 
 def _call(
-    request: HttpRequest, call: ToolCall, name: str, arguments: dict[str, Any]
+    request: HttpRequest,
+    call: ToolCall,
+    name: str,
+    arguments: dict[str, Any],
+    counted: int | None,
 ) -> dict[str, Any]:
     # Every call counts, an unknown tool's too: guessing names costs the same as calling.
-    error: QuireError | None = _rate_limited(call.agent)
+    error: QuireError | None = _rate_limited(call.agent, counted)
     if error is None and name not in tool_names_for(call.agent):
         # Exactly what the library says for a tool it does not have.
         call.outcome = "unknown_tool"

@@ -26,7 +26,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
-from agents.mcp import call_tool_for, quire_mcp
+from agents.mcp import RATE_COUNTER_SECONDS, call_tool_for, quire_mcp, rate_counter
 from agents.models import Agent
 from agents.services import agent_mark_used
 from connect import mcp_auth
@@ -86,10 +86,28 @@ def authenticate_agent(request: HttpRequest) -> Agent | None:
     """The agent the request's bearer token belongs to: where a request becomes an agent.
 
     The token is an agent's static token, or an OAuth access token bound to one agent."""
+    found = find_agent(request)
+    return None if found is None else selectors.confirm_agent(found)[0]
+
+
+def find_agent(request: HttpRequest) -> selectors.FoundAgent | None:
+    """`authenticate_agent`, except that a copy this process kept of a static token's agent
+    comes without the shared generation's word: `selectors.confirm_agent` it before acting
+    for the agent (a tool call confirms it and counts itself in one Redis round trip)."""
     token = bearer_token(request)
     if mcp_auth.is_oauth_access_token(token):
-        return mcp_auth.agent_for_access_token(request, token)
-    return selectors.agent_by_token(token)
+        agent = mcp_auth.agent_for_access_token(request, token)
+        return None if agent is None else selectors.FoundAgent(agent, "", None)
+    return selectors.agent_by_token_kept(token)
+
+
+def _invalid_token(request: HttpRequest) -> JsonResponse:
+    return _unauthorized(
+        request,
+        "This token is not valid: it may have expired, been rotated or revoked, or its "
+        "connection was ended. Connect again, or ask an admin for the agent's current token.",
+        invalid_token=True,
+    )
 
 
 def _unauthorized(request: HttpRequest, message: str, *, invalid_token: bool) -> JsonResponse:
@@ -190,68 +208,81 @@ class QuireMCPView(MCPServerStreamableHttpView):
                 "OAuth. An admin can create an agent with 'python manage.py create_agent'.",
                 invalid_token=False,
             )
-        agent = authenticate_agent(request)
+        found = find_agent(request)
+        if found is None:
+            return _invalid_token(request)
+        refusal = _refusal(request)
+        tool_call = refusal is None and is_tool_call(request)
+        # Before anything is done for the agent or audited under its name, its token is
+        # confirmed; a tool call is counted against the rate limit in the same round trip.
+        counted: int | None = None
+        if tool_call:
+            agent, counted = selectors.confirm_agent(
+                found, counter=rate_counter(found.agent), timeout=RATE_COUNTER_SECONDS
+            )
+        else:
+            agent, _ = selectors.confirm_agent(found)
         if agent is None:
-            return _unauthorized(
-                request,
-                "This token is not valid: it may have expired, been rotated or revoked, or "
-                "its connection was ended. Connect again, or ask an admin for the agent's "
-                "current token.",
-                invalid_token=True,
-            )
-        if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-            return _refused(
-                agent,
-                INVALID_REQUEST,
-                f"The request is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes.",
-                413,
-            )
-        try:
-            data = request.data  # parse now, so that a bad body gets a JSON-RPC error
-        except TooDeep as exc:
-            return _refused(agent, INVALID_REQUEST, f"Invalid request: {exc.detail}", 400)
-        except ParseError as exc:
-            return _refused(agent, PARSE_ERROR, f"Parse error: {exc.detail}", 400)
-        except UnsupportedMediaType:
-            return _refused(
-                agent, INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415
-            )
-        request_id = data.get("id") if isinstance(data, dict) else None
-        if isinstance(request_id, str) and storable(request_id) != request_id:
-            # The answer must echo the id, and no JSON encoder can write a lone surrogate.
-            return _refused(
-                agent,
-                INVALID_REQUEST,
-                "Invalid request: the id holds a NUL or a lone surrogate; use a number or "
-                "plain text.",
-                400,
-            )
-        if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
-            return _refused(
-                agent,
-                INVALID_REQUEST,
-                "Invalid request: send one JSON-RPC 2.0 request object with a method; "
-                "batches are not supported.",
-                400,
-                request_id
-                if isinstance(request_id, str | int) and not isinstance(request_id, bool)
-                else None,
-            )
-        method = unknown_method(data)
-        if method is not None:
-            return _refused(
-                agent,
-                METHOD_NOT_FOUND,
-                f"Method not found: {storable(method)!r}. This server speaks MCP: call "
-                "initialize, tools/list or tools/call.",
-                200,
-                request_id if isinstance(request_id, str | int) else None,
-            )
+            return _invalid_token(request)
+        if refusal is not None:
+            return _refused(agent, *refusal)
         agent_mark_used(agent)
         request.quire_agent = agent  # type: ignore[attr-defined]
-        if is_tool_call(request):
-            return tool_call_response(request, agent)
+        if tool_call:
+            return tool_call_response(request, agent, counted)
         return self.mcp_server.handle_django_request(request)
+
+
+Refusal = tuple[int, str, int, Any]
+
+
+def _refusal(request: Request) -> Refusal | None:
+    """Why the request's body is refused before MCP sees it (code, message, HTTP status,
+    the id to answer with), or None."""
+    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        return (
+            INVALID_REQUEST,
+            f"The request is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes.",
+            413,
+            None,
+        )
+    try:
+        data = request.data  # parse now, so that a bad body gets a JSON-RPC error
+    except TooDeep as exc:
+        return INVALID_REQUEST, f"Invalid request: {exc.detail}", 400, None
+    except ParseError as exc:
+        return PARSE_ERROR, f"Parse error: {exc.detail}", 400, None
+    except UnsupportedMediaType:
+        return INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415, None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, str) and storable(request_id) != request_id:
+        # The answer must echo the id, and no JSON encoder can write a lone surrogate.
+        return (
+            INVALID_REQUEST,
+            "Invalid request: the id holds a NUL or a lone surrogate; use a number or plain text.",
+            400,
+            None,
+        )
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
+        return (
+            INVALID_REQUEST,
+            "Invalid request: send one JSON-RPC 2.0 request object with a method; "
+            "batches are not supported.",
+            400,
+            request_id
+            if isinstance(request_id, str | int) and not isinstance(request_id, bool)
+            else None,
+        )
+    method = unknown_method(data)
+    if method is not None:
+        return (
+            METHOD_NOT_FOUND,
+            f"Method not found: {storable(method)!r}. This server speaks MCP: call "
+            "initialize, tools/list or tools/call.",
+            200,
+            request_id if isinstance(request_id, str | int) else None,
+        )
+    return None
 
 
 def is_tool_call(request: Request) -> bool:
@@ -281,11 +312,14 @@ def is_tool_call(request: Request) -> bool:
     )
 
 
-def tool_call_response(request: Request, agent: Agent) -> HttpResponse:
-    """The JSON-RPC response to a `tools/call` (see `is_tool_call`), as the library words it."""
+def tool_call_response(request: Request, agent: Agent, counted: int | None) -> HttpResponse:
+    """The JSON-RPC response to a `tools/call` (see `is_tool_call`), as the library words it;
+    `counted`: the call's count in its rate-limit window, when already counted."""
     message = typing.cast(dict[str, Any], request.data)
     params = message["params"]
-    result = call_tool_for(request, agent, params["name"], params.get("arguments") or {})
+    result = call_tool_for(
+        request, agent, params["name"], params.get("arguments") or {}, counted=counted
+    )
     body = json.dumps(
         {"jsonrpc": "2.0", "id": message["id"], "result": result},
         ensure_ascii=False,

@@ -25,6 +25,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
+from config.cache import cached_value_and_hit, counter_hit, counter_unhit
 from core.errors import NotFound
 from core.models import AuditEvent
 from core.tokens import token_hash
@@ -80,16 +81,76 @@ def agent_by_token(token: str) -> Agent | None:
     becomes an agent."""
     if not token:
         return None
-    digest = token_hash(token)
+    return _agent_by_digest(token_hash(token))
+
+
+def _agent_by_digest(digest: str) -> Agent | None:
     now = time.monotonic()
     generation = _agents_generation()
     cached = _agents_by_token_hash.get(digest)
     if cached is not None and cached[0] > now and cached[1] == generation != "":
         return cached[2]
+    return _agent_read(digest, generation, now)
+
+
+def _agent_read(digest: str, generation: str | None, now: float) -> Agent | None:
     agent = Agent.objects.filter(token_hash=digest, is_active=True).first()
     if agent is not None and generation != "":
         _agents_by_token_hash[digest] = (now + TOKEN_CACHE_SECONDS, generation, agent)
     return agent
+
+
+@dataclass(frozen=True)
+class FoundAgent:
+    """An agent found by its token (`agent_by_token_kept`) whose kept copy may still need
+    the shared generation's word (`confirm_agent`) before anything is done for it."""
+
+    agent: Agent
+    digest: str
+    # The shared generation the kept copy was read under; None when it needs no check (read
+    # from the database just now, or no Redis, where only its lifetime counts).
+    kept_under: str | None
+
+
+def agent_by_token_kept(token: str) -> FoundAgent | None:
+    """`agent_by_token`, except that a copy this process kept is returned without reading
+    the shared generation: the caller must `confirm_agent` it before acting for the agent,
+    which for a tool call checks the generation and counts the call in one Redis round trip
+    instead of two."""
+    if not token:
+        return None
+    digest = token_hash(token)
+    cached = _agents_by_token_hash.get(digest)
+    if cached is not None and cached[0] > time.monotonic() and cached[1] != "":
+        return FoundAgent(cached[2], digest, cached[1])
+    agent = _agent_by_digest(digest)
+    return None if agent is None else FoundAgent(agent, digest, None)
+
+
+def confirm_agent(
+    found: FoundAgent, *, counter: str | None = None, timeout: int = 0
+) -> tuple[Agent | None, int | None]:
+    """The agent of `found` if its token still holds (None otherwise: rotated, revoked, the
+    agent changed), and with `counter`, that counter's new value after one hit
+    (`config.cache.counter_hit`, kept `timeout` seconds): with Redis, one round trip for
+    both. A hit counted for a token that no longer holds is taken back."""
+    if found.kept_under is None:
+        return found.agent, (None if counter is None else counter_hit(counter, timeout=timeout))
+    if counter is None:
+        return _agent_by_digest(found.digest), None
+    both = cached_value_and_hit(AGENTS_GENERATION_KEY, counter, timeout=timeout)
+    if both is None:  # Redis is not there or failed: as agent_by_token does, then count
+        agent = _agent_by_digest(found.digest)
+        return agent, (None if agent is None else counter_hit(counter, timeout=timeout))
+    generation, count = both
+    if generation is not None and str(generation) == found.kept_under:
+        return found.agent, count
+    # Changed since it was kept (or the generation is gone): read it again.
+    agent = _agent_read(found.digest, _agents_generation(), time.monotonic())
+    if agent is None:
+        counter_unhit(counter)
+        return None, None
+    return agent, count
 
 
 def forget_agent_tokens() -> None:

@@ -190,6 +190,52 @@ def _redis_hit(store: BaseCache, key: str, timeout: int) -> int:
     return int(value)
 
 
+def cached_value_and_hit(cache_key: str, counter: str, *, timeout: int) -> tuple[Any, int] | None:
+    """In one Redis round trip: the shared cache's value at `cache_key` (None when absent)
+    and `counter_hit(counter)`'s new value. None, having done neither, when Redis is not in
+    use, is marked down, fails (then marked down) or the cache and the counters are not the
+    same Redis: the caller then reads and counts as usual (`counter_hit` falls back to the
+    database). Every MCP tool call checks its token's generation and counts itself."""
+    store = _redis_counters()
+    shared = caches["default"]
+    if (
+        store is None
+        or not isinstance(store, QuireRedisCache)
+        or not isinstance(shared, QuireRedisCache)
+        or store._cache._servers != shared._cache._servers  # type: ignore[attr-defined]
+    ):
+        return None
+    name = store.make_and_validate_key(counter)
+    value_name = shared.make_and_validate_key(cache_key)
+    try:
+        pipe = store._cache.get_client(name, write=True).pipeline(transaction=True)
+        pipe.get(value_name)
+        pipe.set(name, 0, ex=timeout, nx=True)
+        pipe.incr(name)
+        pipe.expire(name, timeout, nx=True)
+        raw, _, count, _ = pipe.execute()
+    except RedisError as exc:
+        mark_redis_down(exc)
+        return None
+    value = None if raw is None else shared._cache._serializer.loads(raw)  # type: ignore[attr-defined]
+    return value, int(count)
+
+
+def counter_unhit(key: str) -> None:
+    """Take back one hit that `cached_value_and_hit` counted in Redis for a call that turned
+    out not to be one. Nothing when Redis has failed since (the hit then expires with its
+    window)."""
+    store = _redis_counters()
+    if store is None:
+        return
+    assert isinstance(store, QuireRedisCache)
+    name = store.make_and_validate_key(key)
+    try:
+        store._cache.get_client(name, write=True).decr(name)
+    except RedisError as exc:
+        mark_redis_down(exc)
+
+
 def _database_hit(key: str, timeout: int) -> int:
     now = time.time()
     with connection.cursor() as cursor:

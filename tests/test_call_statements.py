@@ -4,16 +4,18 @@ planned again on each call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import redis
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from agents import selectors
+from agents import mcp, selectors
 from agents import services as agent_services
+from config.cache import counter_value
 from core.actors import SystemActor
 from core.audit import audit_event, audit_record
 from core.models import AuditEvent
@@ -21,6 +23,7 @@ from wiki.models import Page
 
 from .conftest import is_postgres
 from .fixtures_mcp import AgentKey, rpc, rpc_tool
+from .fixtures_redis import RedisServer, redis_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -181,3 +184,95 @@ def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
     for _ in range(20):
         selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
     assert prepared_page_reads() == 1  # prepared once, then reused
+
+
+# --- with Redis: the token's check and the rate-limit count in one round trip ----------------
+
+
+@pytest.fixture
+def redis_configured(own_redis: RedisServer) -> Iterator[RedisServer]:
+    with override_settings(**redis_settings(own_redis.url)):
+        selectors.forget_agent_tokens()
+        yield own_redis
+    selectors.forget_agent_tokens()
+
+
+def redis_round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every round trip to Redis from now on: a command, or a pipeline's commands at once."""
+    trips: list[str] = []
+    command, pipeline = redis.Redis.execute_command, redis.client.Pipeline.execute
+
+    def one_command(self: Any, *args: Any, **options: Any) -> Any:
+        trips.append(str(args[0]))
+        return command(self, *args, **options)
+
+    def one_pipeline(self: Any, *args: Any, **options: Any) -> Any:
+        trips.append("+".join(str(c[0][0]) for c in self.command_stack))
+        return pipeline(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", one_command)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", one_pipeline)
+    return trips
+
+
+def test_a_tool_call_checks_its_kept_token_and_counts_itself_in_one_redis_round_trip(
+    client: Client,
+    reader_agent: AgentKey,
+    make_page: Callable[..., Page],
+    redis_configured: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = make_page("Counted")
+    reader_agent.give(page)
+    rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)  # keeps the token
+    trips = redis_round_trips(monkeypatch)
+    for _ in range(3):
+        rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)
+    assert trips == ["GET+SET+INCRBY+EXPIRE"] * 3
+    window = mcp.rate_counter(reader_agent.agent)
+    assert counter_value(window) == 4  # every call counted once
+
+
+def test_a_kept_token_rotated_meanwhile_is_refused_and_its_call_not_counted(
+    client: Client,
+    reader_agent: AgentKey,
+    make_page: Callable[..., Page],
+    redis_configured: RedisServer,
+) -> None:
+    page = make_page("Rotated")
+    reader_agent.give(page)
+    rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)
+    # Another process rotates the token: this one keeps its copy, only the generation moves.
+    kept = dict(selectors._agents_by_token_hash)
+    agent_services.agent_token_rotate(actor=SystemActor("tests"), agent=reader_agent.agent)
+    selectors._agents_changed_everywhere()
+    selectors._agents_by_token_hash.update(kept)
+    window = mcp.rate_counter(reader_agent.agent)
+    assert counter_value(window) == 1
+    answer = rpc(
+        client,
+        reader_agent.token,
+        "tools/call",
+        {"name": "get_page", "arguments": {"pageId": page.public_id}},
+    )
+    assert answer.status_code == 401
+    assert counter_value(window) == 1
+
+
+def test_a_kept_token_is_confirmed_before_a_refusal_is_audited_under_its_agent(
+    client: Client, reader_agent: AgentKey, redis_configured: RedisServer
+) -> None:
+    assert rpc(client, reader_agent.token, "tools/list").status_code == 200
+    kept = dict(selectors._agents_by_token_hash)
+    agent_services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
+    selectors._agents_changed_everywhere()
+    selectors._agents_by_token_hash.update(kept)
+    before = AuditEvent.objects.filter(action="mcp.request").count()
+    answer = client.post(
+        "/mcp",
+        "{not json",
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {reader_agent.token}",
+    )
+    assert answer.status_code == 401
+    assert AuditEvent.objects.filter(action="mcp.request").count() == before
