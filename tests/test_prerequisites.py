@@ -4,7 +4,9 @@ hashed fast, and `make test` puts worker and server tests in its serial pass."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.hashers import identify_hasher
@@ -162,21 +164,56 @@ def test_it_runs_worker_and_server_tests_in_the_serial_pass_and_browser_tests_in
 def test_it_fails_make_test_when_a_pass_fails_or_nothing_ran(
     monkeypatch: pytest.MonkeyPatch, parallel: int, serial: int, expected: int
 ) -> None:
-    ran: list[tuple[str, ...]] = []
-    statuses = iter([parallel, serial])
+    ran: dict[str, tuple[tuple[str, ...], dict[str, str] | None]] = {}
 
-    def fake_pytest(*args: str) -> int:
-        ran.append(args)
-        return next(statuses)
+    def fake_pytest(*args: str, env: dict[str, str] | None = None, output: Any = None) -> int:
+        part = args[0].removeprefix("--part=")
+        ran[part] = (args, env)
+        return parallel if part == "parallel" else serial
 
     monkeypatch.setattr(run, "pytest", fake_pytest)
     monkeypatch.setenv("QUIRE_TEST_WORKERS", "2")
 
     assert run.main(["-x", "tests/test_login.py"]) == expected
-    assert ran == [
-        ("--part=parallel", "-n", "2", "--dist", "worksteal", "-x", "tests/test_login.py"),
-        ("--part=serial", "-x", "tests/test_login.py"),
-    ]
+    assert {part: args for part, (args, _) in ran.items()} == {
+        "parallel": (
+            "--part=parallel",
+            "-n",
+            "2",
+            "--dist",
+            "worksteal",
+            "-x",
+            "tests/test_login.py",
+        ),
+        "serial": ("--part=serial", "-x", "tests/test_login.py"),
+    }
+
+
+def test_it_runs_the_serial_pass_beside_the_parallel_one_on_its_own_redis_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The serial pass starts before the parallel one ends (its tests mostly wait on servers
+    and workers), with the next Redis database: its Celery workers must not take the parallel
+    pass's tasks, nor its emptied cache empty theirs."""
+    both_running = threading.Barrier(2, timeout=30)
+    environments: dict[str, dict[str, str] | None] = {}
+
+    def fake_pytest(*args: str, env: dict[str, str] | None = None, output: Any = None) -> int:
+        environments[args[0]] = env
+        both_running.wait()  # breaks (and fails the run) if the passes ran one after the other
+        return 0
+
+    monkeypatch.setattr(run, "pytest", fake_pytest)
+    monkeypatch.setenv("QUIRE_TEST_WORKERS", "2")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+    assert run.main([]) == 0
+    serial_environment = environments["--part=serial"]
+    assert serial_environment is not None
+    assert serial_environment["REDIS_URL"] == "redis://127.0.0.1:6379/1"
+    assert environments["--part=parallel"] is None  # the parallel pass keeps REDIS_URL as set
+    assert run.next_redis_database("redis://:secret@cache:6380") == "redis://:secret@cache:6380/1"
+    assert run.next_redis_database("rediss://cache/15") == "rediss://cache/0"
 
 
 @pytest.mark.database_independent
