@@ -34,7 +34,7 @@ run: demo
 manage: $(STAMP)
 	$(RUN_ENV) $(PY) manage.py $(ARGS)
 
-# In two passes, parallel then serial (tests/run.py); QUIRE_TEST_WORKERS=0 runs one plain pass.
+# In two passes side by side, parallel and serial (tests/run.py); QUIRE_TEST_WORKERS=0 runs one plain pass.
 test: $(STAMP)
 	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) tests/run.py $(PYTEST_ARGS)
 
