@@ -223,6 +223,39 @@ def test_the_command_embeds_what_is_missing_and_resumes(make_page: MakePage) -> 
     assert "embedded 0 pages" in out.getvalue()
 
 
+def test_a_batch_writes_every_page_but_one_whose_version_moved_on_meanwhile(
+    make_page: MakePage, editor: User, reviewer: User
+) -> None:
+    """The pages of a batch are written in one transaction, each only if it still shows the
+    version the model read: one approved while the model ran keeps its own (newer) chunks."""
+    pages = [
+        make_page(f"Desk {n}", f"## Booking\n\nDesk {n} is booked online.\n") for n in range(3)
+    ]
+    moved = pages[1]
+    model = semantic.embedder()
+    assert model is not None
+
+    class ApprovesWhileEmbedding:
+        name, dimensions = model.name, model.dimensions
+
+        def passages(self, texts: list[str]) -> Any:
+            newer = services.version_propose(
+                actor=editor, page=moved, body="## Booking\n\nDesks are first come.\n"
+            )
+            services.version_approve(actor=reviewer, version=newer)
+            return model.passages(texts)
+
+    PageChunk.objects.all().delete()
+    written = semantic.embed_pages([p.pk for p in pages], model=ApprovesWhileEmbedding())  # type: ignore[arg-type]
+
+    assert written == 2
+    assert set(PageChunk.objects.values_list("page_id", flat=True)) == {pages[0].pk, pages[2].pk}
+    semantic.embed_pages([moved.pk])
+    moved.refresh_from_db()
+    [chunk] = PageChunk.objects.filter(page=moved)
+    assert chunk.version_id == moved.live_version_id and "first come" in chunk.text
+
+
 def in_process_tasks(settings: Any) -> None:
     """These tests commit pages and decide when they are embedded: a Celery worker (with
     Redis) would embed them on its own, with the model it was started with."""

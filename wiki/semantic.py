@@ -522,15 +522,7 @@ def _embed_claimed(page_ids: list[int], model: Embedder | None) -> int:
     texts = [embedding_text(title, chunk) for _, _, title, chunks in cut for chunk in chunks]
     hashes = [text_hash(text) for text in texts]
     vectors = None if model is None else _vectors(model, texts, hashes)
-    written = start = 0
-    for page_id, version_id, _, chunks in cut:
-        end = start + len(chunks)
-        page_vectors = None if vectors is None else vectors[start:end]
-        written += _write_chunks(
-            page_id, version_id, chunks, hashes[start:end], page_vectors, model, model_name
-        )
-        start = end
-    return written
+    return _write_chunks(cut, hashes, vectors, model, model_name)
 
 
 def text_hash(text: str) -> str:
@@ -561,14 +553,16 @@ def _vectors(model: Embedder, texts: list[str], hashes: list[str]) -> np.ndarray
 
 
 def _write_chunks(
-    page_id: int,
-    version_id: int,
-    chunks: list[Chunk],
+    cut: list[tuple[int, int, str, list[Chunk]]],
     hashes: list[str],
     vectors: np.ndarray | None,
     model: Embedder | None,
     model_name: str,
 ) -> int:
+    """Replace the chunks of each page of `cut` (page id, version id, title, its chunks, in
+    the order of `hashes` and `vectors`) that still shows that version, in one transaction
+    for all of them: a page's rows are locked (in the tree's lock order, by path) so that a
+    newer version cannot go live between the check and the write. Returns the pages written."""
     # The bytes are always kept, so that exact search works whatever is installed.
     use_pgvector = (
         model is not None
@@ -576,36 +570,51 @@ def _write_chunks(
         and vector_store() == "pgvector"
     )
     with transaction.atomic():
-        live = (
+        live = set(
             Page.objects.readable()
             .select_for_update()
-            .filter(pk=page_id, live_version_id=version_id)
-            .exists()
+            .filter(pk__in=[page_id for page_id, _, _, _ in cut])
+            .order_by("path")
+            .values_list("pk", "live_version_id")
         )
-        if not live:
+        rows: list[PageChunk] = []
+        row_vectors: list[np.ndarray] = []
+        written: list[int] = []
+        start = 0
+        for page_id, version_id, _, chunks in cut:
+            first, start = start, start + len(chunks)
+            if (page_id, version_id) not in live:
+                continue
+            written.append(page_id)
+            for i, chunk in enumerate(chunks, start=first):
+                rows.append(
+                    PageChunk(
+                        page_id=page_id,
+                        version_id=version_id,
+                        position=chunk.position,
+                        heading=chunk.heading or "",
+                        text=chunk.text,
+                        model=model_name,
+                        vector=None if vectors is None else vectors[i].tobytes(),
+                        text_hash=hashes[i] if vectors is not None else "",
+                    )
+                )
+                if vectors is not None:
+                    row_vectors.append(vectors[i])
+        if not written:
             return 0
-        PageChunk.objects.filter(page_id=page_id).delete()
-        rows = [
-            PageChunk(
-                page_id=page_id,
-                version_id=version_id,
-                position=chunk.position,
-                heading=chunk.heading or "",
-                text=chunk.text,
-                model=model_name,
-                vector=None if vectors is None else vectors[i].tobytes(),
-                text_hash=hashes[i] if vectors is not None else "",
-            )
-            for i, chunk in enumerate(chunks)
-        ]
+        PageChunk.objects.filter(page_id__in=written).delete()
         created = PageChunk.objects.bulk_create(rows)
-        if use_pgvector and vectors is not None:
+        if use_pgvector and row_vectors:
             with connection.cursor() as cursor:
                 cursor.executemany(
                     "UPDATE wiki_pagechunk SET embedding = %s::vector WHERE id = %s",
-                    [(_to_pgvector(vectors[i]), row.pk) for i, row in enumerate(created)],
+                    [
+                        (_to_pgvector(vector), row.pk)
+                        for vector, row in zip(row_vectors, created, strict=True)
+                    ],
                 )
-    return 1
+    return len(written)
 
 
 def remove_page_chunks(page_id: int) -> None:
