@@ -232,8 +232,9 @@ def test_a_batch_writes_every_page_but_one_whose_version_moved_on_meanwhile(
         make_page(f"Desk {n}", f"## Booking\n\nDesk {n} is booked online.\n") for n in range(3)
     ]
     moved = pages[1]
-    model = semantic.embedder()
-    assert model is not None
+    loaded = semantic.embedder()
+    assert loaded is not None
+    model: semantic.Embedder = loaded
 
     class ApprovesWhileEmbedding:
         name, dimensions = model.name, model.dimensions
