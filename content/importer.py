@@ -50,6 +50,15 @@ SOURCE_KEY_MAX = 1000  # Page.source_path
 # New pages are created this many at a time, each chunk in one transaction.
 CHUNK_SIZE = 200
 
+# PostgreSQL's foreign-key checks run plans that each session keeps; made while the page
+# table was still small (a new wiki's first import), they scan it whole, once per row and
+# key: an import into an empty wiki slowed as it grew (11,694 tldr pages: commits of 20 ms
+# at the start, 600 ms at the end; 384 million rows read). The import refreshes the tables'
+# statistics when its new pages reach this many, and again each time they double, which
+# makes PostgreSQL plan those checks again, by index (that import: 55 s -> 33 s).
+ANALYZE_FROM = 1_000
+ANALYZED_TABLES = ("wiki_page", "wiki_version", "wiki_searchdocument", "wiki_pagechunk")
+
 
 class _FrontmatterLoader(yaml.SafeLoader):
     """YAML without implicit timestamps: a date stays the string it was written as."""
@@ -531,6 +540,21 @@ class _NewPages:
         return items
 
 
+class _Statistics:
+    """Refreshes the planner's statistics of the page tables as an import grows them (on
+    PostgreSQL; see ANALYZE_FROM)."""
+
+    def __init__(self) -> None:
+        self.next_at = ANALYZE_FROM
+
+    def refresh_if_grown(self, created: int) -> None:
+        if connection.vendor != "postgresql" or created < self.next_at:
+            return
+        self.next_at = 2 * created
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {', '.join(ANALYZED_TABLES)}")
+
+
 def import_pages(
     sources: list[SourcePage],
     *,
@@ -583,10 +607,13 @@ def import_pages(
             return
         done(source, outcome, page)
 
+    statistics = _Statistics()
+
     def create_new_pages() -> None:
         chunk = new_pages.take()
         if not chunk:
             return
+        statistics.refresh_if_grown(report.created)
         try:
             versions = review_services.pages_create(
                 actor=actor,

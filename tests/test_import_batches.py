@@ -212,3 +212,25 @@ def test_it_changes_nothing_when_imported_again_after_chunks(tree: Path, admin_u
 
     assert again.summary() == "imported 15 pages (created 0, updated 0, unchanged 15)"
     assert (Version.objects.count(), AuditEvent.objects.count()) == (versions, events)
+
+
+@pytest.mark.postgres
+def test_it_refreshes_the_planners_statistics_as_it_grows_the_page_tables(
+    tmp_path: Path, admin_user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's foreign-key checks keep the plans they made while the page table was
+    empty (a scan of the whole table, once per row and key): the import analyzes the page
+    tables when its new pages reach ANALYZE_FROM and each time they double, so that they are
+    planned again (11,694 tldr pages into an empty wiki: 55 s before, 29 s after)."""
+    monkeypatch.setattr(importer, "ANALYZE_FROM", 10)
+    root = tmp_path / "many"
+    for n in range(45):
+        write(root, f"page-{n:02}.md", f"# Page {n}\n\nText {n}.\n")
+
+    with CaptureQueriesContext(connection) as captured:
+        report = importer.import_markdown(root, actor=admin_user, publish=True, chunk_size=5)
+
+    assert report.created == 45
+    analyzed = [query["sql"] for query in captured if query["sql"].startswith("ANALYZE")]
+    # At 10 pages created, then 20, then 40.
+    assert analyzed == [f"ANALYZE {', '.join(importer.ANALYZED_TABLES)}"] * 3
