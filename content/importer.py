@@ -55,7 +55,7 @@ CHUNK_SIZE = 200
 # key: an import into an empty wiki slowed as it grew (11,694 tldr pages: commits of 20 ms
 # at the start, 600 ms at the end; 384 million rows read). The import refreshes the tables'
 # statistics when its new pages reach this many, and again each time they double, which
-# makes PostgreSQL plan those checks again, by index (that import: 55 s -> 33 s).
+# makes PostgreSQL plan those checks again, by index (that import: 55 s -> 29 s).
 ANALYZE_FROM = 1_000
 ANALYZED_TABLES = ("wiki_page", "wiki_version", "wiki_searchdocument", "wiki_pagechunk")
 
