@@ -58,9 +58,10 @@ def is_postgres() -> bool:
 PRODUCTION_PASSWORD_HASHERS = list(settings.PASSWORD_HASHERS)
 FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
 
-# Tests that use one of these (or are marked `serial`) run in the serial pass, alone on the
-# machine: a Celery worker (it consumes the one shared queue, whichever xdist worker published
-# to it), gunicorn in its own processes, or a server pointed at a database that is not there.
+# Tests that use one of these (or are marked `serial`) run in the serial pass, one at a time
+# beside the parallel pass on a Redis database of their own (tests/run.py): a Celery worker
+# (it consumes its Redis database's one queue, whichever xdist worker published to it),
+# gunicorn in its own processes, or a server pointed at a database that is not there.
 # Browser tests run in the parallel pass: Chromium and the live server are each worker's own.
 SERIAL_FIXTURES = frozenset({"celery_worker", "quire_servers", "server_without_database"})
 
