@@ -64,6 +64,27 @@ AGENTS_GENERATION_KEY = "quire:agents-generation"
 _agents_by_token_hash: dict[str, tuple[float, str | None, Agent]] = {}
 
 
+class _KeptScope:
+    """The scope (`agent_scope`) of a kept agent copy, read once and trusted exactly as long
+    as the copy: with Redis, while the shared generation stays the one the copy was read
+    under. That generation also moves, on commit, when any agent's page set changes and when
+    any page is saved again or deleted (a move or rename changes the paths a scope holds). A
+    request confirms it before it uses the copy, so a scope read before a change committed
+    is not used after it: the copy it sits on is no longer handed out. A new page (proposed,
+    or imported in bulk) moves nothing: it can only give a single-page entry children, which
+    the kept scope hides (never shows) until the copy expires (TOKEN_CACHE_SECONDS).
+    Without Redis nothing is kept: another process could not tell this one of a change."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope: Scope | None = None
+
+
+# The attribute of a kept Agent instance that holds its _KeptScope.
+_KEPT_SCOPE = "quire_kept_scope"
+
+
 def _agents_generation() -> str | None:
     """The shared generation of agents, "" when it cannot be had (no value yet, Redis down):
     then nothing kept may be trusted. None without Redis, where only the lifetime counts."""
@@ -96,6 +117,8 @@ def _agent_by_digest(digest: str) -> Agent | None:
 def _agent_read(digest: str, generation: str | None, now: float) -> Agent | None:
     agent = Agent.objects.filter(token_hash=digest, is_active=True).first()
     if agent is not None and generation != "":
+        if generation is not None:
+            vars(agent)[_KEPT_SCOPE] = _KeptScope()
         _agents_by_token_hash[digest] = (now + TOKEN_CACHE_SECONDS, generation, agent)
     return agent
 
@@ -167,9 +190,27 @@ def _agents_changed_everywhere() -> None:
 
 @receiver(post_save, sender=Agent)
 @receiver(post_delete, sender=Agent)
+@receiver(post_save, sender=PageSetEntry)
+@receiver(post_delete, sender=PageSetEntry)
+@receiver(post_delete, sender=Page)
 def _agent_changed(**kwargs: Any) -> None:
-    # Now, for this transaction's own requests (and tests), and on commit, in case another
-    # request cached the old row in between.
+    agents_changed()
+
+
+@receiver(post_save, sender=Page)
+def _page_saved(*, created: bool, **kwargs: Any) -> None:
+    # A saved page may have moved (its path and its pages' paths changed). A new one only
+    # gives its parent a child, which a kept scope hides until it expires (see _KeptScope):
+    # an agent's page proposals keep their agent's copy.
+    if not created:
+        agents_changed()
+
+
+def agents_changed() -> None:
+    """An agent, a page set or the tree changed in this transaction: what this process kept
+    of agents and their scopes is forgotten now (for this transaction's own requests, and
+    tests), and again on commit everywhere, in case another request kept the old rows in
+    between. Called by the signals above and by the page set's bulk changes."""
     forget_agent_tokens()
     transaction.on_commit(_agents_changed_everywhere)
 
@@ -210,10 +251,14 @@ def _unloaded_scope(agent: Agent) -> Scope:
 
 def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
     """What the agent may see, with its entries loaded (one query; none for an all-pages
-    agent). `under` narrows it to a page of the set (by id) or a path as the agent sees
-    it; an id the agent cannot read is `no_such_page`."""
+    agent, or for a kept copy that read them already: see _KeptScope). `under` narrows it to
+    a page of the set (by id) or a path as the agent sees it; an id the agent cannot read is
+    `no_such_page`."""
+    kept: _KeptScope | None = vars(agent).get(_KEPT_SCOPE)
     if agent.all_pages:
         scope = EVERYTHING
+    elif kept is not None and kept.scope is not None:
+        scope = kept.scope
     else:
         # An entry whose page has no children covers that page alone: a key, not a range,
         # so that a set of single pages is a list of keys, which the planner counts right.
@@ -223,6 +268,8 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
             cursor.execute(_ENTRY_ROOTS_SQL, [agent.pk])
             rows = cursor.fetchall()
         scope = Scope.of(Root(page_id, path, bool(children)) for page_id, path, children in rows)
+        if kept is not None:
+            kept.scope = scope
     return narrow_to(scope, under) if under else scope
 
 

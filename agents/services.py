@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from agents import selectors
 from agents.models import Agent, PageRead, PageSetEntry
 from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
@@ -394,6 +395,7 @@ def page_set_add_tagged(
         )
         for offset, pk in enumerate(tagged)
     )
+    selectors.agents_changed()  # bulk_create sends no signal
     audit_record(
         action="page_set.add_tagged",
         actor=actor,
@@ -468,6 +470,7 @@ def page_set_reorder(
     for position, entry in enumerate(ordered):
         entry.position = position
     PageSetEntry.objects.bulk_update(ordered, ["position"])
+    selectors.agents_changed()  # bulk_update sends no signal
     audit_record(
         action="page_set.reorder",
         actor=actor,

@@ -202,6 +202,15 @@ def measure(
     # The HTTP floor, as bench/run.py's bare_view: the cheapest authenticated view, a few
     # times a round.
     calls += [("floor", str(n), "bare") for n in range(5)]
+    model = None
+    if HYBRID:
+        # What search_pages does beyond its SQL in hybrid mode: embed the query (in Python,
+        # before the SQL), timed here in the same rounds with the model the site serves.
+        from wiki.semantic import embedder
+
+        model = embedder()
+        assert model is not None, "hybrid mode needs the embedding model in this process"
+        calls += [("embed", query, "embed") for query in queries]
     samples: dict[tuple[str, str, str], list[float]] = {call: [] for call in calls}
     errors: dict[str, int] = {}
     loads: list[float] = []
@@ -219,6 +228,9 @@ def measure(
                 )
                 if answer.status_code != 200:
                     errors[f"floor: HTTP {answer.status_code}"] = 1
+            elif way == "embed":
+                assert model is not None
+                model.query(query)
             elif way == "mcp":
                 problem = search_call(http, base, tokens[label], query)
                 if problem is not None:
@@ -251,8 +263,10 @@ def measure(
         for label in tokens
     }
     floor = [v for (label, _, way), values in samples.items() if way == "bare" for v in values]
+    embedding = [v for (_, _, way), values in samples.items() if way == "embed" for v in values]
     return {
         "floor": run.percentiles(floor),
+        **({"embedding": run.percentiles(embedding)} if embedding else {}),
         "per_query": per_query,
         "pooled": pooled,
         "errors": errors,
@@ -365,6 +379,21 @@ def render(r: dict[str, Any]) -> str:
         f"The HTTP floor in the same rounds (GET /api/v1/me/, the cheapest authenticated view, "
         f"as `make bench`'s bare_view): p50 {floor['p50_ms']} ms, p95 {floor['p95_ms']} ms.",
     ]
+    if "embedding" in r:
+        embedding = r["embedding"]
+        lines += [
+            "",
+            f"The query's embedding alone, in the same rounds (the served model in the bench's "
+            f"process, one ONNX thread, as search_pages embeds it before its SQL): p50 "
+            f"{embedding['p50_ms']} ms, p95 {embedding['p95_ms']} ms. search_pages p95 against "
+            "raw SQL p95 plus the embedding's p95: "
+            + "; ".join(
+                f"{label} "
+                + run.ratio(m["mcp"]["p95_ms"], m["raw"]["p95_ms"] + embedding["p95_ms"])
+                for label, m in r["pooled"].items()
+            )
+            + ".",
+        ]
     labels = list(r["per_query"])
     lines += [
         "",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any, NotRequired, TypedDict, Unpack
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models
+from django.utils import timezone
 
 from core.actors import SystemActor, is_agent, is_person
 from core.models import AuditEvent
@@ -39,11 +41,15 @@ class AuditFields(TypedDict):
     data: NotRequired[dict[str, Any] | None]
 
 
+def _check_actor(actor: Any) -> None:
+    if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
+        raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
+
+
 def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     """An unsaved audit event; `audit_record` writes one, `audit_record_many` a batch."""
     actor = fields["actor"]
-    if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
-        raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
+    _check_actor(actor)
     who: Any = actor
     return AuditEvent(
         action=storable(fields["action"]),
@@ -59,22 +65,53 @@ def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     )
 
 
-# Every tool call writes one, so it skips `Model.save` (signals, RETURNING the id, building
-# the INSERT): one fixed statement, its values prepared by each field as save() would.
-_FIELDS = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
+# Every tool call writes one, so it skips `Model.save` and the model instance (signals,
+# RETURNING the id, building the INSERT, setting each field): one fixed statement, its values
+# prepared as save() would (tests/test_call_statements.py compares the rows).
+_COLUMNS = (
+    "at",
+    "action",
+    "actor_user_id",
+    "actor_agent_id",
+    "actor_system",
+    "page_id",
+    "version_number",
+    "outcome",
+    "comment",
+    "duration_ms",
+    "data",
+)
+_FIELDS = {field.attname: field for field in AuditEvent._meta.concrete_fields}
+if set(_COLUMNS) != set(_FIELDS) - {"id"}:
+    raise ImproperlyConfigured(
+        "core.audit._COLUMNS must name every column of AuditEvent but its id: "
+        f"{sorted(set(_FIELDS) - {'id'})}"
+    )
 _INSERT_SQL = "INSERT INTO {table} ({columns}) VALUES ({values})".format(  # noqa: S608
     table=AuditEvent._meta.db_table,
-    columns=", ".join(str(field.column) for field in _FIELDS),
-    values=", ".join("%s" for _ in _FIELDS),
+    columns=", ".join(str(_FIELDS[name].column) for name in _COLUMNS),
+    values=", ".join("%s" for _ in _COLUMNS),
 )
 
 
 def audit_record(**fields: Unpack[AuditFields]) -> None:
     """Write one audit event (see `audit_event` for what it holds)."""
-    event = audit_event(**fields)
-    values = [
-        field.get_db_prep_save(field.pre_save(event, add=True), connection) for field in _FIELDS
-    ]
+    actor = fields["actor"]
+    _check_actor(actor)
+    page = fields.get("page")
+    values = (
+        _FIELDS["at"].get_db_prep_save(timezone.now(), connection),
+        storable(fields["action"]),
+        actor.pk if is_person(actor) else None,  # type: ignore[union-attr]
+        actor.pk if is_agent(actor) else None,  # type: ignore[union-attr]
+        actor.name if isinstance(actor, SystemActor) else "",
+        None if page is None else page.pk,
+        fields.get("version_number"),
+        storable(fields.get("outcome", "ok")),
+        storable(fields.get("comment", "")),
+        fields.get("duration_ms"),
+        _FIELDS["data"].get_db_prep_save(storable(fields.get("data") or {}), connection),
+    )
     with connection.cursor() as cursor:
         cursor.execute(_INSERT_SQL, values)
 
