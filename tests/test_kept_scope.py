@@ -74,6 +74,16 @@ def test_a_kept_agent_reads_its_scope_once_with_redis(
     assert scope_reads(later) == 0
 
 
+@pytest.fixture
+def no_redis() -> Iterator[None]:
+    """Without REDIS_URL, as the embedded default runs (CI's PostgreSQL pass sets it)."""
+    with override_settings(REDIS_URL=""):
+        selectors.forget_agent_tokens()
+        yield
+    selectors.forget_agent_tokens()
+
+
+@pytest.mark.usefixtures("no_redis")
 def test_without_redis_every_call_reads_its_scope(
     client: Client, reader_agent: AgentKey, make_page: Callable[..., Page]
 ) -> None:
