@@ -175,13 +175,16 @@ def build_site(url: str) -> dict[str, Any]:
 def serve(url: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     workers = int(os.environ.get("BENCH_WORKERS", str(2 * (os.cpu_count() or 1) + 1)))
+    # gthread keeps connections alive, as an MCP client's are; BENCH_WORKER_CLASS=sync serves
+    # as the docker entrypoint does (gunicorn's default: a connection per request).
+    worker_class = os.environ.get("BENCH_WORKER_CLASS", "gthread")
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
         "config.wsgi",
         f"--bind=127.0.0.1:{port}",
         f"--workers={workers}",
-        "--worker-class=gthread",
-        "--threads=8",
+        f"--worker-class={worker_class}",
+        *(["--threads=8"] if worker_class == "gthread" else []),
         "--log-level=warning",
     ]
     server = subprocess.Popen(command, cwd=ROOT, env=site_env(url))

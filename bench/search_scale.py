@@ -9,7 +9,9 @@
 2. Three agents: `bench-agent`, whose set holds the three copies (every page); `scale-subtree`,
    whose set is one subtree of about 2,000 pages; `scale-scattered`, 101 single pages drawn
    from the whole site.
-3. Serves the site with gunicorn as bench/run.py does (as the docker entrypoint runs it), and
+3. Serves the site with gunicorn as bench/run.py does (gthread workers, which keep the
+   client's connection alive; BENCH_WORKER_CLASS=sync BENCH_WORKERS=3 serves it as the docker
+   entrypoint does, a connection per request), and
    calls search_pages through MCP over HTTP for every query of the bench's set
    (bench/run.py QUERIES, CJK included) for each agent, interleaved in a shuffled order each
    round with the same search's SQL sent straight to PostgreSQL (raw SQL, captured from
@@ -320,6 +322,7 @@ def main() -> int:
         "sets": {"everything": "the three copies (every page)"}
         | {k: v["set"] for k, v in agents.items()},
         "rounds": ROUNDS,
+        "server": os.environ.get("BENCH_WORKER_CLASS", "gthread"),
         "queries": run.QUERIES,
         **measured,
     }
@@ -349,8 +352,9 @@ def render(r: dict[str, Any]) -> str:
         f"make bench-scale` (bench/search_scale.py) on {r['machine']}, "
         f"shared with other work: load average {r['load_min']:.1f} to {r['load_max']:.1f} "
         f"(1 minute) during the run. Site: {r['pages']:,} live pages, the tldr pages "
-        f"imported {r['copies']} times, on PostgreSQL, served by gunicorn (gthread) as "
-        f"bench/run.py serves it; search {mode} (/healthz: `{json.dumps(r['healthz'])}`). "
+        f"imported {r['copies']} times, on PostgreSQL, served by gunicorn "
+        f"({r.get('server', 'gthread')} workers) as bench/run.py serves it; search {mode} "
+        f"(/healthz: `{json.dumps(r['healthz'])}`). "
         f"{r['rounds']} rounds; in each, every query for each set over MCP search_pages "
         "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
         "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
