@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import override_settings
 
 from config import cache as shared_stores
 from tests import servers
@@ -54,3 +55,15 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     yield server
     server.stop()
     shared_stores._down_until = 0.0
+
+
+@pytest.fixture
+def redis_configured(own_redis: RedisServer) -> Iterator[RedisServer]:
+    """Quire set up on the test's own Redis, as REDIS_URL would set it up, with no agent kept
+    from before (a process trusts the agents it keeps against a generation kept in Redis)."""
+    from agents import selectors
+
+    with override_settings(**redis_settings(own_redis.url)):
+        selectors.forget_agent_tokens()
+        yield own_redis
+    selectors.forget_agent_tokens()

@@ -4,13 +4,13 @@ planned again on each call."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
 from django.db import connection
-from django.test import Client, override_settings
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents import mcp, selectors
@@ -23,7 +23,7 @@ from wiki.models import Page
 
 from .conftest import is_postgres
 from .fixtures_mcp import AgentKey, rpc, rpc_tool
-from .fixtures_redis import RedisServer, redis_settings
+from .fixtures_redis import RedisServer
 
 pytestmark = pytest.mark.django_db
 
@@ -187,14 +187,6 @@ def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
 
 
 # --- with Redis: the token's check and the rate-limit count in one round trip ----------------
-
-
-@pytest.fixture
-def redis_configured(own_redis: RedisServer) -> Iterator[RedisServer]:
-    with override_settings(**redis_settings(own_redis.url)):
-        selectors.forget_agent_tokens()
-        yield own_redis
-    selectors.forget_agent_tokens()
 
 
 def redis_round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:

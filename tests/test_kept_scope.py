@@ -9,6 +9,7 @@ test_call_statements does for tokens."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,19 +25,11 @@ from wiki import services as wiki_services
 from wiki.models import Page
 
 from .fixtures_mcp import AgentKey, rpc_tool
-from .fixtures_redis import RedisServer, redis_settings
+from .fixtures_redis import RedisServer
 
 pytestmark = pytest.mark.django_db
 
 SCOPE_READ = "SELECT set_entry.page_id, set_page.path, EXISTS"
-
-
-@pytest.fixture
-def redis_configured(own_redis: RedisServer) -> Iterator[RedisServer]:
-    with override_settings(**redis_settings(own_redis.url)):
-        selectors.forget_agent_tokens()
-        yield own_redis
-    selectors.forget_agent_tokens()
 
 
 def scope_reads(queries: CaptureQueriesContext) -> int:
@@ -47,6 +40,17 @@ def found(client: Client, key: AgentKey, query: str) -> list[str]:
     result = rpc_tool(client, key.token, "search_pages", query=query)
     assert result["isError"] is False, result
     return [hit["title"] for hit in result["structuredContent"]["results"]]
+
+
+@contextmanager
+def in_another_process() -> Iterator[None]:
+    """Make changes in "another process": this one keeps the agent copies (and their scopes)
+    it had before them, as if the changes' in-process forgetting had happened elsewhere;
+    only the generation in Redis tells it."""
+    kept = dict(selectors._agents_by_token_hash)
+    assert kept and all(scope is not None for scope in kept_scopes()), "read a scope first"
+    yield
+    selectors._agents_by_token_hash.update(kept)
 
 
 def kept_scopes() -> list[Any]:
@@ -105,13 +109,11 @@ def test_a_page_taken_out_of_the_set_is_not_found_through_a_scope_another_proces
     zebras = make_page("Zebra care", "Feed the zebras hay.\n")
     reader_agent.give(make_page("Lions"), zebras)
     assert found(client, reader_agent, "zebra") == ["Zebra care"]
-    kept = dict(selectors._agents_by_token_hash)
-    assert [scope is not None for scope in kept_scopes()] == [True]
 
-    agent_services.page_set_remove(
-        actor=SystemActor("tests"), agent=reader_agent.agent, page=zebras
-    )
-    selectors._agents_by_token_hash.update(kept)
+    with in_another_process():
+        agent_services.page_set_remove(
+            actor=SystemActor("tests"), agent=reader_agent.agent, page=zebras
+        )
 
     assert found(client, reader_agent, "zebra") == []
     listed = rpc_tool(client, reader_agent.token, "browse")["structuredContent"]["pages"]
@@ -131,14 +133,13 @@ def test_a_moved_entry_takes_its_range_along_in_a_scope_another_process_kept(
     archive = make_page("Archive")
     reader_agent.give(guides)
     assert found(client, reader_agent, "zebra") == ["Zebra care"]
-    kept = dict(selectors._agents_by_token_hash)
 
     # The entry moves away; a page outside the set takes its old path, with a child.
-    wiki_services.page_move(actor=editor, page=guides, parent=archive)
-    other = make_page("Guides")
-    assert other.path == "guides"
-    make_page("Zebra secrets", "Zebras are not for this agent.\n", parent=other)
-    selectors._agents_by_token_hash.update(kept)
+    with in_another_process():
+        wiki_services.page_move(actor=editor, page=guides, parent=archive)
+        other = make_page("Guides")
+        assert other.path == "guides"
+        make_page("Zebra secrets", "Zebras are not for this agent.\n", parent=other)
 
     assert found(client, reader_agent, "zebra") == ["Zebra care"]
 
@@ -153,11 +154,10 @@ def test_pages_added_in_bulk_are_found_through_a_scope_another_process_kept(
     reader_agent.give(make_page("Lions"))
     make_page("Zebra care", "Feed the zebras hay.\n", tags=["stripes"])
     assert found(client, reader_agent, "zebra") == []
-    kept = dict(selectors._agents_by_token_hash)
 
-    agent_services.page_set_add_tagged(
-        actor=SystemActor("tests"), agent=reader_agent.agent, tag="stripes"
-    )
-    selectors._agents_by_token_hash.update(kept)
+    with in_another_process():
+        agent_services.page_set_add_tagged(
+            actor=SystemActor("tests"), agent=reader_agent.agent, tag="stripes"
+        )
 
     assert found(client, reader_agent, "zebra") == ["Zebra care"]

@@ -8,14 +8,14 @@ the cache reads as empty, and /healthz says "degraded".
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.db.models import F
-from django.test import Client, override_settings
+from django.test import Client
 
 from agents import mcp as agents_mcp
 from agents.models import Agent
@@ -24,18 +24,12 @@ from reviews import services
 from reviews.models import Notification, NotificationStatus
 from tests.fixtures_mail import CeleryWorker, SMTPServer, celery_publishing_to
 from tests.fixtures_mcp import MCP, AgentKey
-from tests.fixtures_redis import RedisServer, redis_settings
+from tests.fixtures_redis import RedisServer
 from wiki.models import Page
 
 MakePage = Callable[..., Page]
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def redis_configured(own_redis: RedisServer) -> Iterator[RedisServer]:
-    with override_settings(**redis_settings(own_redis.url)):
-        yield own_redis
 
 
 def test_it_answers_mcp_calls_while_redis_is_down_and_still_limits_the_rate(
