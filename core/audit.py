@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any, NotRequired, TypedDict, Unpack
 
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models
 from django.utils import timezone
 
@@ -41,77 +40,48 @@ class AuditFields(TypedDict):
     data: NotRequired[dict[str, Any] | None]
 
 
-def _check_actor(actor: Any) -> None:
+def _row(fields: AuditFields) -> dict[str, Any]:
+    """The event's columns (by attribute name, the time aside) from what the caller gave."""
+    actor = fields["actor"]
     if not (isinstance(actor, SystemActor) or is_person(actor) or is_agent(actor)):
         raise TypeError(f"an audit event needs a person, an agent or the system, not {actor!r}")
+    who: Any = actor
+    page = fields.get("page")
+    return {
+        "action": storable(fields["action"]),
+        "actor_user_id": who.pk if is_person(actor) else None,
+        "actor_agent_id": who.pk if is_agent(actor) else None,
+        "actor_system": actor.name if isinstance(actor, SystemActor) else "",
+        "page_id": None if page is None else page.pk,
+        "version_number": fields.get("version_number"),
+        "outcome": storable(fields.get("outcome", "ok")),
+        "comment": storable(fields.get("comment", "")),
+        "duration_ms": fields.get("duration_ms"),
+        "data": storable(fields.get("data") or {}),
+    }
 
 
 def audit_event(**fields: Unpack[AuditFields]) -> AuditEvent:
     """An unsaved audit event; `audit_record` writes one, `audit_record_many` a batch."""
-    actor = fields["actor"]
-    _check_actor(actor)
-    who: Any = actor
-    return AuditEvent(
-        action=storable(fields["action"]),
-        actor_user=who if is_person(actor) else None,
-        actor_agent=who if is_agent(actor) else None,
-        actor_system=actor.name if isinstance(actor, SystemActor) else "",
-        page=fields.get("page"),
-        version_number=fields.get("version_number"),
-        outcome=storable(fields.get("outcome", "ok")),
-        comment=storable(fields.get("comment", "")),
-        duration_ms=fields.get("duration_ms"),
-        data=storable(fields.get("data") or {}),
-    )
+    return AuditEvent(**_row(fields))
 
 
 # Every tool call writes one, so it skips `Model.save` and the model instance (signals,
 # RETURNING the id, building the INSERT, setting each field): one fixed statement, its values
 # prepared as save() would (tests/test_call_statements.py compares the rows).
-_COLUMNS = (
-    "at",
-    "action",
-    "actor_user_id",
-    "actor_agent_id",
-    "actor_system",
-    "page_id",
-    "version_number",
-    "outcome",
-    "comment",
-    "duration_ms",
-    "data",
-)
-_FIELDS = {field.attname: field for field in AuditEvent._meta.concrete_fields}
-if set(_COLUMNS) != set(_FIELDS) - {"id"}:
-    raise ImproperlyConfigured(
-        "core.audit._COLUMNS must name every column of AuditEvent but its id: "
-        f"{sorted(set(_FIELDS) - {'id'})}"
-    )
+_FIELDS = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
 _INSERT_SQL = "INSERT INTO {table} ({columns}) VALUES ({values})".format(  # noqa: S608
     table=AuditEvent._meta.db_table,
-    columns=", ".join(str(_FIELDS[name].column) for name in _COLUMNS),
-    values=", ".join("%s" for _ in _COLUMNS),
+    columns=", ".join(str(field.column) for field in _FIELDS),
+    values=", ".join("%s" for _ in _FIELDS),
 )
 
 
 def audit_record(**fields: Unpack[AuditFields]) -> None:
     """Write one audit event (see `audit_event` for what it holds)."""
-    actor = fields["actor"]
-    _check_actor(actor)
-    page = fields.get("page")
-    values = (
-        _FIELDS["at"].get_db_prep_save(timezone.now(), connection),
-        storable(fields["action"]),
-        actor.pk if is_person(actor) else None,  # type: ignore[union-attr]
-        actor.pk if is_agent(actor) else None,  # type: ignore[union-attr]
-        actor.name if isinstance(actor, SystemActor) else "",
-        None if page is None else page.pk,
-        fields.get("version_number"),
-        storable(fields.get("outcome", "ok")),
-        storable(fields.get("comment", "")),
-        fields.get("duration_ms"),
-        _FIELDS["data"].get_db_prep_save(storable(fields.get("data") or {}), connection),
-    )
+    row = _row(fields)
+    row["at"] = timezone.now()
+    values = [field.get_db_prep_save(row[field.attname], connection) for field in _FIELDS]
     with connection.cursor() as cursor:
         cursor.execute(_INSERT_SQL, values)
 
