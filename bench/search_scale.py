@@ -359,7 +359,7 @@ def render(r: dict[str, Any]) -> str:
         "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
         "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
         "The raw leg sends every statement the search sends, as wiki.search.search_pages sent "
-        "them for that set in this process (the timeout's BEGIN, set_config and ROLLBACK "
+        "them for that set in this process (the timeout's BEGIN, set_config and COMMIT "
         "included), on one connection of its own"
         + (
             "; it does not embed the query (the model runs in Python, before the SQL), which "

@@ -4,22 +4,27 @@ planned again on each call."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 import pytest
 import redis
-from django.db import connection
+from django.db import close_old_connections, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents import mcp, selectors
 from agents import services as agent_services
 from config.cache import counter_value
+from config.postgresql.base import has_input
+from config.postgresql.types import int_array
 from core.actors import SystemActor
 from core.audit import audit_event, audit_record
 from core.models import AuditEvent
 from wiki.models import Page
+from wiki.search import search_pages
 
 from .conftest import is_postgres
 from .fixtures_mcp import AgentKey, rpc, rpc_tool
@@ -162,6 +167,17 @@ def test_it_logs_each_statement_with_its_values(
     assert page.public_id in queries.captured_queries[0]["sql"]
 
 
+def prepared_page_reads() -> int:
+    """How many statements reading a page for an agent this connection has prepared."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements "
+            "WHERE statement LIKE %s AND statement LIKE %s",
+            ["%wiki_page%", "%set_entry%"],
+        )
+        return int(cursor.fetchone()[0])
+
+
 @pytest.mark.skipif(not is_postgres(), reason="prepared statements are PostgreSQL's")
 def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
     make_page: Callable[..., Page], reader_agent: AgentKey
@@ -169,21 +185,102 @@ def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
     page = make_page("Prepared")
     reader_agent.give(page)
 
-    def prepared_page_reads() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_prepared_statements "
-                "WHERE statement LIKE %s AND statement LIKE %s",
-                ["%wiki_page%", "%set_entry%"],
-            )
-            return int(cursor.fetchone()[0])
-
     for _ in range(6):
         selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
     assert prepared_page_reads() == 1
     for _ in range(20):
         selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
     assert prepared_page_reads() == 1  # prepared once, then reused
+
+
+@pytest.mark.skipif(not is_postgres(), reason="prepared statements are PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_a_search_leaves_the_statements_its_connection_prepared(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    # Outside any transaction, as a request runs it: the search's own transaction (its
+    # statement timeout) used to end in a ROLLBACK, at which psycopg deallocates every
+    # statement the connection prepared.
+    page = make_page("Quarterly planning", "Notes from the planning day.\n")
+    reader_agent.give(page)
+    for _ in range(6):
+        selectors.readable_page_for_agent(reader_agent.agent, page.public_id)
+    assert prepared_page_reads() == 1
+
+    hits = search_pages("quarterly planning", scope=selectors.agent_scope(reader_agent.agent))
+
+    assert [hit.public_id for hit in hits] == [page.public_id]
+    assert prepared_page_reads() == 1
+    assert not connection.in_atomic_block
+    with connection.cursor() as cursor:  # the search's timeout ended with its transaction
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == "0"
+
+
+@pytest.mark.skipif(not is_postgres(), reason="the parameter is the PostgreSQL backend's")
+@pytest.mark.parametrize("values", [[3, 17], [3, 40_000], [3, 2**31 + 5]])
+def test_a_kept_array_of_keys_is_sent_as_psycopg_sends_the_list(values: list[int]) -> None:
+    # The same type (which decides the plans PostgreSQL considers) and the same values.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_typeof(%s)::text, %s", [int_array(values), int_array(values)])
+        kept = cursor.fetchone()
+        cursor.execute("SELECT pg_typeof(%s)::text, %s", [values, values])
+        listed = cursor.fetchone()
+    assert kept == listed
+    assert kept[1] == values
+
+
+@pytest.mark.skipif(not is_postgres(), reason="the check is the PostgreSQL backend's")
+@pytest.mark.django_db(transaction=True)
+def test_checking_a_kept_connection_sends_nothing_to_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Page.objects.count()  # connected
+    sent: list[str] = []
+    execute = type(connection.connection).execute
+    cursor = type(connection.connection).cursor
+
+    def spy_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    def spy_cursor(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append("cursor")
+        return cursor(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(connection.connection), "execute", spy_execute)
+    monkeypatch.setattr(type(connection.connection), "cursor", spy_cursor)
+
+    assert connection.is_usable()
+    assert sent == []
+
+
+@pytest.mark.skipif(not is_postgres(), reason="the check is the PostgreSQL backend's")
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_server_ended_is_replaced_before_a_request_uses_it(
+    make_page: Callable[..., Page],
+) -> None:
+    page = make_page("Still here")
+    pid = connection.cursor().connection.info.backend_pid
+    fileno = connection.connection.fileno()
+    database = connection.settings_dict
+    with psycopg.connect(
+        dbname=database["NAME"],
+        host=database["HOST"],
+        port=database["PORT"] or None,
+        user=database["USER"],
+        password=database["PASSWORD"] or None,
+        autocommit=True,
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    deadline = time.monotonic() + 10
+    while not has_input(fileno) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    assert not connection.is_usable()
+    close_old_connections()  # as at the start of each request
+    assert Page.objects.get(pk=page.pk).title == "Still here"
+    assert connection.connection.info.backend_pid != pid
 
 
 # --- with Redis: the token's check and the rate-limit count in one round trip ----------------

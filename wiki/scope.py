@@ -43,6 +43,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BooleanField, Expression, F, Q, TextField
 from django.db.models.sql.compiler import SQLCompiler
 
+from config.postgresql.types import IntArray, int_array
+
 # The one statement of "this page can be read": it went live and is not archived.
 READABLE = Q(archived=False, live_version__isnull=False)
 # READABLE as SQL; `{p}` is the column prefix ("p." or none).
@@ -220,6 +222,12 @@ class Scope:
         """Primary keys of the roots with no pages under them (each covers itself only)."""
         return [root.page_id for root in self.roots if not root.has_children and root.page_id]
 
+    @cached_property
+    def keys_array(self) -> IntArray:
+        """`keys()` as a PostgreSQL parameter made once per Scope (a scope an agent's kept
+        copy holds is sent with every search; see config.postgresql.types)."""
+        return int_array(self.keys())
+
     def ranges(self, roots: Sequence[Root] | None = None) -> list[tuple[str, str]]:
         """The tree-key ranges of `roots` (default: the roots with children, or everything),
         each narrowed to `under`; a root outside `under` gives an empty range ("", "")."""
@@ -327,7 +335,7 @@ class Scope:
             return (
                 f"({pk} = ANY(%s) OR EXISTS (SELECT 1 FROM unnest(%s::text[], "  # noqa: S608
                 f"%s::text[]) r(lo, hi) WHERE {key} >= r.lo AND {key} < r.hi))",
-                [keys, [lo for lo, _ in ranges], [hi for _, hi in ranges]],
+                [self.keys_array, [lo for lo, _ in ranges], [hi for _, hi in ranges]],
             )
         return (
             f"({pk} IN (SELECT value FROM json_each(%s)) OR EXISTS (SELECT 1 FROM "  # noqa: S608

@@ -542,6 +542,7 @@ def time_limit(milliseconds: int) -> Iterator[None]:
     a worker: PostgreSQL's statement_timeout for this transaction, SQLite's progress handler.
     """
     if connection.vendor == "postgresql":
+        nested = connection.in_atomic_block
         try:
             with transaction.atomic():
                 with connection.cursor() as cursor:
@@ -553,9 +554,13 @@ def time_limit(milliseconds: int) -> Iterator[None]:
                         [str(milliseconds)],
                     )
                 yield
-                # A search writes nothing: rolling its savepoint (or transaction) back ends
-                # the timeout with it, even inside a caller's transaction.
-                transaction.set_rollback(True)
+                # A search writes nothing. On its own, its transaction commits: that ends the
+                # settings as well as a rollback, and psycopg forgets every statement it
+                # prepared on the connection at a ROLLBACK (having the server DEALLOCATE ALL),
+                # so that each search would cost the next calls their prepared statements.
+                # Inside a caller's transaction, only rolling its savepoint back ends them.
+                if nested:
+                    transaction.set_rollback(True)
         except OperationalError as error:
             if getattr(error.__cause__, "sqlstate", None) == QUERY_CANCELED:
                 raise _too_slow(milliseconds) from error
@@ -817,14 +822,15 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     assert within is not None
     # The Scope's roots: those without children by key, the others (and `under`) as ranges
     # of the readable pages' tree-key index.
-    keys, ranges = within.keys(), [r for r in within.ranges() if r[0] < r[1]]
+    ranges = [r for r in within.ranges() if r[0] < r[1]]
     readable = " AND " + readable_sql("p")
     under, under_params = within.under_sql("p")
     keyed = readable + (" AND " + _bind(under, under_params, params) if under else "")
     key = tree_key_sql("p", vendor)
     pg = vendor == "postgresql"
     if pg:
-        found = f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({params.add(keys)}){keyed}"  # noqa: S608
+        keys = params.add(within.keys_array)
+        found = f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({keys}){keyed}"  # noqa: S608
         if not ranges:
             # Single pages only: a list of keys, whose size the planner knows.
             return found
@@ -838,7 +844,7 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
             spans = " OR ".join(
                 f"({key} >= {params.add(lo)} AND {key} < {params.add(hi)})" for lo, hi in ranges
             )
-            by_key = f"p.id = ANY({params.add(keys)})" + (
+            by_key = f"p.id = ANY({keys})" + (
                 " AND " + _bind(under, under_params, params) if under else ""
             )
             return f"SELECT p.id FROM wiki_page p WHERE (({by_key}) OR {spans}){readable}"  # noqa: S608
@@ -852,7 +858,7 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
         )
     return (
         "SELECT p.id FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
-        f"{params.add(json.dumps(keys))})){keyed} UNION SELECT p.id FROM "
+        f"{params.add(json.dumps(within.keys()))})){keyed} UNION SELECT p.id FROM "
         f"json_each({params.add(json.dumps(ranges))}) AS r JOIN wiki_page p ON "
         f"{key} >= json_extract(r.value, '$[0]') AND {key} < json_extract(r.value, '$[1]')"
         f"{readable}"
@@ -914,7 +920,7 @@ def _search_postgres(
             # Single pages only: their keys on the index row too, so that however few pages
             # PostgreSQL guesses the words hold (a CJK word's pairs multiply into a guess of
             # one), no plan reads the set once per page holding the words.
-            in_scope += f" AND d.page_id = ANY({params.add(scope.keys())})"
+            in_scope += f" AND d.page_id = ANY({params.add(scope.keys_array)})"
     every = " && ".join(_pg_tsquery(group, params) for group in parsed.groups)
     any_term = " || ".join(_pg_tsquery(group, params) for group in parsed.groups)
     # What excerpts mark: the words themselves (ts_headline reads no bigrams).
