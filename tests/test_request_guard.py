@@ -136,10 +136,12 @@ def test_it_survives_a_database_restart_without_an_error(
     headers = {"Authorization": f"Token {token}"}
     assert httpx.get(url, headers=headers, verify=TLS).status_code == 200
 
-    # What a restart does to the server's open connections: every one of them is dropped.
+    # What a restart does to the server's open connections: every one of them is dropped,
+    # and the server is back once they are gone (the timeout waits for each to end: a
+    # request sent while one is still ending may get a retryable 503).
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
         [(dropped,)] = cursor.fetchall()

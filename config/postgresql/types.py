@@ -11,8 +11,9 @@ class IntArray(str):
     psycopg dumps a Python list of ints element by element, in Python, each time it is sent;
     the scope an agent's kept copy holds is sent with every search and browse. The backend
     sends this text as is, typed as psycopg types the list (the smallest integer type that
-    holds every value: the type changes which plans PostgreSQL considers, a bigint[] against a
-    bigint column allowing a hashed scan), so PostgreSQL plans as it did with the list."""
+    holds every value), so PostgreSQL plans as it did with the list: the type changes the
+    plan (for 2,000 single pages, bigint[] read the whole page table where int2[] and int4[]
+    read it by index; tests/test_search_plan.py)."""
 
     element = "int8"
 
