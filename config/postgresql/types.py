@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 
 class IntArray(str):
@@ -15,7 +16,7 @@ class IntArray(str):
     plan (for 2,000 single pages, bigint[] read the whole page table where int2[] and int4[]
     read it by index; tests/test_search_plan.py)."""
 
-    element = "int8"
+    element: ClassVar[str]  # the PostgreSQL type of its elements
 
 
 class SmallintArray(IntArray):
