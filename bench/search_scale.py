@@ -389,7 +389,7 @@ def render(r: dict[str, Any]) -> str:
         lines += [
             "",
             f"The query's embedding alone, in the same rounds (the served model in the bench's "
-            f"process, one ONNX thread, as search_pages embeds it before its SQL): p50 "
+            f"process, one ONNX thread, as search_pages embeds it beside its keyword SQL): p50 "
             f"{embedding['p50_ms']} ms, p95 {embedding['p95_ms']} ms. search_pages p95 against "
             "raw SQL p95 plus the embedding's p95: "
             + "; ".join(

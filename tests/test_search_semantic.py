@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from io import StringIO
 from typing import Any
@@ -20,7 +21,7 @@ from pytest_django import DjangoCaptureOnCommitCallbacks
 from agents import services as agent_services
 from core.actors import SystemActor
 from reviews import services
-from wiki import semantic
+from wiki import search, semantic
 from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
@@ -586,3 +587,29 @@ def test_a_subtree_the_planner_finds_small_sorts_its_own_chunks(
     monkeypatch.setattr(semantic, "SORTED_SET_PAGES", 0)
     large = statements_of_a_search()
     assert "hnsw.iterative_scan" in large and "<=>" in large
+
+
+def test_the_query_is_embedded_while_its_words_are_ranked(
+    handbook: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hybrid search costs the longer of its keyword ranking and the query's embedding, not
+    # their sum: the embedding starts before the keyword ranking and runs beside it.
+    embedding_started = threading.Event()
+    seen_during_ranking: list[bool] = []
+    model = semantic.embedder()
+    assert model is not None
+    encoder = type(model)
+    embed, rank_words = encoder.query, search.keyword_search
+
+    def query(self: Any, text: str) -> Any:
+        embedding_started.set()
+        return embed(self, text)
+
+    def ranking(*args: Any, **kwargs: Any) -> list[search.SearchHit]:
+        seen_during_ranking.append(embedding_started.wait(timeout=5))
+        return rank_words(*args, **kwargs)
+
+    monkeypatch.setattr(encoder, "query", query)
+    monkeypatch.setattr(search, "keyword_search", ranking)
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+    assert seen_during_ranking == [True]

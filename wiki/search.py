@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -58,7 +61,7 @@ from wiki.language import (
 )
 from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
-from wiki.semantic import ChunkHit, embedder, nearest_chunks
+from wiki.semantic import ChunkHit, embedder, nearest_chunks, query_vectors
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -514,6 +517,9 @@ def search_pages(
         language = query_language(query, wiki_languages())
         if not semantic or embedder() is None:
             return keyword_search(query, parsed, within, limit, language=language)
+        # The query is embedded (on the CPU, the GIL released) while PostgreSQL or SQLite
+        # ranks its words: hybrid costs the longer of the two, not their sum.
+        vectors = _embedding_pool().submit(query_vectors, " ".join(query.split()))
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
         params = _Params()
         covered = None if within is None else _covered_sql(within, params, connection.vendor)
@@ -525,6 +531,7 @@ def search_pages(
             language=language,
             language_bonus=LANGUAGE_BONUS,
             single_pages=single_pages,
+            vectors=vectors.result(),
         )
         return fuse(
             parsed,
@@ -534,6 +541,25 @@ def search_pages(
             language=language,
             similarity_floor=similarity_floor(query),
         )
+
+
+# Threads that embed queries beside their keyword ranking (`search_pages`), a pool per
+# process (a forked worker starts its own): as many as searches that may run at once in a
+# gunicorn worker's threads; each embedding uses one ONNX thread.
+EMBEDDING_THREADS = 8
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (
+                os.getpid(),
+                ThreadPoolExecutor(EMBEDDING_THREADS, thread_name_prefix="quire-embed"),
+            )
+        return _pool[1]
 
 
 @contextmanager

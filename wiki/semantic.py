@@ -661,9 +661,12 @@ def nearest_chunks(
     language: str = "",
     language_bonus: float = 0.0,
     single_pages: bool = False,
+    vectors: list[np.ndarray] | None = None,
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
-    for the page ids the reader may see, run inside this one) when given.
+    for the page ids the reader may see, run inside this one) when given. `vectors`: the
+    query's `query_vectors`, when the caller made them already (wiki.search makes them
+    while its keyword ranking runs).
 
     `single_pages`: the set is a list of pages (no subtree), so their chunks are few: with
     pgvector, their distances are sorted instead of reading the HNSW index past every chunk
@@ -681,10 +684,10 @@ def nearest_chunks(
     it out of the candidates.
     """
     model = embedder()
-    if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
+    if vectors is None:
+        vectors = query_vectors(query)
+    if model is None or not vectors:
         return []
-    texts = query_texts(query)
-    vectors = [model.query(texts[0])] if len(texts) == 1 else list(model.queries(texts))
     store = _vectors_for(model)
     params = dict(params, model=model.name, limit=limit)
     in_scope = "AND c.page_id IN (SELECT id FROM covered)" if covered_sql else ""
@@ -725,6 +728,17 @@ def nearest_chunks(
         return hit.similarity + (bonus if hit.language in ("", language) else 0.0)
 
     return sorted(best.values(), key=preferred, reverse=True)[:limit]
+
+
+def query_vectors(query: str) -> list[np.ndarray]:
+    """The embeddings `nearest_chunks` searches with: the query's, and each sentence's of a
+    long one; none without a model or for a query the model reads letter by letter. No
+    database work (another thread may make them)."""
+    model = embedder()
+    if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
+        return []
+    texts = query_texts(query)
+    return [model.query(texts[0])] if len(texts) == 1 else list(model.queries(texts))
 
 
 def _few_pages(covered_sql: str, params: dict[str, Any]) -> bool:
