@@ -379,6 +379,25 @@ def search_sql(url: str, queries: list[str]) -> dict[str, list[str]]:
     return statements
 
 
+def send_search_sql(raw: Any, statements: list[str]) -> None:
+    """Send a search's captured statements (`search_sql`) as the search sends them: a
+    statement's settings (`SELECT set_config(...)`) and the statement in one pipeline, one
+    round trip and one implicit transaction (wiki.search_limits.search_rows); any other
+    statement on its own. `raw`: a psycopg connection in autocommit."""
+    pending = list(statements)
+    while pending:
+        sql = pending.pop(0)
+        if sql.startswith("SELECT set_config(") and pending:
+            with raw.pipeline():
+                raw.execute(sql)
+                cursor = raw.execute(pending.pop(0))
+            cursor.fetchall()
+            continue
+        cursor = raw.execute(sql)
+        if cursor.description is not None:  # BEGIN, SAVEPOINT... return no rows
+            cursor.fetchall()
+
+
 # --- measuring ------------------------------------------------------------------------------
 
 
@@ -515,10 +534,7 @@ def measure(url: str, site: dict[str, Any], base: str, peer_url: str) -> int:
     raw.execute("SET jit = off")
 
     def raw_search(query: str) -> None:
-        for sql in statements[query]:
-            cursor = raw.execute(sql)
-            if cursor.description is not None:  # BEGIN, SAVEPOINT... return no rows
-                cursor.fetchall()
+        send_search_sql(raw, statements[query])
 
     sources = {
         page_id: quire.call("get_page_source", pageId=page_id)["structuredContent"]

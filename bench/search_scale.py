@@ -240,10 +240,7 @@ def measure(
                     key = f"{label} / {query}: {problem}"
                     errors[key] = errors.get(key, 0) + 1
             else:
-                for statement in sql[label][query]:
-                    cursor = raw.execute(statement)
-                    if cursor.description is not None:
-                        cursor.fetchall()
+                run.send_search_sql(raw, sql[label][query])
             samples[(label, query, way)].append((time.perf_counter() - started) * 1000)
         loads.append(os.getloadavg()[0])
         print(f"  round {n + 1}/{ROUNDS}, load {load()}", flush=True)
@@ -359,8 +356,8 @@ def render(r: dict[str, Any]) -> str:
         "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
         "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
         "The raw leg sends every statement the search sends, as wiki.search.search_pages sent "
-        "them for that set in this process (the timeout's BEGIN, set_config and COMMIT "
-        "included), on one connection of its own"
+        "them for that set in this process (each with its settings in one round trip, "
+        "set_config and the statement pipelined), on one connection of its own"
         + (
             "; it does not embed the query (the model runs in Python, before the SQL), which "
             "search_pages does."

@@ -198,9 +198,9 @@ def test_it_prepares_the_page_read_on_postgresql_after_a_few_runs(
 def test_a_search_leaves_the_statements_its_connection_prepared(
     make_page: Callable[..., Page], reader_agent: AgentKey
 ) -> None:
-    # Outside any transaction, as a request runs it: the search's own transaction (its
-    # statement timeout) used to end in a ROLLBACK, at which psycopg deallocates every
-    # statement the connection prepared.
+    # Outside any transaction, as a request runs it. A search once had a transaction of its
+    # own for its settings, ended by a ROLLBACK, at which psycopg deallocates every statement
+    # the connection prepared; its settings now end with each statement's implicit one.
     page = make_page("Quarterly planning", "Notes from the planning day.\n")
     reader_agent.give(page)
     for _ in range(6):
@@ -212,7 +212,7 @@ def test_a_search_leaves_the_statements_its_connection_prepared(
     assert [hit.public_id for hit in hits] == [page.public_id]
     assert prepared_page_reads() == 1
     assert not connection.in_atomic_block
-    with connection.cursor() as cursor:  # the search's timeout ended with its transaction
+    with connection.cursor() as cursor:  # the search's timeout ended with its statements
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == "0"
 

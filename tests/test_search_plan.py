@@ -223,5 +223,9 @@ def test_a_small_subtree_is_read_through_the_tree_index(site: list[Page]) -> Non
         for n in nodes(plan["Plan"])
         if n["Node Type"].endswith("Scan")
     ]
-    assert not [scan for scan in scans if scan[0] == "Seq Scan"], scans
+    # Pages and their documents (the chunks, read for the hits' sections, are few here, and
+    # a table whose statistics say it is nearly empty, as earlier tests can leave it, is
+    # rightly scanned).
+    read = [scan for scan in scans if scan[1] in ("wiki_page", "wiki_searchdocument")]
+    assert not [scan for scan in read if scan[0] == "Seq Scan"], scans
     assert any(index == "page_readable_tree_key" for _, _, index in scans), scans

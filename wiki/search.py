@@ -33,23 +33,20 @@ import logging
 import os
 import re
 import threading
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db import OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import (
     Prefetch,
     QuerySet,
 )
 from kombu.exceptions import OperationalError as BrokerError
 
-from core.errors import TryAgain
 from wiki.language import (
     UNKNOWN,
     count_languages,
@@ -61,6 +58,7 @@ from wiki.language import (
 )
 from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
+from wiki.search_limits import search_rows, time_limit
 from wiki.semantic import ChunkHit, embedder, nearest_chunks, query_vectors
 
 CONFIG = "english"
@@ -562,71 +560,6 @@ def _embedding_pool() -> ThreadPoolExecutor:
         return _pool[1]
 
 
-@contextmanager
-def time_limit(milliseconds: int) -> Iterator[None]:
-    """Stop the SQL of one search after `milliseconds`, raising TryAgain instead of holding
-    a worker: PostgreSQL's statement_timeout for this transaction, SQLite's progress handler.
-    """
-    if connection.vendor == "postgresql":
-        nested = connection.in_atomic_block
-        try:
-            with transaction.atomic():
-                with connection.cursor() as cursor:
-                    # Planned for its values each time (a prepared statement's generic plan
-                    # would guess how many pages the set's ranges and the words hold), and
-                    # with the index reads priced as reads from memory (see below).
-                    cursor.execute(
-                        "SELECT set_config('statement_timeout', %s, true), "
-                        "set_config('plan_cache_mode', 'force_custom_plan', true), "
-                        "set_config('random_page_cost', %s, true)",
-                        [str(milliseconds), SEARCH_RANDOM_PAGE_COST],
-                    )
-                yield
-                # A search writes nothing. On its own, its transaction commits: that ends the
-                # settings as well as a rollback, and psycopg forgets every statement it
-                # prepared on the connection at a ROLLBACK (having the server DEALLOCATE ALL),
-                # so that each search would cost the next calls their prepared statements.
-                # Inside a caller's transaction, only rolling its savepoint back ends them.
-                if nested:
-                    transaction.set_rollback(True)
-        except OperationalError as error:
-            if getattr(error.__cause__, "sqlstate", None) == QUERY_CANCELED:
-                raise _too_slow(milliseconds) from error
-            raise
-        return
-    connection.ensure_connection()
-    raw = connection.connection
-    deadline = time.monotonic() + milliseconds / 1000
-    raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
-    try:
-        yield
-    except OperationalError as error:
-        if "interrupted" in str(error):
-            raise _too_slow(milliseconds) from error
-        raise
-    finally:
-        raw.set_progress_handler(None, 0)
-
-
-QUERY_CANCELED = "57014"
-# PostgreSQL's random_page_cost for the search's statements. Its default (4) prices a read by
-# index as a seek on a spinning disk; a search reads the index rows of its set's pages, which
-# a wiki that is searched keeps in memory. At 116,283 pages (`make bench-scale`) the default
-# made the planner prefer a parallel scan of the whole page table to the 2,031 index probes
-# of one subtree, which it then searched in 30 ms instead of 6 (p95 30 ms against 12 over
-# the bench's queries) whenever ANALYZE's sample put the subtree at 1,163 pages rather than
-# 1. 1.1, the usual value for SSDs and cached data, keeps the index plan after any sample;
-# the other sets' searches were as fast as before. Only the search's own transaction has it.
-SEARCH_RANDOM_PAGE_COST = "1.1"
-
-
-def _too_slow(milliseconds: int) -> TryAgain:
-    return TryAgain(
-        f"the search took longer than {milliseconds / 1000:g} seconds and was stopped. Try "
-        "again in a few seconds, or narrow it with more distinctive words or `under`."
-    )
-
-
 def similarity_floor(query: str) -> float:
     """The model's similarity floor (see fuse), for a query in one of the model's languages:
     in another, all its similarities are lower, and the nearest pages are still the best it
@@ -1014,9 +947,7 @@ def _search_postgres(
         ORDER BY r.title_equals DESC, r.matched DESC, r.title_hits DESC, r.same_language DESC,
                  r.score DESC, r.page_id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = search_rows(sql, params)
     hits = []
     for (
         page_id,

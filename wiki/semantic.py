@@ -39,6 +39,7 @@ from django.db.models import Exists, OuterRef
 from wiki import outline
 from wiki.models import Page, PageChunk
 from wiki.scope import readable_sql
+from wiki.search_limits import search_rows
 
 log = logging.getLogger(__name__)
 
@@ -744,12 +745,18 @@ def query_vectors(query: str) -> list[np.ndarray]:
 def _few_pages(covered_sql: str, params: dict[str, Any]) -> bool:
     """Whether PostgreSQL estimates the set `covered_sql` selects under SORTED_SET_PAGES pages
     (from the tree key's statistics: a plan, no rows read)."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {covered_sql}", params)
-        plan = cursor.fetchone()[0]
+    plan = search_rows(f"EXPLAIN (FORMAT JSON) {covered_sql}", params)[0][0]
     if isinstance(plan, str):
         plan = json.loads(plan)
     return float(plan[0]["Plan"]["Plan Rows"]) < SORTED_SET_PAGES
+
+
+# What reading the HNSW index for a set needs (see _indexed_nearest).
+HNSW_SETTINGS = (
+    ("hnsw.iterative_scan", "relaxed_order"),
+    ("hnsw.ef_search", "100"),
+    ("enable_sort", "off"),
+)
 
 
 def _indexed_nearest(
@@ -779,24 +786,13 @@ def _indexed_nearest(
         """  # noqa: S608 - only constants are interpolated
         if not use_index:
             # The planner sorts the set's chunks by distance, as it should for a few pages.
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                return [_hit(row) for row in cursor.fetchall()]
-        # Settings local to the transaction, in one statement. Inside the search's own
-        # transaction (wiki.search.time_limit, rolled back at its end) no savepoint of its own.
-        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute(
-                # The HNSW index goes on reading past chunks outside the set until it has
-                # enough. The planner guesses one row for the join on the live version and
-                # would sort every chunk by distance (470 ms at 38,760 pages) instead of
-                # reading the HNSW index in order (6 ms): only the index avoids the sort.
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', '100', true), "
-                "set_config('enable_sort', 'off', true)"
-            )
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        return [_hit(row) for row in rows]
+            return [_hit(row) for row in search_rows(sql, params)]
+        # The HNSW index goes on reading past chunks outside the set until it has enough.
+        # The planner guesses one row for the join on the live version and would sort every
+        # chunk by distance (470 ms at 38,760 pages) instead of reading the HNSW index in
+        # order (6 ms): only the index avoids the sort. Settings of this statement alone
+        # (wiki.search_limits.search_rows).
+        return [_hit(row) for row in search_rows(sql, params, settings=HNSW_SETTINGS)]
     params = dict(params, q=vector.astype(np.float32).tobytes())
     sql = f"""
         {with_covered}
@@ -806,9 +802,7 @@ def _indexed_nearest(
         ORDER BY similarity DESC
         LIMIT %(limit)s
     """  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [_hit(row) for row in cursor.fetchall()]
+    return [_hit(row) for row in search_rows(sql, params)]
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:
@@ -836,9 +830,7 @@ def _exact_nearest(
         LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
         WHERE c.vector IS NOT NULL AND {live} {in_scope}
     """  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = search_rows(sql, params)
     if not rows:
         return []
     ids = np.array([row[0] for row in rows])
