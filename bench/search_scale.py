@@ -15,13 +15,16 @@
    calls search_pages through MCP over HTTP for every query of the bench's set
    (bench/run.py QUERIES, CJK included) for each agent, interleaved in a shuffled order each
    round with the same search's SQL sent straight to PostgreSQL (raw SQL, captured from
-   wiki.search for that agent's set), so load falls on both alike. An answer that is not a
-   result (HTTP error, tool error, the statement timeout's "try again") counts as an error.
+   wiki.search for that agent's set), so load falls on both alike. Each MCP call is made twice
+   in the round: with httpx (the official MCP Python client's HTTP library, the headline
+   figure) and with the standard library's http.client (the least a client spends), so the
+   report tells the client's cost from the server's. An answer that is not a result (HTTP
+   error, tool error, the statement timeout's "try again") counts as an error.
 4. Writes bench/results/search-scale.json and its own section of bench/REPORT.md (the rest
    of the report is kept).
 
 BENCH_SCALE_ROUNDS sets the rounds (default 24: each set's p95 is taken over 480 calls, about
-a minute on an idle machine); BENCH_COPIES the copies (default 3);
+two minutes on an idle machine); BENCH_COPIES the copies (default 3);
 BENCH_REDIS_URL the served site's Redis (bench/run.py). Search mode: keyword-only by default;
 BENCH_SCALE_MODE=hybrid serves (and captures the raw SQL) with the embedding model,
 BENCH_EMBEDDING_MODEL (default all-minilm-l6-v2, Quire's default), and fails unless /healthz
@@ -32,6 +35,7 @@ mode writes its own results file and report section.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import platform
@@ -160,31 +164,83 @@ def statements(queries: list[str]) -> dict[str, dict[str, list[str]]]:
 # --- measuring --------------------------------------------------------------------------------
 
 
-def search_call(http: httpx.Client, base: str, token: str, query: str) -> str | None:
-    """One search_pages over MCP; None when it answered results, else what went wrong."""
-    answer = http.post(
-        base + "/mcp",
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-        },
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "search_pages", "arguments": {"query": query}},
-        },
-    )
-    if answer.status_code != 200:
-        return f"HTTP {answer.status_code}"
-    body = answer.json()
+def search_request(token: str, query: str) -> tuple[dict[str, str], bytes]:
+    """The headers and body of one search_pages call over MCP."""
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_pages", "arguments": {"query": query}},
+    }
+    return headers, json.dumps(body).encode()
+
+
+def search_problem(status: int, content: bytes) -> str | None:
+    """None when a search_pages answer is a result, else what went wrong."""
+    if status != 200:
+        return f"HTTP {status}"
+    body = json.loads(content)
     if "error" in body:
         return f"JSON-RPC error {body['error'].get('code')}"
     result = body["result"]
     if result.get("isError"):
         return str(result["content"][0]["text"])[:120]
     return None
+
+
+def search_call(http: httpx.Client, base: str, token: str, query: str) -> str | None:
+    """One search_pages over MCP with httpx (the official MCP client's HTTP library)."""
+    headers, body = search_request(token, query)
+    answer = http.post(base + "/mcp", headers=headers, content=body)
+    return search_problem(answer.status_code, answer.content)
+
+
+class LeanClient:
+    """POSTs with the standard library's http.client: the least an HTTP client spends on a
+    call (httpx spends about 0.6 ms of CPU a call more on this bench's machines), so that
+    what the server costs can be told from what the client costs. It keeps its connection
+    while the server does, and connects again when the server closes it (sync workers)."""
+
+    def __init__(self, base: str) -> None:
+        address = urlparse(base)
+        self.host, self.port = address.hostname or "127.0.0.1", address.port or 80
+        self.connection: http.client.HTTPConnection | None = None
+
+    def post(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+        for attempt in range(2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=120)
+            try:
+                self.connection.request("POST", path, body=body, headers=headers)
+                response = self.connection.getresponse()
+                content = response.read()
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # The server closed a kept connection between two calls: once more, afresh.
+                self.connection.close()
+                self.connection = None
+                if attempt:
+                    raise
+                continue
+            if response.will_close:
+                self.connection.close()
+                self.connection = None
+            return response.status, content
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+
+
+def lean_search_call(lean: LeanClient, token: str, query: str) -> str | None:
+    """One search_pages over MCP with http.client."""
+    headers, body = search_request(token, query)
+    return search_problem(*lean.post("/mcp", headers, body))
 
 
 def measure(
@@ -201,7 +257,13 @@ def measure(
     raw = psycopg.connect(url, autocommit=True, prepare_threshold=None)
     raw.execute("SET jit = off")
     http = httpx.Client(timeout=120)
-    calls = [(label, query, way) for label in tokens for query in queries for way in ("mcp", "raw")]
+    lean = LeanClient(base)
+    calls = [
+        (label, query, way)
+        for label in tokens
+        for query in queries
+        for way in ("mcp", "lean", "raw")
+    ]
     # The HTTP floor, as bench/run.py's bare_view: the cheapest authenticated view, a few
     # times a round.
     calls += [("floor", str(n), "bare") for n in range(5)]
@@ -221,6 +283,8 @@ def measure(
     for label, query, way in calls:  # warm up every path once
         if way == "mcp":
             search_call(http, base, tokens[label], query)
+        elif way == "lean":
+            lean_search_call(lean, tokens[label], query)
     for n in range(ROUNDS):
         rng.shuffle(calls)
         for label, query, way in calls:
@@ -234,8 +298,12 @@ def measure(
             elif way == "embed":
                 assert model is not None
                 model.query(query)
-            elif way == "mcp":
-                problem = search_call(http, base, tokens[label], query)
+            elif way in ("mcp", "lean"):
+                problem = (
+                    search_call(http, base, tokens[label], query)
+                    if way == "mcp"
+                    else lean_search_call(lean, tokens[label], query)
+                )
                 if problem is not None:
                     key = f"{label} / {query}: {problem}"
                     errors[key] = errors.get(key, 0) + 1
@@ -245,6 +313,7 @@ def measure(
         loads.append(os.getloadavg()[0])
         print(f"  round {n + 1}/{ROUNDS}, load {load()}", flush=True)
     raw.close()
+    lean.close()
     per_query = {
         label: {
             query: {
@@ -258,7 +327,7 @@ def measure(
     pooled = {
         label: {
             way: run.percentiles([v for q in queries for v in samples[(label, q, way)]])
-            for way in ("mcp", "raw")
+            for way in ("mcp", "lean", "raw")
         }
         for label in tokens
     }
@@ -365,15 +434,24 @@ def render(r: dict[str, Any]) -> str:
             else "."
         ),
         "",
-        "| set | search_pages p50 / p95 ms | raw SQL p50 / p95 ms | p95 ratio | errors |",
-        "|---|---:|---:|---:|---:|",
+        "search_pages is called with httpx, the HTTP library of the official MCP Python "
+        "client; in the same rounds it is also called with the standard library's http.client "
+        "(the least a client spends: its columns tell what the client costs from what the "
+        "server costs).",
+        "",
+        "| set | search_pages p50 / p95 ms | raw SQL p50 / p95 ms | p95 ratio "
+        "| over http.client p50 / p95 ms | its p95 ratio | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for label, m in r["pooled"].items():
         errors = sum(n for key, n in r["errors"].items() if key.startswith(f"{label} /"))
+        lean = m.get("lean", {"p50_ms": 0.0, "p95_ms": 0.0})
         lines.append(
             f"| {label} | {m['mcp']['p50_ms']} / {m['mcp']['p95_ms']} | "
             f"{m['raw']['p50_ms']} / {m['raw']['p95_ms']} | "
-            f"{run.ratio(m['mcp']['p95_ms'], m['raw']['p95_ms'])} | {errors} |"
+            f"{run.ratio(m['mcp']['p95_ms'], m['raw']['p95_ms'])} | "
+            f"{lean['p50_ms']} / {lean['p95_ms']} | "
+            f"{run.ratio(lean['p95_ms'], m['raw']['p95_ms'])} | {errors} |"
         )
     floor = r["floor"]
     lines += [
