@@ -202,7 +202,7 @@ def search_call(http: httpx.Client, base: str, token: str, query: str) -> str | 
 
 class LeanClient:
     """POSTs with the standard library's http.client: the least an HTTP client spends on a
-    call (httpx spends about 0.6 ms of CPU a call more on this bench's machines), so that
+    call (httpx spent 0.6 to 0.9 ms of CPU a call more on this bench's machine), so that
     what the server costs can be told from what the client costs. It keeps its connection
     while the server does, and connects again when the server closes it (sync workers)."""
 
