@@ -445,7 +445,7 @@ def render(r: dict[str, Any]) -> str:
     ]
     for label, m in r["pooled"].items():
         errors = sum(n for key, n in r["errors"].items() if key.startswith(f"{label} /"))
-        lean = m.get("lean", {"p50_ms": 0.0, "p95_ms": 0.0})
+        lean = m["lean"]
         lines.append(
             f"| {label} | {m['mcp']['p50_ms']} / {m['mcp']['p95_ms']} | "
             f"{m['raw']['p50_ms']} / {m['raw']['p95_ms']} | "
