@@ -138,11 +138,9 @@ def small_set_agents() -> dict[str, dict[str, Any]]:
 def statements(queries: list[str]) -> dict[str, dict[str, list[str]]]:
     """The SQL search_pages runs, per agent and query (as bench/run.py search_sql does)."""
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from agents import selectors
     from agents.models import Agent
-    from wiki.search import search_pages
 
     names = {
         "everything": "bench-agent",
@@ -152,11 +150,7 @@ def statements(queries: list[str]) -> dict[str, dict[str, list[str]]]:
     found: dict[str, dict[str, list[str]]] = {}
     for label, name in names.items():
         scope = selectors.agent_scope(Agent.objects.get(name=name))
-        found[label] = {}
-        for query in queries:
-            with CaptureQueriesContext(connection) as captured:
-                search_pages(query, scope=scope, limit=8)
-            found[label][query] = [q["sql"] for q in captured]
+        found[label] = {query: run.captured_search_sql(query, scope) for query in queries}
     connection.close()
     return found
 
@@ -425,8 +419,10 @@ def render(r: dict[str, Any]) -> str:
         "(HTTP) and the same search's SQL sent straight to PostgreSQL (raw), in a shuffled "
         "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
         "The raw leg sends every statement the search sends, as wiki.search.search_pages sent "
-        "them for that set in this process (each with its settings in one round trip, "
-        "set_config and the statement pipelined), on one connection of its own"
+        "them for that set in this process, in a search after the first (the wiki's "
+        "languages, which a process reads once a minute, left out; each statement with its "
+        "settings in one round trip, set_config and the statement pipelined), on one "
+        "connection of its own"
         + (
             "; it does not embed the query (the model runs in Python, before the SQL), which "
             "search_pages does."

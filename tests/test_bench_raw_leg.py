@@ -1,0 +1,46 @@
+"""The benchmarks' raw-SQL leg sends what a served search sends on each call, and nothing that
+a process reads only once a minute (bench/run.py `captured_search_sql`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from agents import selectors
+from bench import run
+from wiki import language
+from wiki.models import Page
+from wiki.search import search_pages
+
+from .fixtures_mcp import AgentKey
+
+pytestmark = pytest.mark.django_db
+
+
+def reads_languages(sql: str) -> bool:
+    """The statement of `wiki.language.count_languages`: the wiki's languages and their pages."""
+    return '"language"' in sql and "COUNT(*)" in sql
+
+
+def test_the_raw_leg_leaves_out_what_a_process_reads_once_a_minute(
+    make_page: Callable[..., Page], reader_agent: AgentKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader_agent.give(make_page("Zebra crossings", "Cross at the zebra.\n"))
+    scope = selectors.agent_scope(reader_agent.agent)
+
+    # A process that has not read the wiki's languages yet reads them with its first search:
+    # captured as it was, that read went into the raw leg of every round for that query.
+    monkeypatch.setattr(language, "_known", {})
+    with CaptureQueriesContext(connection) as first:
+        search_pages("zebra", scope=scope, limit=8)
+    assert any(reads_languages(query["sql"]) for query in first)
+
+    monkeypatch.setattr(language, "_known", {})
+    captured = run.captured_search_sql("zebra", scope)
+    assert captured and not any(reads_languages(sql) for sql in captured)
+    with CaptureQueriesContext(connection) as served:
+        search_pages("zebra", scope=scope, limit=8)
+    assert len(captured) == len(served) == len(first) - 1
