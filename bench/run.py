@@ -132,6 +132,25 @@ def site_env(url: str) -> dict[str, str]:
     }
 
 
+def ensure_database(url: str, *, afresh: bool = False) -> bool:
+    """Create the PostgreSQL database `url` names when it is not there (dropped first when
+    `afresh`); True when it was created. A SQLite URL is left alone: SQLite creates its file."""
+    import psycopg
+    from psycopg import sql
+
+    parsed = urlparse(url)
+    if not parsed.scheme.startswith("postgres"):
+        return False
+    name = parsed.path.lstrip("/")
+    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as conn:
+        if afresh:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        elif conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return False
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return True
+
+
 def build_site(url: str) -> dict[str, Any]:
     """The site's figures and tokens; builds it unless BENCH_REUSE=1 finds it built."""
     import psycopg
@@ -142,10 +161,7 @@ def build_site(url: str) -> dict[str, Any]:
         print(f"reusing the site in {name} ({saved})", flush=True)
         site: dict[str, Any] = json.loads(saved.read_text())
     else:
-        admin_url = urlparse(url)._replace(path="/postgres").geturl()
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            conn.execute(f'CREATE DATABASE "{name}"')
+        ensure_database(url, afresh=True)
         print(f"building the site in {name}: every tldr page...", flush=True)
         out = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "site.py")],

@@ -74,6 +74,10 @@ def main() -> None:
     url = os.environ.get("DATABASE_URL", "")
     if "bench" not in url.rsplit("/", 1)[-1]:
         sys.exit("set DATABASE_URL to a database whose name contains 'bench' (it is recreated)")
+    from bench.run import ensure_database
+
+    if ensure_database(url) and args.reuse:
+        sys.exit("--reuse needs a site built before in this database, which was not there")
 
     import django
 

@@ -1,5 +1,6 @@
 """The benchmarks' raw-SQL leg sends what a served search sends on each call, and nothing that
-a process reads only once a minute (bench/run.py `captured_search_sql`)."""
+a process reads only once a minute (bench/run.py `captured_search_sql`); the benches make the
+database they are pointed at when it is not there (`ensure_database`)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,33 @@ def test_the_raw_leg_leaves_out_what_a_process_reads_once_a_minute(
     with CaptureQueriesContext(connection) as served:
         search_pages("zebra", scope=scope, limit=8)
     assert len(captured) == len(served) == len(first) - 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite creates its file itself")
+def test_the_benches_create_their_database_when_it_is_not_there() -> None:
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+    from django.conf import settings
+
+    server = settings.DATABASES["default"]
+    name = f"quire_bench_new_{uuid.uuid4().hex[:8]}"
+    login = quote(server["USER"]) + (f":{quote(server['PASSWORD'])}" if server["PASSWORD"] else "")
+    host = f"{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+    url = f"postgres://{login}@{host}/{name}"
+    try:
+        # `make bench-search` pointed at a database not created yet made a traceback.
+        assert run.ensure_database(url) is True
+        assert run.ensure_database(url) is False  # there now: left as it is
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE kept (id int)")
+        assert run.ensure_database(url) is False
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute("SELECT to_regclass('kept')").fetchone() == ("kept",)
+        assert run.ensure_database(url, afresh=True) is True  # `make bench`: dropped, made anew
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute("SELECT to_regclass('kept')").fetchone() == (None,)
+    finally:
+        with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
