@@ -260,7 +260,9 @@ OAUTH2_PROVIDER = {
 # Background work: Celery on Redis when REDIS_URL is set; otherwise tasks run in process
 # (after commit, since callers queue them with transaction.on_commit).
 REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss"))
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# In process, the in-memory transport is named by a host of its own: kombu warns of a broker
+# host "reverting to localhost" for a bare memory:// on every start.
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -480,5 +482,8 @@ LOGGING = {
         "mcp": {"level": "WARNING"},
         "mcp_server": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        # Tasks run in process (no Redis): a line for each one that succeeded would bury what
+        # `make run` prints; failures are still logged. A Celery worker logs its own.
+        **({"celery.app.trace": {"level": "WARNING"}} if CELERY_TASK_ALWAYS_EAGER else {}),
     },
 }
