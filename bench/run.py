@@ -392,10 +392,11 @@ def search_sql(url: str, queries: list[str]) -> dict[str, list[str]]:
 
 def captured_search_sql(query: str, scope: Any) -> list[str]:
     """The statements one search_pages call for `scope` sends in a process that has served
-    searches before: the search runs once uncaptured first, so that what a process reads at
-    most once a minute (the wiki's languages, `wiki.language.wiki_languages`: an index scan
-    of every page's row, 15 to 20 ms at 116,283 pages) is not in the raw leg of every round,
-    as it was for the first query of the first set captured."""
+    searches before: the search runs once uncaptured first, so that what a process reads
+    with its first search only (the wiki's languages, `wiki.language.wiki_languages`: an
+    index scan of every page's row, 15 to 20 ms at 116,283 pages, read again by a thread of
+    its own after that) is not in the raw leg of every round, as it was for the first query
+    of the first set captured."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

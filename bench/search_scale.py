@@ -420,7 +420,7 @@ def render(r: dict[str, Any]) -> str:
         "order. Sets: " + "; ".join(f"{k}: {v}" for k, v in r["sets"].items()) + ". "
         "The raw leg sends every statement the search sends, as wiki.search.search_pages sent "
         "them for that set in this process, in a search after the first (the wiki's "
-        "languages, which a process reads once a minute, left out; each statement with its "
+        "languages, which a process's first search reads, left out; each statement with its "
         "settings in one round trip, set_config and the statement pipelined), on one "
         "connection of its own"
         + (

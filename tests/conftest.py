@@ -171,8 +171,8 @@ def _no_random_purge(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _wiki_languages(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts from an empty wiki, whose languages are then counted as pages are
-    indexed: no search reads them from the database (which it does once a minute), so query
-    counts and plans stay the same however long a test takes."""
+    indexed: they are never read from the database again (a thread does so once a minute),
+    so query counts and plans stay the same however long a test takes."""
     monkeypatch.setattr(language, "LANGUAGES_TTL_SECONDS", float("inf"))
     language.prime_languages({})
 

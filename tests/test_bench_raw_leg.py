@@ -1,5 +1,5 @@
 """The benchmarks' raw-SQL leg sends what a served search sends on each call, and nothing that
-a process reads only once a minute (bench/run.py `captured_search_sql`); the benches make the
+a process's first search reads only (bench/run.py `captured_search_sql`); the benches make the
 database they are pointed at when it is not there (`ensure_database`)."""
 
 from __future__ import annotations
