@@ -7,7 +7,9 @@ no search but a process's first waits for the wiki's languages to be read.
 
 from __future__ import annotations
 
+import os
 import tarfile
+import threading
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,17 @@ def test_a_search_never_waits_to_read_the_wiki_languages_again(
     language.wait_for_reading()
     monkeypatch.setattr(language, "LANGUAGES_TTL_SECONDS", float("inf"))
     assert language.wiki_languages() == {"en": 1, "fr": 1}
+
+
+def test_a_forked_process_starts_its_own_reading() -> None:
+    """A process forked while a thread read the languages (a Celery pool's child) does not
+    have that thread: it must not wait forever for it to finish."""
+    language._refreshing["forked"] = threading.Thread()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if "forked" not in language._refreshing else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        language._refreshing.pop("forked", None)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -17,6 +17,7 @@ page's search row, 15 to 20 ms at 116,000 pages) except a process's first.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -111,8 +112,10 @@ def query_language(query: str, languages: Mapping[str, int]) -> str:
 
 _lock = threading.Lock()
 _known: dict[str, tuple[float, dict[str, int]]] = {}
-# The databases whose languages a thread is reading again, with that thread.
+# The databases whose languages a thread is reading again, with that thread. A process forked
+# meanwhile (a Celery pool, gunicorn's workers) has no such thread.
 _refreshing: dict[str, threading.Thread] = {}
+os.register_at_fork(after_in_child=_refreshing.clear)
 
 
 def _database_key() -> str:
