@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from django.db import DatabaseError, connection, connections
+from django.db import connection, connections
 
 logger = logging.getLogger(__name__)
 
@@ -154,9 +154,11 @@ def _read_again(key: str) -> None:
     """`count_languages` on a thread of its own (its own connection, closed after)."""
     try:
         count_languages()
-    except DatabaseError:
+    except Exception:
         # The counts kept stay in use; the next try is a minute away, not the next search.
-        logger.warning("Could not read the wiki's languages again; keeping the last counts.")
+        logger.warning(
+            "Could not read the wiki's languages again; keeping the last counts.", exc_info=True
+        )
         with _lock:
             if key in _known:
                 _known[key] = (time.monotonic(), _known[key][1])
@@ -167,7 +169,7 @@ def _read_again(key: str) -> None:
 
 
 def wait_for_reading() -> None:
-    """Wait for the readings `wiki_languages` started (tests and benches)."""
+    """Wait for the readings `wiki_languages` started (for tests)."""
     with _lock:
         readers = list(_refreshing.values())
     for reader in readers:
