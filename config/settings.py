@@ -477,8 +477,14 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
-    # The MCP SDK logs several INFO lines per request; keep its warnings only.
     "loggers": {
+        # Django's default config gives "django" a console handler of its own (DEBUG only)
+        # beside the root's, so every django.* line was printed twice under `make run`.
+        # Its lines go to the root's handler alone, at LOG_LEVEL ("django.server", runserver's
+        # request lines, keeps its own handler). Its mail_admins handler went too: ADMINS is
+        # unset, so it never sent anything.
+        "django": {"handlers": [], "level": "NOTSET"},
+        # The MCP SDK logs several INFO lines per request; keep its warnings only.
         "mcp": {"level": "WARNING"},
         "mcp_server": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},

@@ -16,8 +16,11 @@ pytestmark = pytest.mark.database_independent
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def start(env: dict[str, str | None]) -> subprocess.CompletedProcess[str]:
-    """Set Django up in a fresh process with only `env` set (None: the variable is unset)."""
+def start(
+    env: dict[str, str | None], then: str = "print('started')"
+) -> subprocess.CompletedProcess[str]:
+    """Set Django up in a fresh process with only `env` set (None: the variable is unset),
+    then run the Python code `then`."""
     given: dict[str, str | None] = {
         "PATH": os.environ.get("PATH", ""),
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -26,7 +29,7 @@ def start(env: dict[str, str | None]) -> subprocess.CompletedProcess[str]:
     }
     clean = {name: value for name, value in given.items() if value is not None}
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        [sys.executable, "-c", f"import django; django.setup(); {then}"],
         cwd=PROJECT_ROOT,
         env=clean,
         capture_output=True,
@@ -173,3 +176,15 @@ def test_it_stores_attachments_in_s3_compatible_storage_when_a_bucket_is_set() -
     assert show(env, f"{storage}.bucket_name, {storage}.endpoint_url, {storage}.location") == (
         "quire-files http://127.0.0.1:9000 attachments"
     )
+
+
+@pytest.mark.parametrize("debug", ["1", "0"])
+def test_it_logs_each_django_line_once(debug: str) -> None:
+    """Django's own console handler (DEBUG only) and the root's printed every django.* line
+    twice under `make run`: each 404 warning, each request's traceback."""
+    result = start(
+        {"DEBUG": debug, "ALLOWED_HOSTS": "localhost", "LOG_LEVEL": None},
+        then="import logging; logging.getLogger('django.request').warning('probe-line')",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("probe-line") == 1, result.stderr
