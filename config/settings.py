@@ -475,15 +475,31 @@ SECURE_HSTS_PRELOAD = env_bool("QUIRE_HSTS_PRELOAD", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "django.server": {
+            "class": "logging.StreamHandler",
+            "formatter": "django.server",
+            "level": "INFO",
+        },
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     "loggers": {
         # Django's default config gives "django" a console handler of its own (DEBUG only)
         # beside the root's, so every django.* line was printed twice under `make run`.
-        # Its lines go to the root's handler alone, at LOG_LEVEL ("django.server", runserver's
-        # request lines, keeps its own handler). Its mail_admins handler went too: ADMINS is
-        # unset, so it never sent anything.
+        # Its lines go to the root's handler alone, at LOG_LEVEL. Its mail_admins handler
+        # went too: ADMINS is unset, so it never sent anything. Configuring "django" resets
+        # its children, so runserver's request lines get their handler and format again, as
+        # Django's default config gives them.
         "django": {"handlers": [], "level": "NOTSET"},
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
         # The MCP SDK logs several INFO lines per request; keep its warnings only.
         "mcp": {"level": "WARNING"},
         "mcp_server": {"level": "WARNING"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -184,7 +185,11 @@ def test_it_logs_each_django_line_once(debug: str) -> None:
     twice under `make run`: each 404 warning, each request's traceback."""
     result = start(
         {"DEBUG": debug, "ALLOWED_HOSTS": "localhost", "LOG_LEVEL": None},
-        then="import logging; logging.getLogger('django.request').warning('probe-line')",
+        then="import logging; logging.getLogger('django.request').warning('probe-line'); "
+        "logging.getLogger('django.server').info('\"GET / HTTP/1.1\" 200 5')",
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("probe-line") == 1, result.stderr
+    # runserver's request lines keep their handler and their time.
+    assert re.search(r'^\[[^]]+\] "GET / HTTP/1.1" 200 5$', result.stderr, re.M), result.stderr
+    assert result.stderr.count("GET / HTTP/1.1") == 1, result.stderr
