@@ -26,7 +26,7 @@ def reads_languages(sql: str) -> bool:
     return '"language"' in sql and "COUNT(*)" in sql
 
 
-def test_the_raw_leg_leaves_out_what_a_process_reads_once_a_minute(
+def test_the_raw_leg_leaves_out_what_only_a_process_first_search_reads(
     make_page: Callable[..., Page], reader_agent: AgentKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reader_agent.give(make_page("Zebra crossings", "Cross at the zebra.\n"))
