@@ -7,6 +7,7 @@ no search but a process's first waits for the wiki's languages to be read.
 
 from __future__ import annotations
 
+import importlib
 import os
 import tarfile
 import threading
@@ -210,6 +211,41 @@ def test_a_search_never_waits_to_read_the_wiki_languages_again(
     language.wait_for_reading()
     monkeypatch.setattr(language, "LANGUAGES_TTL_SECONDS", float("inf"))
     assert language.wiki_languages() == {"en": 1, "fr": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_server_process_reads_the_wiki_languages_before_its_first_search(
+    make_page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config/wsgi.py, which each gunicorn worker (and runserver) loads as it starts, starts
+    the reading: the process's first search takes the counts it read, rather than reading
+    them itself (15 to 20 ms at 116,000 pages, on a search's path)."""
+    make_page("Tar", "Archive files with tar: create, list and extract an archive.\n")
+    make_page("Tar (français)", "Archiver des fichiers avec tar : créer et extraire.\n")
+    monkeypatch.setattr(language, "_known", {})  # a process that has read nothing yet
+
+    import config.wsgi
+
+    importlib.reload(config.wsgi)
+    language.wait_for_reading()
+    with CaptureQueriesContext(connection) as queries:
+        hits = search_pages("extract an archive", scope=EVERYTHING, limit=8)
+    assert [hit.title for hit in hits][:1] == ["Tar"]
+    assert not any(reads_languages(query["sql"]) for query in queries)
+    assert language.wiki_languages() == {"en": 1, "fr": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_search_waits_for_the_reading_under_way(make_page: Any) -> None:
+    """A search that comes while the process's first reading is under way takes that
+    reading's counts rather than reading them a second time."""
+    make_page("Tar", "Archive files with tar: create, list and extract an archive.\n")
+    language._known.clear()
+    with CaptureQueriesContext(connection) as queries:
+        language.read_in_background()
+        counts = language.wiki_languages()
+    assert counts == {"en": 1}
+    assert not any(reads_languages(query["sql"]) for query in queries)
 
 
 def test_a_forked_process_starts_its_own_reading() -> None:

@@ -11,7 +11,9 @@ is fairly sure: "tar" or "PIV card" are taken to be in the wiki's main language.
 
 The wiki's languages, with their page counts, are kept per process and read again once a
 minute by a thread of their own: no search waits for that reading (an index scan of every
-page's search row, 15 to 20 ms at 116,000 pages) except a process's first.
+page's search row, 15 to 20 ms at 116,000 pages). A server process starts its first reading
+as it starts (config/wsgi.py); elsewhere (a shell, a Celery worker) the first search reads
+them.
 """
 
 from __future__ import annotations
@@ -125,8 +127,9 @@ def _database_key() -> str:
 def wiki_languages() -> Mapping[str, int]:
     """The languages of the indexed pages, with how many pages each has.
 
-    Read from the database by the first search of a process; after that a search takes the
-    counts kept, and when they are a minute old it starts a thread that reads them again
+    Read from the database as a server process starts (`read_in_background`), or else by
+    its first search, which waits for a reading already started; after that a search takes
+    the counts kept, and when they are a minute old it starts a thread that reads them again
     (one at a time per process) and goes on with what it has: staleness only weighs a
     query's language (`query_language`), and pages this process indexes meanwhile are
     counted at once (`note_languages`)."""
@@ -140,7 +143,7 @@ def wiki_languages() -> Mapping[str, int]:
                 target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
             )
     if cached is None:
-        return count_languages()
+        return _first_reading(key)
     if reader is not None:
         try:
             reader.start()
@@ -150,6 +153,36 @@ def wiki_languages() -> Mapping[str, int]:
     return cached[1]
 
 
+def read_in_background() -> None:
+    """Start reading the wiki's languages on a thread of their own, unless this process has
+    them or is reading them: a server process calls it as it starts (config/wsgi.py), so that
+    not even its first search waits for that reading."""
+    key = _database_key()
+    with _lock:
+        if key in _known or key in _refreshing:
+            return
+        reader = _refreshing[key] = threading.Thread(
+            target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
+        )
+    try:
+        reader.start()
+    except RuntimeError:  # the first search reads them itself
+        with _lock:
+            _refreshing.pop(key, None)
+
+
+def _first_reading(key: str) -> Mapping[str, int]:
+    """This process's first counts: the reading `read_in_background` started, finished, or
+    a reading of the search's own when there is none (or it failed)."""
+    with _lock:
+        reader = _refreshing.get(key)
+    if reader is not None:
+        reader.join()
+    with _lock:
+        cached = _known.get(key)
+    return cached[1] if cached is not None else count_languages()
+
+
 def _read_again(key: str) -> None:
     """`count_languages` on a thread of its own (its own connection, closed after)."""
     try:
@@ -157,7 +190,9 @@ def _read_again(key: str) -> None:
     except Exception:
         # The counts kept stay in use; the next try is a minute away, not the next search.
         logger.warning(
-            "Could not read the wiki's languages again; keeping the last counts.", exc_info=True
+            "Could not read the wiki's languages; %s.",
+            "keeping the last counts" if key in _known else "the first search will",
+            exc_info=True,
         )
         with _lock:
             if key in _known:
