@@ -191,7 +191,7 @@ def _read_again(key: str) -> None:
         # The counts kept stay in use; the next try is a minute away, not the next search.
         logger.warning(
             "Could not read the wiki's languages; %s.",
-            "keeping the last counts" if key in _known else "the first search will",
+            "keeping the last counts" if key in _known else "the first search reads them",
             exc_info=True,
         )
         with _lock:
