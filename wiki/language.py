@@ -50,11 +50,25 @@ _NOT_PROSE = re.compile(
 _SEGMENT = re.compile(r"(?:^|\.)([a-z]{2,3})(?:[_-][a-z]{2,4})?$")
 
 
-@cache
+_model_lock = threading.Lock()
+
+
 def _identifier() -> Any:
+    """py3langid's model, loaded once per process (0.4 s); a server process loads it as it
+    starts (`wiki.search.warm_up`), and a search meanwhile waits for it."""
+    with _model_lock:
+        return _load_identifier()
+
+
+@cache
+def _load_identifier() -> Any:
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def load_model() -> None:
+    _identifier()
 
 
 def prose(markdown: str) -> str:
@@ -155,8 +169,8 @@ def wiki_languages() -> Mapping[str, int]:
 
 def read_in_background() -> None:
     """Start reading the wiki's languages on a thread of their own, unless this process has
-    them or is reading them: a server process calls it as it starts (config/wsgi.py), so that
-    not even its first search waits for that reading."""
+    them or is reading them: a server process calls it as it starts (`wiki.search.warm_up`),
+    so that not even its first search waits for that reading."""
     key = _database_key()
     with _lock:
         if key in _known or key in _refreshing:

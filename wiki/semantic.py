@@ -348,9 +348,14 @@ def _load(setting: str, threads: int) -> Embedder | None:
     return model
 
 
+_loading = threading.Lock()
+
+
 def embedder() -> Embedder | None:
-    """The configured model, loaded once per process; None when there is none."""
-    return _load(settings.QUIRE_EMBEDDING_MODEL, settings.QUIRE_EMBEDDING_THREADS)
+    """The configured model, loaded once per process (a server process loads it as it starts:
+    `wiki.search.warm_up`; a search meanwhile waits for it); None when there is none."""
+    with _loading:
+        return _load(settings.QUIRE_EMBEDDING_MODEL, settings.QUIRE_EMBEDDING_THREADS)
 
 
 # --- where the vectors live ---------------------------------------------------------------------
