@@ -151,19 +151,11 @@ def wiki_languages() -> Mapping[str, int]:
     with _lock:
         cached = _known.get(key)
         stale = cached is not None and time.monotonic() - cached[0] >= LANGUAGES_TTL_SECONDS
-        reader = None
-        if stale and key not in _refreshing:
-            reader = _refreshing[key] = threading.Thread(
-                target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
-            )
+        reader = _new_reader(key) if stale and key not in _refreshing else None
     if cached is None:
         return _first_reading(key)
     if reader is not None:
-        try:
-            reader.start()
-        except RuntimeError:  # no thread to be had: the next search tries again
-            with _lock:
-                _refreshing.pop(key, None)
+        _start(key, reader)
     return cached[1]
 
 
@@ -175,12 +167,22 @@ def read_in_background() -> None:
     with _lock:
         if key in _known or key in _refreshing:
             return
-        reader = _refreshing[key] = threading.Thread(
-            target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
-        )
+        reader = _new_reader(key)
+    _start(key, reader)
+
+
+def _new_reader(key: str) -> threading.Thread:
+    """A thread that will read the languages of `key`'s database, known as such (under _lock)."""
+    reader = _refreshing[key] = threading.Thread(
+        target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
+    )
+    return reader
+
+
+def _start(key: str, reader: threading.Thread) -> None:
     try:
         reader.start()
-    except RuntimeError:  # the first search reads them itself
+    except RuntimeError:  # no thread to be had: the next search reads them or tries again
         with _lock:
             _refreshing.pop(key, None)
 
