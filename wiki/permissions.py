@@ -63,6 +63,7 @@ class Access:
     # missing here keeps its default.
     granted: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     workflow_path: str | None = None
+    workflow_name: str | None = None
 
     def groups(self, right: str) -> frozenset[str] | None:
         """The groups holding `right` here; None for every active person."""
@@ -76,34 +77,34 @@ class Access:
         return self.granted[right][0] if right in self.granted else None
 
 
-# Cached on the page object: a request asks about one page several times.
-_ACCESS_ATTRIBUTE = "_quire_access"
+# The top level: no grant and no workflow applies above a top-level page.
+TOP_LEVEL = Access()
 
 
-def access_at(page: Page) -> Access:
-    """The grants and workflow that apply at `page`, in one query (none when asked before for
-    this page object)."""
-    cached: tuple[str, Access] | None = vars(page).get(_ACCESS_ATTRIBUTE)
-    if cached is not None and cached[0] == page.path:
-        return cached[1]
+def access_at(page: Page | None) -> Access:
+    """The grants and workflow that apply at `page` (None: the top level, where a new
+    top-level page goes), in one query. Not kept on the page object: a grant or workflow
+    changed since must count at once."""
+    if page is None:
+        return TOP_LEVEL
     rows = (
         Page.objects.filter(path__in=ancestor_paths(page.path))
         .filter(Q(grants__isnull=False) | Q(workflow_assignment__isnull=False))
         .order_by()
         .values_list(
             "path",
-            "workflow_assignment__id",
+            "workflow_assignment__workflow__name",
             "grants__group__name",
             *(f"grants__{right}" for right in RIGHTS),
         )
     )
     by_path: dict[str, list[tuple[Any, ...]]] = {}
     access = Access()
-    for path, assignment, group, *rights in rows:
-        if assignment is not None and (
+    for path, workflow, group, *rights in rows:
+        if workflow is not None and (
             access.workflow_path is None or len(path) > len(access.workflow_path)
         ):
-            access.workflow_path = path
+            access.workflow_path, access.workflow_name = path, workflow
         if group is not None:
             by_path.setdefault(path, []).append((group, *rights))
     # The nearest grant per right: walk up from the page itself.
@@ -114,13 +115,7 @@ def access_at(page: Page) -> Access:
             holders = frozenset(row[0] for row in by_path.get(path, ()) if row[position])
             if holders:
                 access.granted[right] = (path, holders)
-    vars(page)[_ACCESS_ATTRIBUTE] = (page.path, access)
     return access
-
-
-def forget_access(page: Page) -> None:
-    """Drop what `access_at` kept on the page object (after a grant changed it)."""
-    vars(page).pop(_ACCESS_ATTRIBUTE, None)
 
 
 def _is_active_person(user: Any) -> bool:
@@ -136,20 +131,74 @@ def _holds(user: Any, groups: frozenset[str] | None) -> bool:
     return groups is None or bool(groups & group_names(user))
 
 
-def can(user: Any, right: str, page: Page) -> bool:
-    """Whether `user` (a person; an agent is never asked here) holds `right` on `page`."""
+def can(user: Any, right: str, page: Page | None) -> bool:
+    """Whether `user` (a person; an agent is never asked here) holds `right` on `page`
+    (None: at the top level, for a new top-level page)."""
+    if right == PUBLISH and access_at(page).workflow_path is not None:
+        return False  # where a workflow applies, every change is a proposal
+    return holds(user, right, page)
+
+
+def holds(user: Any, right: str, page: Page | None) -> bool:
+    """`can`, the grants alone: whether a workflow applies aside. For what has no proposal to
+    go through (archiving, attachments, the order of pages), a section's publishers act."""
     if right not in RIGHTS:
         raise ValueError(f"unknown right {right!r}; the rights are {', '.join(RIGHTS)}")
     if not _is_active_person(user):
         return False
-    access = access_at(page)
-    if right == PUBLISH and access.workflow_path is not None:
-        return False  # where a workflow applies, every change is a proposal
     if user.is_superuser:
         return True
+    access = access_at(page)
     if not _holds(user, access.groups(READ)):
         return False
     return right == READ or _holds(user, access.groups(right))
+
+
+def publish_refusal(user: Any, page: Page | None) -> str | None:
+    """Why `user` may not change `page` without review (None when they may), saying what to
+    do instead: the one wording for every door."""
+    access = access_at(page)
+    if access.workflow_path is not None:
+        return (
+            f"the “{access.workflow_name}” review workflow applies here, so every change is "
+            "reviewed, an editor's too; submit a proposal instead."
+        )
+    if holds(user, PUBLISH, page):
+        return None
+    groups = access.groups(PUBLISH)
+    who = ", ".join(sorted(groups or ())) or "nobody"
+    return f"only members of {who} can publish here without review; submit a proposal instead."
+
+
+def move_refusal(user: Any, page: Page, parent: Page | None) -> str | None:
+    """Why `user` may not move `page` under `parent` (None: the top level) without review, or
+    None. A move needs the publish right at both places; a move across a review workflow's
+    border (into, out of, or between workflows) changes who reviews the page, so it is a
+    proposal the stricter workflow reviews (reviews.workflows.stricter), never a direct move.
+    A page that carries its own workflow takes it along: it crosses no border."""
+    if not (holds(user, PUBLISH, page) and holds(user, PUBLISH, parent)):
+        return "moving a page needs the right to publish both where it is and where it goes."
+    if crosses_workflow_border(page, parent):
+        names = [
+            f"“{access.workflow_name}”"
+            for access in (access_at(page), access_at(parent))
+            if access.workflow_name is not None
+        ]
+        return (
+            f"this move crosses the border of the {' and '.join(names)} review workflow, so "
+            "it is a change that workflow reviews; propose the move instead (Propose this "
+            "move), and a reviewer of the stricter workflow decides it."
+        )
+    return None
+
+
+def crosses_workflow_border(page: Page, parent: Page | None) -> bool:
+    """Whether moving `page` under `parent` changes the review workflow that applies to it
+    (into, out of, or between workflows); a page carrying its own takes it along."""
+    here = access_at(page)
+    if here.workflow_path == page.path:
+        return False
+    return here.workflow_path != access_at(parent).workflow_path
 
 
 def people_with(right: str, page: Page) -> QuerySet[User]:
@@ -286,7 +335,6 @@ def grant_set(*, actor: Any, page: Page, group: Group, rights: Any) -> PageGrant
         page=page,
         data={"group": group.name, "rights": kept, "created": created},
     )
-    forget_access(page)
     return grant
 
 
@@ -308,4 +356,3 @@ def grant_delete(*, actor: Any, page: Page, grant_id: Any) -> None:
         data={"group": grant.group.name, "rights": grant.rights},
     )
     grant.delete()
-    forget_access(page)
