@@ -1033,6 +1033,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
             "removed": published.number if published != version else None,
         },
     )
+    version.page = page  # as the undo left it: `previous` is live again
     return version
 
 
