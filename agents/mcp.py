@@ -51,6 +51,7 @@ from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
@@ -407,9 +408,12 @@ def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
     if call.agent.oauth_client is not None:
         data["client"] = call.agent.oauth_client
+    if "error" in data:
+        # Errors quote what the agent sent (an unknown argument's name, a line it matched).
+        data["error"] = _kept_text(data["error"], cut=False)
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
-        action=f"mcp.{call.tool[:50]}",
+        action=f"mcp.{_kept_text(call.tool, cut=False)[:50]}",
         actor=call.agent,
         page=call.page,
         version_number=call.read_live
@@ -592,23 +596,44 @@ def unknown_arguments(name: str, arguments: dict[str, Any]) -> InvalidArgument |
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments for the audit log, with long texts cut short.
+    """The call's arguments for the audit log: no text that the credential check has not
+    passed, and long texts cut short.
 
+    Every text is checked here, whatever the call's outcome: one refused for another reason
+    (a page not found, a text too long, an unknown argument, a zero-width character) never
+    reached the tool's own check, and the audit must not keep what it would have refused.
     NUL and lone surrogates (refused by the tools, but still logged) cannot be stored in a
     PostgreSQL JSON column: they are replaced, so that the refusal itself gets its audit row.
     """
-    return {key: _storable(value) for key, value in arguments.items()}
+    return _storable(arguments)
+
+
+AUDIT_TEXT_KEPT = 200
+# The audit keeps a text's first 200 characters; a credential that reaches into them starts
+# there and ends within a few thousand (a 4,096-bit RSA key's PEM is about 3,300).
+_AUDIT_TEXT_CHECKED = AUDIT_TEXT_KEPT + 4000
+WITHHELD = "(withheld: holds what looks like a credential)"
+
+
+def _kept_text(value: str, *, cut: bool = True) -> str:
+    if holds_credential(value[:_AUDIT_TEXT_CHECKED]):
+        return WITHHELD
+    if cut and len(value) > AUDIT_TEXT_KEPT:
+        value = value[:AUDIT_TEXT_KEPT] + f"... ({len(value)} characters)"
+    return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
 def _storable(value: Any) -> Any:
     if isinstance(value, str):
-        if len(value) > 200:
-            value = value[:200] + f"... ({len(value)} characters)"
-        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+        return _kept_text(value)
     if isinstance(value, list):
         return [_storable(item) for item in value]
     if isinstance(value, dict):
-        return {str(key): _storable(item) for key, item in value.items()}
+        kept = {}
+        for number, (key, item) in enumerate(value.items(), 1):
+            name = _kept_text(str(key))
+            kept[name if name != WITHHELD else f"{WITHHELD} {number}"] = _storable(item)
+        return kept
     return value
 
 

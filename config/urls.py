@@ -18,6 +18,7 @@ wiki_patterns = [
     path("p/<str:public_id>/new-child/", editing.page_new, name="new_child"),
     path("p/<str:public_id>/edit/", editing.page_edit, name="edit"),
     path("p/<str:public_id>/append/", editing.page_append, name="append"),
+    path("p/<str:public_id>/move/propose/", editing.page_move_propose, name="propose_move"),
 ]
 
 urlpatterns = [
