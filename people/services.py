@@ -391,3 +391,22 @@ def sso_recheck_all() -> dict[str, int]:
         outcome = sso_recheck(identity)
         counts[outcome] = counts.get(outcome, 0) + 1
     return counts
+
+
+@transaction.atomic
+def person_groups_set(*, actor: Any, person: User, groups: list[Group]) -> None:
+    """`person` is in exactly `groups` now (the person's screen, all at once)."""
+    _check_admin(actor)
+    before = set(person.groups.values_list("name", flat=True))
+    person.groups.set(groups)
+    after = {group.name for group in groups}
+    if before != after:
+        audit_record(
+            action="person.groups_set",
+            actor=actor,
+            data={
+                "person": person.username,
+                "added": sorted(after - before),
+                "removed": sorted(before - after),
+            },
+        )
