@@ -90,7 +90,7 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
                     "once a reviewer approves it.",
                 )
             return redirect(page_url(version.page))
-    context = tree_context(parent)
+    context = tree_context(request, parent)
     context.update(
         form=form,
         parent=parent,
@@ -244,7 +244,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
                     "shows the live version until a reviewer approves it.",
                 )
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(
         form=form,
         page=page,
@@ -307,7 +307,7 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
                     "appear at the end of the page once a reviewer approves it.",
                 )
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(form=form, page=page, publish=publish)
     return render(request, "wiki/append_form.html", context)
 

@@ -46,6 +46,7 @@ from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import REVIEWERS, can_publish, can_review
+from wiki.scope import person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -398,7 +399,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
                 (f"v{version.number}", ""),
             ],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "approve_form": approve_form,
             "edit_form": edit_form,
             "reject_form": reject_form,
@@ -520,7 +521,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         "reviews/history.html",
         {
             "crumbs": [*_page_crumbs(page)[:-1], ("History", "")],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "versions": versions,
             "can_revert": can_publish(user) or can_review(user),
@@ -549,7 +550,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         "reviews/compare.html",
         {
             "crumbs": [*_page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "a": version_a,
             "b": version_b,

@@ -222,14 +222,6 @@ def people_with(right: str, page: Page) -> QuerySet[User]:
     return people.filter(Q(is_superuser=True) | condition)
 
 
-def reader_id(user: Any) -> int | None:
-    """The person whose read grants restrict a Scope (`Scope.reader`): None for a superuser
-    (every page), 0 for nobody in particular (no group: the unrestricted sections only)."""
-    if not _is_active_person(user):
-        return 0
-    return None if user.is_superuser else int(user.pk)
-
-
 # --- what applies at a page, for the admin's screen and REST's /access ---------------------
 
 

@@ -49,6 +49,7 @@ from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.permissions import PUBLISH, crosses_workflow_border, holds
 from wiki.roles import can_publish, can_review
+from wiki.scope import person_scope
 from wiki.search import search_pages
 
 SEARCH_LIMIT = 20
@@ -151,8 +152,12 @@ def _require_publish(request: HttpRequest, what: str, page: Page) -> None:
         raise PermissionDenied(f"Only editors can {what}. Ask an editor if it needs doing.")
 
 
-def tree_context(current: Page | None = None, *, unfold_top_level: bool = False) -> dict[str, Any]:
-    tree = selectors.page_tree(current, unfold_top_level=unfold_top_level)
+def tree_context(
+    request: HttpRequest, current: Page | None = None, *, unfold_top_level: bool = False
+) -> dict[str, Any]:
+    tree = selectors.page_tree(
+        current, reader=person_scope(request.user), unfold_top_level=unfold_top_level
+    )
     return {"tree": tree, "tree_roots": tree.roots}
 
 
@@ -173,8 +178,8 @@ def page_url(page: Page) -> str:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    context = tree_context(unfold_top_level=True)
-    context["recent"] = list(selectors.recent_changes())
+    context = tree_context(request, unfold_top_level=True)
+    context["recent"] = list(selectors.recent_changes(reader=person_scope(request.user)))
     # Archived pages are listed for editors, the only ones who can restore them.
     if can_publish(request.user):
         context["archived"], context["archived_total"] = selectors.archived_pages()
@@ -187,7 +192,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
     user = request.user
     pending = selectors.pending_versions(page)
     mine = next((v for v in pending if v.author_user_id == user.pk), None)
-    context = tree_context(page)
+    context = tree_context(request, page)
     tree = context["tree"]
     context.update(
         page=page,
@@ -214,7 +219,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
 def _children_context(request: HttpRequest, page: Page, tree: selectors.PageTree) -> dict[str, Any]:
     """The "Pages under" list, CHILDREN_PER_PAGE at a time (?children=N picks the page)."""
     number = _positive_int(request.GET.get("children"))
-    children, total = selectors.page_children(page, tree, number)
+    children, total = selectors.page_children(page, tree, number, reader=person_scope(request.user))
     last = max(1, -(-total // selectors.CHILDREN_PER_PAGE))
     first = (number - 1) * selectors.CHILDREN_PER_PAGE + 1
     return {
@@ -253,12 +258,12 @@ def search(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         if query:
             try:
-                found = search_pages(query, limit=SEARCH_LIMIT)
+                found = search_pages(query, scope=person_scope(request.user), limit=SEARCH_LIMIT)
             except QuireError as error:
                 add_service_error(form, error)
             else:
                 hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
-    context = tree_context()
+    context = tree_context(request)
     context.update(
         form=form,
         query=query,
@@ -367,7 +372,7 @@ def _move_screen(
         if sibling.pk == page.pk:
             break
         before = sibling
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(
         page=page,
         form=form or MoveForm(),
@@ -435,7 +440,7 @@ def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
         else:
             messages.success(request, f"Attached {attachment.name}.")
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(page=page, form=form)
     return render(request, "wiki/attachment_form.html", context)
 
