@@ -40,6 +40,7 @@ from reviews.serializers import (
     WorkflowSerializer,
 )
 from wiki.models import Version
+from wiki.scope import person_scope
 from wiki.selectors import page_for_person
 from wiki.validators import QUERY_MAX, check_text, validate_query
 
@@ -276,9 +277,10 @@ class PageListView(QuireListView):
         tag, parent = (
             check_text(params.get(name) or "", field=name).strip() for name in ("tag", "parent")
         )
+        reader = person_scope(self.user())
         if query:
-            return selectors.search_live_pages(query, tag=tag, parent=parent)
-        return selectors.live_pages(tag=tag, parent=parent)
+            return selectors.search_live_pages(query, reader=reader, tag=tag, parent=parent)
+        return selectors.live_pages(reader=reader, tag=tag, parent=parent)
 
 
 class PageDetailView(QuireAPIView):

@@ -36,6 +36,7 @@ from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument, NotFound
 from wiki.models import RIGHTS, Page, PageGrant
 from wiki.roles import EDITORS, REVIEWERS, group_names
+from wiki.scope import Scope
 from wiki.validators import check_text
 
 READ, PROPOSE, PUBLISH, DECIDE = RIGHTS
@@ -199,6 +200,15 @@ def crosses_workflow_border(page: Page, parent: Page | None) -> bool:
     if here.workflow_path == page.path:
         return False
     return here.workflow_path != access_at(parent).workflow_path
+
+
+def reads(user_id: int | None, page_id: int) -> bool:
+    """Whether the person `user_id` may read the page `page_id` (its read grants; live or
+    not), in one query: for those known by id, as mail's recipients are."""
+    if user_id is None:
+        return False
+    scope = Scope(everything=True, reader=int(user_id))
+    return Page.objects.filter(scope.q(readable=False), pk=page_id).exists()
 
 
 def people_with(right: str, page: Page) -> QuerySet[User]:
