@@ -20,6 +20,7 @@ from reviews.services import (
 )
 from wiki.markdown import render_markdown
 from wiki.models import Page, Version
+from wiki.scope import person_scope
 from wiki.validators import check_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
@@ -72,7 +73,9 @@ class PageDetailSerializer(PageSerializer):
 
     def get_html(self, page: Page) -> str:
         live = page.live_version
-        return render_markdown(live.body) if live is not None else ""
+        request = self.context.get("request")
+        reader = person_scope(getattr(request, "user", None))
+        return render_markdown(live.body, reader=reader) if live is not None else ""
 
 
 class ReviewStepSerializer(serializers.Serializer):
