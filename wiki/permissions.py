@@ -65,6 +65,8 @@ class Access:
     granted: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     workflow_path: str | None = None
     workflow_name: str | None = None
+    # The public ids of the pages carrying a grant or a workflow, by path.
+    public_ids: dict[str, str] = field(default_factory=dict)
 
     def groups(self, right: str) -> frozenset[str] | None:
         """The groups holding `right` here; None for every active person."""
@@ -94,6 +96,7 @@ def access_at(page: Page | None) -> Access:
         .order_by()
         .values_list(
             "path",
+            "public_id",
             "workflow_assignment__workflow__name",
             "grants__group__name",
             *(f"grants__{right}" for right in RIGHTS),
@@ -101,7 +104,8 @@ def access_at(page: Page | None) -> Access:
     )
     by_path: dict[str, list[tuple[Any, ...]]] = {}
     access = Access()
-    for path, workflow, group, *rights in rows:
+    for path, public_id, workflow, group, *rights in rows:
+        access.public_ids[path] = public_id
         if workflow is not None and (
             access.workflow_path is None or len(path) > len(access.workflow_path)
         ):
@@ -243,7 +247,8 @@ class RightHolders:
     right: str
     groups: list[str] | None  # None: every active person
     source_path: str | None
-    blocked_by_workflow: str | None = None  # publish: the path carrying the workflow
+    source_page_id: str | None
+    blocked_by_workflow: str | None = None  # publish: the name of the workflow that applies
 
 
 def holders_at(page: Page) -> list[RightHolders]:
@@ -257,7 +262,8 @@ def holders_at(page: Page) -> list[RightHolders]:
                 right=right,
                 groups=None if groups is None else sorted(groups),
                 source_path=access.source(right),
-                blocked_by_workflow=access.workflow_path if right == PUBLISH else None,
+                source_page_id=access.public_ids.get(access.source(right) or ""),
+                blocked_by_workflow=access.workflow_name if right == PUBLISH else None,
             )
         )
     return shown
@@ -315,9 +321,10 @@ def group_named(name: Any) -> Group:
     group = Group.objects.filter(name=check_text(name.strip(), field="group")).first()
     if group is None:
         known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
-        raise NotFound(
+        raise InvalidArgument(
             f"there is no group {name.strip()!r}; choose one of: {known or 'none yet'} "
-            "(groups are made in the Django admin)."
+            "(groups are made in the Django admin).",
+            field="group",
         )
     return group
 
@@ -338,6 +345,16 @@ def grant_set(*, actor: Any, page: Page, group: Group, rights: Any) -> PageGrant
         data={"group": group.name, "rights": kept, "created": created},
     )
     return grant
+
+
+@transaction.atomic
+def grants_set(*, actor: Any, page: Page, grants: list[tuple[Any, Any]]) -> list[PageGrant]:
+    """`grant_set` for several groups at once, all or none: [(group name, rights)]."""
+    _check_admin(actor)
+    checked = [(group_named(name), checked_rights(rights)) for name, rights in grants]
+    return [
+        grant_set(actor=actor, page=page, group=group, rights=rights) for group, rights in checked
+    ]
 
 
 @transaction.atomic
