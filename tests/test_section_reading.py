@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth.models import User
@@ -34,13 +35,22 @@ SECTION, INSIDE, DRAFT = "quokkalegal", "hushpenguin", "draftnarwhal"
 PLANTED = (SECTION, INSIDE, DRAFT)
 
 
+@dataclass
+class Legal:
+    section: Page
+    nda: Page
+    public: Page
+    lana: User  # in Legal and Reviewers
+    nick: User  # in Reviewers only
+
+
 @pytest.fixture
 def legal(
     make_page: Callable[..., Page],
     make_user: Callable[..., User],
     admin_user: User,
     client_as: ClientAs,
-) -> dict[str, object]:
+) -> Legal:
     section = make_page(f"The {SECTION} section", f"Counsel {SECTION} notes.\n")
     nda = make_page(f"The {INSIDE} agreement", f"Sign the {INSIDE} form.\n", parent=section)
     public = make_page(
@@ -56,7 +66,7 @@ def legal(
         content_type="application/json",
     )
     assert granted.status_code == 201, granted.content
-    return {"section": section, "nda": nda, "public": public, "lana": lana, "nick": nick}
+    return Legal(section, nda, public, lana, nick)
 
 
 def assert_clean(texts: list[str]) -> None:
@@ -67,15 +77,14 @@ def assert_clean(texts: list[str]) -> None:
 
 
 def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
-    legal: dict[str, object], client_as: ClientAs, editor: User
+    legal: Legal, client_as: ClientAs, editor: User
 ) -> None:
-    section, nda, public = legal["section"], legal["nda"], legal["public"]
-    assert isinstance(section, Page) and isinstance(nda, Page) and isinstance(public, Page)
+    section, nda, public = legal.section, legal.nda, legal.public
     # A proposal inside the section: its history and diff exist for those who may read it.
     services.version_propose(
-        actor=legal["lana"], page=nda, body=f"Sign the {INSIDE} form twice. {DRAFT}\n"
+        actor=legal.lana, page=nda, body=f"Sign the {INSIDE} form twice. {DRAFT}\n"
     )
-    nick = client_as(legal["nick"])  # type: ignore[arg-type]
+    nick = client_as(legal.nick)
     hidden = [
         f"/p/{section.public_id}/",
         f"/p/{nda.public_id}/",
@@ -112,7 +121,7 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
     assert_clean(texts)
 
     # A Legal member reads it all, through the same doors.
-    lana = client_as(legal["lana"])  # type: ignore[arg-type]
+    lana = client_as(legal.lana)
     assert lana.get(f"/p/{nda.public_id}/").status_code == 200
     assert INSIDE in lana.get("/search/?q=sign+form").content.decode()
     assert SECTION in lana.get("/").content.decode()
@@ -123,29 +132,27 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
 
 
 def test_it_mails_nobody_about_a_section_they_may_not_read(
-    legal: dict[str, object], mailoutbox: list[EmailMessage], make_user: Callable[..., User]
+    legal: Legal, mailoutbox: list[EmailMessage], make_user: Callable[..., User]
 ) -> None:
-    nda = legal["nda"]
-    assert isinstance(nda, Page)
+    nda = legal.nda
     proposal = services.version_propose(
         actor=make_user("lara", "Legal"), page=nda, body=f"New {DRAFT}.\n"
     )
     asked = set(Notification.objects.filter(version=proposal).values_list("recipient", flat=True))
-    assert legal["nick"].pk not in asked  # type: ignore[attr-defined]
-    assert legal["lana"].pk in asked  # type: ignore[attr-defined]
+    assert legal.nick.pk not in asked
+    assert legal.lana.pk in asked
     assert all("nick@example.com" not in message.to for message in mailoutbox)
 
 
 def test_it_keeps_the_section_from_an_agent_whose_owner_may_not_read_it(
-    legal: dict[str, object], client: Client, admin_user: User
+    legal: Legal, client: Client, admin_user: User
 ) -> None:
-    section, nda, public = legal["section"], legal["nda"], legal["public"]
-    assert isinstance(section, Page) and isinstance(nda, Page) and isinstance(public, Page)
+    section, nda, public = legal.section, legal.nda, legal.public
     nicks, nick_token = agent_services.agent_create(
-        actor=SystemActor("tests"), name="nick-bot", owner=legal["nick"], all_pages=True
+        actor=SystemActor("tests"), name="nick-bot", owner=legal.nick, all_pages=True
     )
     lanas, lana_token = agent_services.agent_create(
-        actor=SystemActor("tests"), name="lana-bot", owner=legal["lana"], all_pages=True
+        actor=SystemActor("tests"), name="lana-bot", owner=legal.lana, all_pages=True
     )
     calls: list[tuple[str, dict[str, object]]] = [
         ("browse", {}),
