@@ -61,6 +61,7 @@ from wiki.services import (
 )
 from wiki.validators import (
     check_text,
+    check_visible_text,
     validate_change_summary,
     validate_markdown,
     validate_resolved_markdown,
@@ -99,7 +100,8 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         raise InvalidArgument(REASON_REQUIRED, field="comment")
     # A comment is emailed to the author (an agent's owner) and kept in the history.
     refuse_credentials(comment, field="comment")
-    return comment
+    # Emailed and shown to the author: no escape that recolours or reorders what they read.
+    return check_visible_text(comment, field="comment", what="a comment")
 
 
 def _check_can_propose(actor: Actor) -> None:
@@ -1031,6 +1033,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
             "removed": published.number if published != version else None,
         },
     )
+    version.page = page  # as the undo left it: `previous` is live again
     return version
 
 

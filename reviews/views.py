@@ -145,8 +145,6 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
     before_body = before.body if before else ""
     before_title = before.title if before else ""
     before_tags = before.tags if before else []
-    before_parent = before.parent if before else None
-    removed, added, kept = tag_changes(before_tags, proposed["tags"])
     # What the proposal adds, not what was already there (the diff marks those too).
     flagged = suspicious_characters(
         [
@@ -167,13 +165,7 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
         "stale": is_stale(version),
         "proposed": proposed,
         "diff": diff_text(before_body, proposed["body"]),
-        "title_changed": before is not None and before_title != proposed["title"],
-        "title_diff": diff_words(before_title, proposed["title"]),
-        "tags_removed": removed,
-        "tags_added": added,
-        "tags_kept": kept,
-        "parent_changed": before is not None and before_parent != proposed["parent"],
-        "before_parent": before_parent,
+        **_field_changes(before, proposed),
         "invisible": flagged,
         "invisible_kinds": {
             "hidden": any(not flag.lookalike for flag in flagged),
@@ -189,10 +181,17 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
         if context["merge_clean"]:
             # What approving applies is the merge: that is the diff to read. The proposal
             # as its author wrote it is kept, labelled, for reference.
-            applied_body = merge["fields"]["body"]
-            applied_title = merge["fields"]["title"]
+            fields = merge["fields"]
+            applied_body, applied_title = fields["body"], fields["title"]
             context["raw_diff"] = context["diff"]
             context["diff"] = diff_text(live.body, applied_body)
+            # The title, tags and parent listed are the merged ones too: a proposal written
+            # before the page moved does not move it back, so no move is listed.
+            parent = live.parent if fields["parent_id"] == live.parent_id else version.parent
+            applied = {"title": fields["title"], "tags": fields["tags"], "parent": parent}
+            context.update(_field_changes(live, applied))
+            if fields["parent_id"] != version.parent_id:
+                context["written_under"] = version.parent or _TOP_LEVEL
         context["conflicts"] = [
             {
                 "field": conflict["field"],
@@ -216,6 +215,26 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
         _rendered(before_body, before_title or applied_title, reader), rendered
     )
     return context
+
+
+# How the review page names "no parent" where it names a parent page by its title.
+_TOP_LEVEL = {"title": "the top level"}
+
+
+def _field_changes(before: Version | None, applied: dict[str, Any]) -> dict[str, Any]:
+    """The title, tags and parent approving applies, against `before` (the "Other changes")."""
+    before_parent = before.parent if before else None
+    removed, added, kept = tag_changes(before.tags if before else [], applied["tags"])
+    return {
+        "title_changed": before is not None and before.title != applied["title"],
+        "title_diff": diff_words(before.title if before else "", applied["title"]),
+        "tags_removed": removed,
+        "tags_added": added,
+        "tags_kept": kept,
+        "parent_changed": before is not None and before_parent != applied["parent"],
+        "before_parent": before_parent,
+        "applied_parent": applied["parent"],
+    }
 
 
 def _as_text(value: Any) -> str:
@@ -287,7 +306,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
         except QuireError as error:
             messages.error(request, sentence(error.message))
         else:
-            live_now = version.page.live_version
+            live_now = version.page.live_version  # the page as the undo left it
             messages.success(
                 request,
                 f"The approval of v{version.number} of “{version.page.title}” is taken back: it "
@@ -591,7 +610,7 @@ def _workflow_screen(
             "form": form,
             "rows": rows,
             "groups": selectors.group_names(),
-            "error": error,
+            "error": error or " ".join(str(message) for message in form.non_field_errors()),
         },
         status=status,
     )

@@ -36,6 +36,7 @@ pytest_plugins = [
     "tests.fixtures_redis",
     "tests.fixtures_servers",
     "tests.fixtures_oauth",
+    "tests.fixtures_oidc",
 ]
 
 # Servers the tests start inherit this: only tests marked `semantic` run the model.
