@@ -43,7 +43,9 @@ from reviews.models import (
     NotificationStatus,
 )
 from wiki.models import Version, VersionStatus
+from wiki.permissions import reads
 from wiki.roles import REVIEWERS
+from wiki.scope import hidden_from_sql
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +119,17 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
         .values_list("pk", "reviewer_settings__notifications")
         .distinct()
     )
+    # Nobody hears about a page they may not read (wiki.permissions): no query more, the
+    # read grants are asked for each reviewer in the same statement.
+    page_ids = sorted({version.page_id for version in versions})
+    unread = hidden_from_sql(f"{user_model._meta.db_table}.id")
+    reviewers = reviewers.extra(  # noqa: S610 - only our SQL; the page ids are parameters
+        where=[
+            f"NOT EXISTS (SELECT 1 FROM ({unread}) unread WHERE unread.id IN "  # noqa: S608
+            f"({', '.join('%s' for _ in page_ids)}))"
+        ],
+        params=page_ids,
+    )
     if first.author_user_id is not None:
         reviewers = reviewers.exclude(pk=first.author_user_id)
     else:
@@ -155,6 +168,8 @@ def queue_decision(version: Version) -> list[int]:
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
+    if not reads(recipient_id, version.page_id):
+        return []  # no mail about a page they may no longer read
     undo_window = timedelta(seconds=settings.QUIRE_APPROVAL_UNDO_SECONDS)
     not_before = None
     if version.status == VersionStatus.APPROVED and undo_window:
@@ -181,6 +196,8 @@ def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser)
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    if not reads(recipient_id, version.page_id):
         return []
     row = Notification(
         kind=NotificationKind.CHANGES_REQUESTED,

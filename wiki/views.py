@@ -206,8 +206,10 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         return render(request, "wiki/page_waiting.html", context)
     context.update(
         live=page.live_version,
-        body_html=mark_safe(render_page_body(page.live_version.body, page.title)),
-        instructions_html=mark_safe(render_markdown(page.instructions)),
+        body_html=mark_safe(
+            render_page_body(page.live_version.body, page.title, reader=person_scope(user))
+        ),
+        instructions_html=mark_safe(render_markdown(page.instructions, reader=person_scope(user))),
         **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),
         attachment_form=AttachmentForm() if holds(user, PUBLISH, page) else None,
