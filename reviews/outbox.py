@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -34,6 +34,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from inbox import services as inbox_services
 from reviews import mail
 from reviews.models import (
     Notification,
@@ -136,10 +137,12 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
         # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
         reviewers = reviewers.exclude(agents=first.author_agent_id)
     deliveries = []
+    email_off = set()
     for user_id, preference in reviewers:
         preference = preference or NotificationPreference.IMMEDIATE
         if preference == NotificationPreference.OFF:
-            continue
+            # No email, but the inbox still shows what waits on them.
+            email_off.add(user_id)
         delivery = (
             NotificationDelivery.DIGEST
             if preference == NotificationPreference.DAILY
@@ -156,7 +159,7 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
         for version in versions
         for user_id, delivery in deliveries
     ]
-    return _save_and_dispatch(rows)
+    return _save_and_dispatch(rows, email_off=email_off)
 
 
 def queue_decision(version: Version) -> list[int]:
@@ -187,6 +190,7 @@ def queue_decision(version: Version) -> list[int]:
 def drop_decision(version: Version) -> int:
     """The approval of `version` was taken back: its decision email, still waiting out the
     undo window, is not sent. Returns how many were dropped."""
+    inbox_services.withdraw(version_id=version.pk, kind=NotificationKind.DECISION)
     return Notification.objects.filter(
         version=version, kind=NotificationKind.DECISION, status=NotificationStatus.PENDING
     ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
@@ -220,7 +224,18 @@ def _author_recipient(version: Version) -> int | None:
     return version.author_user_id
 
 
-def _save_and_dispatch(rows: list[Notification]) -> list[int]:
+def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozenset()) -> list[int]:
+    if not rows:
+        return []
+    # The one place where notifications are written: the in-app inbox gets its items here,
+    # and the outbox keeps only the emails each person still wants (inbox.services.deliver).
+    wanted = inbox_services.deliver(
+        [
+            (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
+            for row in rows
+        ]
+    )
+    rows = [row for position, row in enumerate(rows) if position in wanted]
     if not rows:
         return []
     Notification.objects.bulk_create(rows)
