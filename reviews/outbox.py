@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -34,6 +34,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from inbox import services as inbox_services
 from reviews import mail
 from reviews.models import (
     Notification,
@@ -43,7 +44,9 @@ from reviews.models import (
     NotificationStatus,
 )
 from wiki.models import Version, VersionStatus
+from wiki.permissions import reads
 from wiki.roles import REVIEWERS
+from wiki.scope import hidden_from_sql
 
 logger = logging.getLogger(__name__)
 
@@ -117,16 +120,29 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
         .values_list("pk", "reviewer_settings__notifications")
         .distinct()
     )
+    # Nobody hears about a page they may not read (wiki.permissions): no query more, the
+    # read grants are asked for each reviewer in the same statement.
+    page_ids = sorted({version.page_id for version in versions})
+    unread = hidden_from_sql(f"{user_model._meta.db_table}.id")
+    reviewers = reviewers.extra(  # noqa: S610 - only our SQL; the page ids are parameters
+        where=[
+            f"NOT EXISTS (SELECT 1 FROM ({unread}) unread WHERE unread.id IN "  # noqa: S608
+            f"({', '.join('%s' for _ in page_ids)}))"
+        ],
+        params=page_ids,
+    )
     if first.author_user_id is not None:
         reviewers = reviewers.exclude(pk=first.author_user_id)
     else:
         # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
         reviewers = reviewers.exclude(agents=first.author_agent_id)
     deliveries = []
+    email_off = set()
     for user_id, preference in reviewers:
         preference = preference or NotificationPreference.IMMEDIATE
         if preference == NotificationPreference.OFF:
-            continue
+            # No email, but the inbox still shows what waits on them.
+            email_off.add(user_id)
         delivery = (
             NotificationDelivery.DIGEST
             if preference == NotificationPreference.DAILY
@@ -143,7 +159,7 @@ def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWE
         for version in versions
         for user_id, delivery in deliveries
     ]
-    return _save_and_dispatch(rows)
+    return _save_and_dispatch(rows, email_off=email_off)
 
 
 def queue_decision(version: Version) -> list[int]:
@@ -155,6 +171,8 @@ def queue_decision(version: Version) -> list[int]:
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
+    if not reads(recipient_id, version.page_id):
+        return []  # no mail about a page they may no longer read
     undo_window = timedelta(seconds=settings.QUIRE_APPROVAL_UNDO_SECONDS)
     not_before = None
     if version.status == VersionStatus.APPROVED and undo_window:
@@ -172,6 +190,7 @@ def queue_decision(version: Version) -> list[int]:
 def drop_decision(version: Version) -> int:
     """The approval of `version` was taken back: its decision email, still waiting out the
     undo window, is not sent. Returns how many were dropped."""
+    inbox_services.withdraw(version_id=version.pk, kind=NotificationKind.DECISION)
     return Notification.objects.filter(
         version=version, kind=NotificationKind.DECISION, status=NotificationStatus.PENDING
     ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
@@ -181,6 +200,8 @@ def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser)
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    if not reads(recipient_id, version.page_id):
         return []
     row = Notification(
         kind=NotificationKind.CHANGES_REQUESTED,
@@ -203,7 +224,18 @@ def _author_recipient(version: Version) -> int | None:
     return version.author_user_id
 
 
-def _save_and_dispatch(rows: list[Notification]) -> list[int]:
+def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozenset()) -> list[int]:
+    if not rows:
+        return []
+    # The one place where notifications are written: the in-app inbox gets its items here,
+    # and the outbox keeps only the emails each person still wants (inbox.services.deliver).
+    wanted = inbox_services.deliver(
+        [
+            (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
+            for row in rows
+        ]
+    )
+    rows = [row for position, row in enumerate(rows) if position in wanted]
     if not rows:
         return []
     Notification.objects.bulk_create(rows)

@@ -28,6 +28,7 @@ from reviews.models import (
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
+from wiki.scope import Scope
 from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -221,8 +222,9 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
     return versions
 
 
-def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
+def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
+    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
+    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
@@ -263,12 +265,12 @@ def proposed_content(version: Version) -> dict[str, Any]:
     }
 
 
-def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Page]:
+def search_live_pages(query: str, *, reader: Scope, tag: str = "", parent: str = "") -> list[Page]:
     from wiki.search import search_pages
 
-    hits = search_pages(query, limit=50)
+    hits = search_pages(query, scope=reader, limit=50)
     order = {hit.page_id: i for i, hit in enumerate(hits)}
-    pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
+    pages = list(live_pages(reader=reader, tag=tag, parent=parent).filter(pk__in=list(order)))
     return sorted(pages, key=lambda page: order[page.pk])
 
 
