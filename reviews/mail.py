@@ -14,7 +14,14 @@ from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from reviews.models import CommentKind, Notification, NotificationKind, Review, ReviewComment
+from reviews.models import (
+    Approval,
+    CommentKind,
+    Notification,
+    NotificationKind,
+    Review,
+    ReviewComment,
+)
 from wiki.models import Version, VersionKind, VersionStatus
 
 DIFF_EXCERPT_LINES = 20
@@ -111,7 +118,19 @@ def _version_context(version: Version) -> dict[str, object]:
         "review_url": review_url(version),
         "decided_by": version.decided_by.get_username() if version.decided_by else "",
         "step": _step(version),
+        "text_changed": _text_changed(version),
     }
+
+
+def _text_changed(version: Version) -> str:
+    """Said to the next approver when a reviewer edited the text after others approved it."""
+    from reviews.selectors import text_changed
+
+    if version.status != VersionStatus.IN_REVIEW or not version.edited_by_reviewer:
+        return ""
+    return text_changed(
+        list(Approval.objects.filter(version=version).select_related("user").order_by("pk"))
+    )
 
 
 def _step(version: Version) -> str:

@@ -35,6 +35,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from reviews import mail
+from reviews.deciders import deciders_of
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -43,7 +44,6 @@ from reviews.models import (
     NotificationStatus,
 )
 from wiki.models import Version, VersionStatus
-from wiki.roles import REVIEWERS
 
 logger = logging.getLogger(__name__)
 
@@ -86,63 +86,47 @@ def batched() -> Iterator[list[int]]:
         transaction.on_commit(lambda: send_digests(ids=ids))
 
 
-def queue_review_requested(version: Version, *, group: str = REVIEWERS) -> list[int]:
-    """Owe every member of `group` (the workflow step `version` waits on) an email about it:
-    now, in the digest, or not at all, as each one prefers."""
-    return queue_reviews_requested([version], group=group)
+def queue_review_requested(version: Version) -> list[int]:
+    """Owe every person who may decide the step `version` waits on (reviews.deciders) an
+    email about it: now, in the digest, or not at all, as each one prefers."""
+    return queue_reviews_requested([version])
 
 
-def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWERS) -> list[int]:
-    """`queue_review_requested` for several versions by one author, in two queries.
-
-    Superusers hear about the default step (Reviewers), as before workflows; a step of
-    another group is announced to that group's members alone.
-    """
+def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
+    """`queue_review_requested` for several versions (an import), in a fixed number of
+    queries; each proposal's mail goes to its own deciders."""
     if not versions:
         return []
-    first = versions[0]
-    assert all(
-        (v.author_user_id, v.author_agent_id) == (first.author_user_id, first.author_agent_id)
-        for v in versions
-    ), "one author's versions at a time"
-    user_model = get_user_model()
-    members = (
-        Q(groups__name=group) | Q(is_superuser=True)
-        if group == REVIEWERS
-        else Q(groups__name=group)
-    )
-    reviewers = (
-        user_model.objects.filter(members, is_active=True)
+    reviews = [version.review for version in versions]
+    deciders = deciders_of(reviews)
+    everyone = set().union(*deciders.values())
+    preferences = dict(
+        get_user_model()
+        .objects.filter(pk__in=everyone)
         .exclude(email="")
         .values_list("pk", "reviewer_settings__notifications")
-        .distinct()
     )
-    if first.author_user_id is not None:
-        reviewers = reviewers.exclude(pk=first.author_user_id)
-    else:
-        # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
-        reviewers = reviewers.exclude(agents=first.author_agent_id)
-    deliveries = []
-    for user_id, preference in reviewers:
-        preference = preference or NotificationPreference.IMMEDIATE
-        if preference == NotificationPreference.OFF:
-            continue
-        delivery = (
-            NotificationDelivery.DIGEST
-            if preference == NotificationPreference.DAILY
-            else NotificationDelivery.IMMEDIATE
-        )
-        deliveries.append((user_id, delivery))
-    rows = [
-        Notification(
-            kind=NotificationKind.REVIEW_REQUESTED,
-            delivery=delivery,
-            version=version,
-            recipient_id=user_id,
-        )
-        for version in versions
-        for user_id, delivery in deliveries
-    ]
+    rows = []
+    for version, review in zip(versions, reviews, strict=True):
+        for user_id in sorted(deciders[review.version_id]):
+            if user_id not in preferences:
+                continue
+            preference = preferences[user_id] or NotificationPreference.IMMEDIATE
+            if preference == NotificationPreference.OFF:
+                continue
+            delivery = (
+                NotificationDelivery.DIGEST
+                if preference == NotificationPreference.DAILY
+                else NotificationDelivery.IMMEDIATE
+            )
+            rows.append(
+                Notification(
+                    kind=NotificationKind.REVIEW_REQUESTED,
+                    delivery=delivery,
+                    version=version,
+                    recipient_id=user_id,
+                )
+            )
     return _save_and_dispatch(rows)
 
 
@@ -440,28 +424,21 @@ def send_review_requests(recipient_id: int) -> str:
 
 
 def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
-    """The review requests whose proposal still waits on a step their recipient decides, and
-    the ids of the rest: proposals decided since, or moved on to another group's step (a
-    gathered follow-up or a digest can come after Legal has finished and Reviewers decide).
-
-    Superusers are asked at the default step (Reviewers), as `queue_reviews_requested` does.
-    """
-    recipients = {row.recipient_id for row in rows}
-    groups: dict[int, set[str]] = {pk: set() for pk in recipients}
-    for pk, name in (
-        get_user_model().objects.filter(pk__in=recipients).values_list("pk", "groups__name")
-    ):
-        if name:
-            groups[pk].add(name)
+    """The review requests whose proposal still waits on a step their recipient decides
+    (reviews.deciders), and the ids of the rest: proposals decided since, or moved on to
+    another group's step (a gathered follow-up or a digest can come after Legal has finished
+    and Reviewers decide)."""
+    reviews = {
+        row.version.review.pk: row.version.review
+        for row in rows
+        if row.version.status == VersionStatus.IN_REVIEW
+        and getattr(row.version, "review", None) is not None
+    }
+    deciders = deciders_of(reviews.values())
     asked, passed = [], []
     for row in rows:
-        version = row.version
-        review = getattr(version, "review", None)
-        group = review.current_step["group"] if review is not None else REVIEWERS
-        deciders = groups[row.recipient_id]
-        if version.status == VersionStatus.IN_REVIEW and (
-            group in deciders or (group == REVIEWERS and row.recipient.is_superuser)
-        ):
+        review = getattr(row.version, "review", None)
+        if review is not None and row.recipient_id in deciders.get(review.version_id, set()):
             asked.append(row)
         else:
             passed.append(row.pk)

@@ -261,7 +261,19 @@ class CommentField(serializers.CharField):
         return super().run_validation(data)
 
 
+def _step_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=99,
+        help_text="The workflow step (from 1) you decide, as the version's review.step showed "
+        "it; refused with 409 when the proposal has moved on to another step. Left out: the "
+        "step the proposal was at when your request arrived.",
+    )
+
+
 class ApproveInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         required=False,
         allow_blank=True,
@@ -278,6 +290,7 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    step = _step_field()
     # The service refuses a rejection without a reason; the schema says so too, with the
     # service's own sentence.
     comment = CommentField(
@@ -293,6 +306,7 @@ class RejectInputSerializer(serializers.Serializer):
 
 
 class RequestChangesInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         max_length=COMMENT_MAX,
         validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
