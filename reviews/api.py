@@ -578,7 +578,10 @@ class WorkflowPagesView(QuireAPIView):
         data = _input(AssignInputSerializer, request)
         workflow = workflows.workflow_by_id(workflow_id)
         workflows.workflow_assign(
-            actor=self.user(), workflow=workflow, page=page_for_person(self.user(), data["pageId"])
+            actor=self.user(),
+            workflow=workflow,
+            page=page_for_person(self.user(), data["pageId"]),
+            replace=data["replace"],
         )
         return Response(
             WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data,

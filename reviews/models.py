@@ -39,6 +39,7 @@ class NotificationKind(models.TextChoices):
     REVIEW_REQUESTED = "review_requested", "Review requested"
     DECISION = "decision", "Decision"
     CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
 
 
 class NotificationDelivery(models.TextChoices):

@@ -107,6 +107,13 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
         .values_list("pk", "reviewer_settings__notifications")
     )
     rows = []
+    stuck = [
+        version
+        for version, review in zip(versions, reviews, strict=True)
+        if not deciders[review.version_id]
+    ]
+    if stuck:
+        rows.extend(_nobody_decides(stuck))
     for version, review in zip(versions, reviews, strict=True):
         for user_id in sorted(deciders[review.version_id]):
             if user_id not in preferences:
@@ -128,6 +135,23 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
                 )
             )
     return _save_and_dispatch(rows)
+
+
+def _nobody_decides(versions: Sequence[Version]) -> list[Notification]:
+    """A proposal waits on a step nobody may decide (an empty group, or its only members
+    wrote it or approved it already): the admins are told at once, whatever their review
+    email preference, so that it does not wait unseen."""
+    admins = (
+        get_user_model()
+        .objects.filter(is_superuser=True, is_active=True)
+        .exclude(email="")
+        .values_list("pk", flat=True)
+    )
+    return [
+        Notification(kind=NotificationKind.NOBODY_DECIDES, version=version, recipient_id=pk)
+        for version in versions
+        for pk in admins
+    ]
 
 
 def queue_decision(version: Version) -> list[int]:

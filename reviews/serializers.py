@@ -382,6 +382,12 @@ class AssignInputSerializer(serializers.Serializer):
     pageId = serializers.RegexField(
         r"^pg_[a-z2-7]{8}$", error_messages={"invalid": "Give a page id like pg_abcdefgh."}
     )
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Replace another workflow assigned to this page; without it, that is "
+        "refused with 409 naming the current workflow.",
+    )
 
 
 class PageWorkflowSerializer(serializers.Serializer):

@@ -599,9 +599,10 @@ def _workflow_screen(
     form: WorkflowForm,
     error: str = "",
     status: int = 200,
+    replacing: dict[str, Any] | None = None,
 ) -> HttpResponse:
     steps = workflows.steps_of(workflow) if workflow is not None else []
-    if request.method == "POST":
+    if request.method == "POST" and replacing is None:
         steps = form.steps()
     rows = [*steps, *[{"name": "", "group": "", "approvals": 1}] * 2][: workflows.STEPS_MAX]
     if not steps:
@@ -617,6 +618,7 @@ def _workflow_screen(
             "rows": rows,
             "groups": selectors.group_names(),
             "error": error,
+            "replacing": replacing,
         },
         status=status,
     )
@@ -696,10 +698,20 @@ def workflow_pages(request: HttpRequest, workflow_id: int) -> HttpResponse:
             workflows.workflow_unassign(actor=user, workflow=workflow, page=page)
             messages.success(request, f"“{workflow.name}” no longer applies to {page.path}.")
         else:
-            workflows.workflow_assign(actor=user, workflow=workflow, page=page)
+            replace = request.POST.get("replace") == "1"
+            workflows.workflow_assign(actor=user, workflow=workflow, page=page, replace=replace)
             messages.success(
                 request, f"“{workflow.name}” now applies to {page.path} and every page under it."
             )
+    except workflows.ReplaceUnconfirmed as error:
+        # Ask first, naming the workflow it would replace; the admin confirms or not.
+        return _workflow_screen(
+            request,
+            workflow=workflow,
+            form=WorkflowForm(rows=3),
+            replacing={"page": page, "sentence": sentence(error.message)},
+            status=409,
+        )
     except QuireError as error:
         messages.error(request, sentence(error.message))
     return redirect("reviews:workflow", workflow_id=workflow.pk)
