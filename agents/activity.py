@@ -20,9 +20,11 @@ from django.utils import timezone
 from agents import selectors
 from agents.models import Agent
 from core.errors import InvalidArgument
+from reviews.models import CommentKind, ReviewComment
 from wiki.models import Page, Version, VersionStatus
 
-PAGE_SIZE = 200
+PAGE_SIZE = 200  # at most, with `limit`
+DEFAULT_LIMIT = 50  # an agent coming back after an import wants the gist, not every page
 DEFAULT_DAYS = 7
 # A decision is any move out of review but the author's own withdrawal.
 _NOT_DECISIONS = (VersionStatus.IN_REVIEW, VersionStatus.WITHDRAWN)
@@ -36,9 +38,13 @@ class Activity:
     next_cursor: str | None
 
 
-def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> Activity:
+def recent_activity(
+    agent: Agent, *, since: str | None, cursor: str | None, limit: int = DEFAULT_LIMIT
+) -> Activity:
     """What was published in the agent's set since `since` (default: 7 days ago), and the
-    decisions on its own proposals, newest first, PAGE_SIZE versions at a time."""
+    decisions on its own proposals (a reviewer's request for changes among them), newest
+    first, `limit` versions at a time (at most PAGE_SIZE)."""
+    limit = max(1, min(limit, PAGE_SIZE))
     start = _parse_since(since) if since is not None else None
     after: tuple[datetime, int] | None = None
     if cursor:
@@ -54,10 +60,10 @@ def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> A
     scope = selectors.agent_scope(agent)
     readable = Page.objects.filter(scope.q())
     wanted = Q(status=VersionStatus.APPROVED, page__in=readable)
+    # Its own proposals on pages of its set, live or not (yet): a new page it proposed that
+    # was rejected never went live.
+    own_pages = Page.objects.filter(scope.q(readable=False), archived=False)
     if agent.can_edit_pages:
-        # Its own proposals on pages of its set, live or not (yet): a new page it proposed
-        # that was rejected never went live.
-        own_pages = Page.objects.filter(scope.q(readable=False), archived=False)
         wanted |= Q(author_agent=agent, page__in=own_pages) & ~Q(status__in=_NOT_DECISIONS)
     versions = Version.objects.filter(wanted, decided_at__gte=start)
     if after is not None:
@@ -77,11 +83,29 @@ def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> A
             "page__public_id",
             "page__path",
         )
-        .order_by("-decided_at", "-pk")[: PAGE_SIZE + 1]
+        .order_by("-decided_at", "-pk")[: limit + 1]
     )
-    more = len(rows) > PAGE_SIZE
-    rows = rows[:PAGE_SIZE]
+    more = len(rows) > limit
+    rows = rows[:limit]
     next_cursor = _encode_cursor(start, rows[-1]) if more else None
+    decisions = None
+    if agent.can_edit_pages:
+        decisions = [_decision(v) for v in rows if v.author_agent_id == agent.pk]
+        # The same stretch of time as this answer's versions: from the last one (or `start`
+        # on the last answer) to the cursor's place (or now).
+        requests = ReviewComment.objects.filter(
+            kind=CommentKind.CHANGES_REQUESTED,
+            version__author_agent=agent,
+            version__page__in=own_pages,
+            created_at__gte=rows[-1].decided_at if more and rows[-1].decided_at else start,
+        )
+        if after is not None:
+            requests = requests.filter(created_at__lt=after[0])
+        decisions += [
+            _change_request(comment)
+            for comment in requests.select_related("version__page").order_by("-created_at")
+        ]
+        decisions.sort(key=lambda decision: decision["decidedAt"], reverse=True)
     return Activity(
         since=start,
         published=[
@@ -89,9 +113,7 @@ def recent_activity(agent: Agent, *, since: str | None, cursor: str | None) -> A
             for v in rows
             if v.status == VersionStatus.APPROVED
         ],
-        decisions=[_decision(v) for v in rows if v.author_agent_id == agent.pk]
-        if agent.can_edit_pages
-        else None,
+        decisions=decisions,
         next_cursor=next_cursor,
     )
 
@@ -119,6 +141,19 @@ def _decision(version: Version) -> dict[str, Any]:
         "status": version.status,
         "comment": version.decision_comment,
         "decidedAt": _iso(version.decided_at),
+    }
+
+
+def _change_request(comment: ReviewComment) -> dict[str, Any]:
+    """A reviewer's request for changes on one of the agent's proposals: it stays in review,
+    waiting for the agent's revision (get_page_source shows the draft and the reason)."""
+    return {
+        "pageId": comment.version.page.public_id,
+        "title": comment.version.title,
+        "versionNumber": comment.version.number,
+        "status": "changes_requested",
+        "comment": comment.body,
+        "decidedAt": _iso(comment.created_at),
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection
 
 from agents.models import Agent, PageSetEntry
-from agents.selectors import SetRow, narrow_to, page_set_rows, set_entries
+from agents.selectors import SetRow, narrow_to, owner_reader, page_set_rows, set_entries
 from core.errors import InvalidArgument, NotFound
 from core.json_output import pretty_json
 from wiki.models import Page
@@ -27,7 +27,6 @@ from wiki.scope import (
     Scope,
     covers,
     placed_key,
-    readable_sql,
     shown_path,
     tree_key,
     tree_key_sql,
@@ -69,7 +68,7 @@ def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> Brows
             )
         under = position["under"]
     entries = set_entries(agent)
-    scope = Scope.of(_root(entry) for entry in entries)
+    scope = Scope.of((_root(entry) for entry in entries), reader=owner_reader(agent))
     if under:
         scope = narrow_to(scope, under)
     ranked = sorted(entries, key=lambda entry: not entry.always_include)
@@ -171,7 +170,7 @@ class SetWindow:
 
     def _counts(self) -> list[int]:
         # Each entry is one range of the readable pages' tree-key index: counted from it.
-        key, readable = tree_key_sql("p"), readable_sql("p")
+        key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
         ranges = self._ranges(self.entries)
         count = (
             f"SELECT count(*) FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable}"  # noqa: S608
@@ -226,7 +225,7 @@ class SetWindow:
     def _rows_postgresql(
         self, spanned: list[tuple[PageSetEntry, int]], limit: int, placed: bool
     ) -> list[tuple[Any, ...]]:
-        key, readable = tree_key_sql("p"), readable_sql("p")
+        key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
         # Without `placed`, the rows come from the tree-key index alone.
         position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
@@ -258,7 +257,7 @@ class SetWindow:
         self, spanned: list[tuple[PageSetEntry, int]], limit: int, placed: bool
     ) -> list[tuple[Any, ...]]:
         # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
-        key, readable = tree_key_sql("p"), readable_sql("p")
+        key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
         position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
         arms: list[str] = []

@@ -51,6 +51,7 @@ from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
 from wiki.search import search_pages as search_index
@@ -370,11 +371,24 @@ def _error(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
+# The keys of the objects inside a tool's arguments, to suggest one for a key misspelt there.
+_NESTED_KEYS: dict[str, tuple[str, ...]] = {"edits": tuple(EditIn.__annotations__)}
+
+
 def _invalid_arguments(exc: ValidationError) -> InvalidArgument:
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        problems.append(f"{where}: {error['msg']}")
+        message = error["msg"]
+        if error["type"] == "extra_forbidden" and len(error["loc"]) > 1:
+            known = _NESTED_KEYS.get(str(error["loc"][0]), ())
+            close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1, cutoff=0.5)
+            message = "this key is not taken here" + (
+                f" (did you mean {close[0]}?)" if close else ""
+            )
+            if known:
+                message += f"; each item takes {', '.join(known)}"
+        problems.append(f"{where}: {message}")
     return InvalidArgument(
         "the arguments do not fit this tool (" + "; ".join(problems) + "). "
         "Check the tool's input schema and call it again."
@@ -407,9 +421,12 @@ def _record(call: ToolCall) -> None:
     data: dict[str, Any] = {"pageIds": call.page_ids, "versions": call.versions, **call.extra}
     if call.agent.oauth_client is not None:
         data["client"] = call.agent.oauth_client
+    if "error" in data:
+        # Errors quote what the agent sent (an unknown argument's name, a line it matched).
+        data["error"] = _kept_text(data["error"], cut=False)
     audit_record(
         # An unknown tool's name is whatever the caller sent: keep it within the column.
-        action=f"mcp.{call.tool[:50]}",
+        action=f"mcp.{_kept_text(call.tool, cut=False)[:50]}",
         actor=call.agent,
         page=call.page,
         version_number=call.read_live
@@ -436,6 +453,39 @@ logging.getLogger("mcp_server.djangomcp").addFilter(_HideExpectedToolErrors())
 QUIRE_VERSION = "0.1.0"
 
 
+def nullable_optionals(schema: dict[str, Any]) -> None:
+    """Declare each optional field of an output schema nullable, in place.
+
+    pydantic writes a TypedDict's `NotRequired` field as its type with `"default": null`: a
+    default the type itself refuses. Clients that build a typed result from the schema
+    (fastmcp 3.x) then fail to and give `.data = None` for the whole answer. The field stays
+    out of `required`; its schema becomes `anyOf: [<type>, {"type": "null"}]`.
+    """
+    for holder in (schema, *schema.get("$defs", {}).values()):
+        required = set(holder.get("required", ()))
+        for name, field_schema in holder.get("properties", {}).items():
+            if name in required or "default" not in field_schema:
+                continue
+            if _admits_null(field_schema):
+                continue
+            default = field_schema.pop("default")
+            title = field_schema.pop("title", None)
+            nullable = {"anyOf": [dict(field_schema), {"type": "null"}], "default": default}
+            if title is not None:
+                nullable["title"] = title
+            field_schema.clear()
+            field_schema.update(nullable)
+
+
+def _admits_null(field_schema: dict[str, Any]) -> bool:
+    kind = field_schema.get("type")
+    return (
+        kind == "null"
+        or (isinstance(kind, list) and "null" in kind)
+        or any(option.get("type") == "null" for option in field_schema.get("anyOf", ()))
+    )
+
+
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
@@ -450,6 +500,8 @@ class QuireMCP(DjangoMCP):
         for registered in tools:
             annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
             registered.description = inspect.cleandoc(registered.description)
+            if registered.fn_metadata.output_schema is not None:
+                nullable_optionals(registered.fn_metadata.output_schema)
             if annotations is not None:
                 registered.annotations = annotations
                 registered.title = annotations.title
@@ -592,23 +644,44 @@ def unknown_arguments(name: str, arguments: dict[str, Any]) -> InvalidArgument |
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments for the audit log, with long texts cut short.
+    """The call's arguments for the audit log: no text that the credential check has not
+    passed, and long texts cut short.
 
+    Every text is checked here, whatever the call's outcome: one refused for another reason
+    (a page not found, a text too long, an unknown argument, a zero-width character) never
+    reached the tool's own check, and the audit must not keep what it would have refused.
     NUL and lone surrogates (refused by the tools, but still logged) cannot be stored in a
     PostgreSQL JSON column: they are replaced, so that the refusal itself gets its audit row.
     """
-    return {key: _storable(value) for key, value in arguments.items()}
+    return _storable(arguments)
+
+
+AUDIT_TEXT_KEPT = 200
+# The audit keeps a text's first 200 characters; a credential that reaches into them starts
+# there and ends within a few thousand (a 4,096-bit RSA key's PEM is about 3,300).
+_AUDIT_TEXT_CHECKED = AUDIT_TEXT_KEPT + 4000
+WITHHELD = "(withheld: holds what looks like a credential)"
+
+
+def _kept_text(value: str, *, cut: bool = True) -> str:
+    if holds_credential(value[:_AUDIT_TEXT_CHECKED]):
+        return WITHHELD
+    if cut and len(value) > AUDIT_TEXT_KEPT:
+        value = value[:AUDIT_TEXT_KEPT] + f"... ({len(value)} characters)"
+    return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
 def _storable(value: Any) -> Any:
     if isinstance(value, str):
-        if len(value) > 200:
-            value = value[:200] + f"... ({len(value)} characters)"
-        return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+        return _kept_text(value)
     if isinstance(value, list):
         return [_storable(item) for item in value]
     if isinstance(value, dict):
-        return {str(key): _storable(item) for key, item in value.items()}
+        kept = {}
+        for number, (key, item) in enumerate(value.items(), 1):
+            name = _kept_text(str(key))
+            kept[name if name != WITHHELD else f"{WITHHELD} {number}"] = _storable(item)
+        return kept
     return value
 
 
@@ -916,17 +989,30 @@ class PageTools(MCPToolset):
             str | None,
             Field(description="The nextCursor of your previous recent_activity, to see more."),
         ] = None,
+        limit: Annotated[
+            int | None,
+            Field(
+                description="At most this many versions in this answer, 1 to 200 (default "
+                "50); nextCursor gives the rest.",
+                ge=1,
+                le=activity.PAGE_SIZE,
+            ),
+        ] = None,
     ) -> ActivityResult:
         """What changed in your pages since a time: each version published, newest first,
         with its number and change summary, and, when you may edit, the decisions on your
-        own proposals (approved or rejected, with the reviewer's comment).
+        own proposals (approved, rejected or changes requested, with the reviewer's comment;
+        after a request for changes, revise with get_page_source and update_page).
 
         Call it when you come back to a task, instead of reading your pages again; then
-        get_page for those that matter. At most 200 versions per answer: when nextCursor is
-        not null, call recent_activity(cursor=nextCursor) for older ones.
+        get_page for those that matter. 50 versions per answer unless you pass limit (up to
+        200): when nextCursor is not null, call recent_activity(cursor=nextCursor) for
+        older ones.
         """
         agent = self._agent()
-        found = activity.recent_activity(agent, since=since, cursor=cursor)
+        found = activity.recent_activity(
+            agent, since=since, cursor=cursor, limit=limit or activity.DEFAULT_LIMIT
+        )
         self._note(returned=len(found.published), since=found.since.isoformat())
         result: dict[str, Any] = {
             "since": found.since.isoformat(),

@@ -273,6 +273,25 @@ def _refusal(request: Request) -> Refusal | None:
             if isinstance(request_id, str | int) and not isinstance(request_id, bool)
             else None,
         )
+    if "id" in data and not _is_request_id(request_id):
+        # The library takes a request with a null id for a notification (202, no answer):
+        # the caller would wait for an answer that never comes.
+        return (
+            INVALID_REQUEST,
+            "Invalid request: the id must be a string or an integer, never null; a "
+            "notification is sent without an id.",
+            400,
+            None,
+        )
+    version = request.headers.get("Mcp-Protocol-Version")
+    if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+        return (
+            INVALID_REQUEST,
+            f"Invalid request: MCP-Protocol-Version {storable(version)!r} is not supported; "
+            f"this server speaks {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}.",
+            400,
+            request_id,
+        )
     method = unknown_method(data)
     if method is not None:
         return (
@@ -283,6 +302,11 @@ def _refusal(request: Request) -> Refusal | None:
             request_id if isinstance(request_id, str | int) else None,
         )
     return None
+
+
+def _is_request_id(value: Any) -> bool:
+    """What MCP allows as a request's id: a string or an integer (JSON-RPC's null is not)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def is_tool_call(request: Request) -> bool:

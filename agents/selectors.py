@@ -240,13 +240,20 @@ _ENTRY_ROOTS_SQL = (
 )
 
 
-def _entries_scope(agent_id: int) -> Scope:
+def owner_reader(agent: Agent) -> int:
+    """`Scope.reader` of the agent: its owner, so that it never reads more than its owner may
+    (an agent with no owner reads only what no read grant restricts). The Scope's SQL knows
+    an active superuser owner by pk, so this costs no query."""
+    return agent.owner_id or 0
+
+
+def _entries_scope(agent: Agent) -> Scope:
     """The agent's set as a Scope whose roots stay in the database (a subquery)."""
-    return Scope(roots_sql=(_ENTRY_PATHS_SQL, (agent_id,)))
+    return Scope(roots_sql=(_ENTRY_PATHS_SQL, (agent.pk,)), reader=owner_reader(agent))
 
 
 def _unloaded_scope(agent: Agent) -> Scope:
-    return EVERYTHING if agent.all_pages else _entries_scope(agent.pk)
+    return EVERYTHING.read_by(owner_reader(agent)) if agent.all_pages else _entries_scope(agent)
 
 
 def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
@@ -256,7 +263,7 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
     `no_such_page`."""
     kept: _KeptScope | None = vars(agent).get(_KEPT_SCOPE)
     if agent.all_pages:
-        scope = EVERYTHING
+        scope = EVERYTHING.read_by(owner_reader(agent))
     elif kept is not None and kept.scope is not None:
         scope = kept.scope
     else:
@@ -267,7 +274,10 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
         with connection.cursor() as cursor:
             cursor.execute(_ENTRY_ROOTS_SQL, [agent.pk])
             rows = cursor.fetchall()
-        scope = Scope.of(Root(page_id, path, bool(children)) for page_id, path, children in rows)
+        scope = Scope.of(
+            (Root(page_id, path, bool(children)) for page_id, path, children in rows),
+            reader=owner_reader(agent),
+        )
         if kept is not None:
             kept.scope = scope
     return narrow_to(scope, under) if under else scope
@@ -496,7 +506,9 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
     by_path: dict[str, PageSetEntry] = {}
     for entry in entries:
         by_path.setdefault(entry.page.path, entry)
-    scope = Scope.of(Root(entry.page_id, entry.page.path) for entry in entries)
+    scope = Scope.of(
+        (Root(entry.page_id, entry.page.path) for entry in entries), reader=owner_reader(agent)
+    )
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
     positions: dict[str, int] = {}
     for pk, public_id, title, path, position in scope_pages(scope).values_list(

@@ -3,6 +3,7 @@ tests, CI and the bench of the pgvector path (Debian's PostgreSQL 15 here has no
 
     python bench/pgvector_server.py start [--port 5439] [--data DIR]   # prints DATABASE_URL
     python bench/pgvector_server.py stop  [--data DIR]
+    python bench/pgvector_server.py destroy [--data DIR]   # stop, and remove DIR
 
 Trust authentication on 127.0.0.1 only, user postgres. As root, the server runs as the
 `postgres` system user (PostgreSQL refuses to run as root).
@@ -21,6 +22,9 @@ from pathlib import Path
 
 DEFAULT_PORT = 5439
 DEFAULT_DATA = Path(os.environ.get("QUIRE_PGVECTOR_DATA", "/var/tmp/quire-pgvector"))
+# How long pg_ctl waits for the server to start or stop (its default is 60 s): on a busy
+# machine (CI beside other suites, load 5 to 28) a start can take longer.
+WAIT_SECONDS = 600
 
 
 def binaries() -> Path:
@@ -78,11 +82,14 @@ def start(port: int, data: Path) -> str:
             "-o",
             options,
             "-w",
+            "-t",
+            str(WAIT_SECONDS),
             "start",
         ],
         as_user=as_user,
     )
-    for _ in range(60):
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
         ready = subprocess.run(
             [str(bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
             stdout=subprocess.DEVNULL,
@@ -96,7 +103,19 @@ def start(port: int, data: Path) -> str:
 def stop(data: Path) -> None:
     if (data / "postmaster.pid").exists():
         as_user = "postgres" if os.geteuid() == 0 else None
-        run([str(binaries() / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], as_user=as_user)
+        run(
+            [
+                str(binaries() / "pg_ctl"),
+                "-D",
+                str(data),
+                "-m",
+                "fast",
+                "-t",
+                str(WAIT_SECONDS),
+                "stop",
+            ],
+            as_user=as_user,
+        )
 
 
 def main() -> None:

@@ -24,7 +24,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ RESULTS = ROOT / "bench" / "results"
 sys.path.insert(0, str(ROOT))
 
 from tests.servers import RedisServer, SMTPServer, free_port  # noqa: E402
+from tests.waits import PATIENCE, answered, wait_until  # noqa: E402
 
 PASSWORD = "soak-password-123"
 LOG_PAGES = 6  # receive appends only, so every approved append must stay in the live page
@@ -49,16 +49,17 @@ DRAFT_PAGES = 6  # receive whole replacements
 STOP_GRACE_SECONDS = 30
 
 
-def wait_for_port(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on port {port}") from None
-            time.sleep(0.1)
+def wait_until_serving(base: str, process: subprocess.Popen[bytes]) -> None:
+    """Until gunicorn answers /healthz: the clock of the load starts once it serves. On a
+    busy machine a worker takes long to boot; it is waited for, not given fixed seconds."""
+    try:
+        wait_until(
+            lambda: answered(base + "/healthz"),
+            what="gunicorn",
+            alive=lambda: process.poll() is None,
+        )
+    except AssertionError as error:
+        raise RuntimeError(str(error)) from None
 
 
 def recreate_database(url: str) -> None:
@@ -114,7 +115,7 @@ async def agent_client(
     headers = {"Authorization": f"Bearer {token}"}
     hooks = {"response": [tally.on_response]}
     async with (
-        httpx.AsyncClient(headers=headers, timeout=60, event_hooks=hooks) as http,
+        httpx.AsyncClient(headers=headers, timeout=PATIENCE, event_hooks=hooks) as http,
         streamable_http_client(f"{base}/mcp", http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
@@ -187,7 +188,7 @@ async def reviewer_client(base: str, name: str, key: str, tally: Tally, stop: fl
     headers = {"Authorization": f"Token {key}"}
     hooks = {"response": [tally.on_response]}
     async with httpx.AsyncClient(
-        base_url=base, headers=headers, timeout=60, event_hooks=hooks
+        base_url=base, headers=headers, timeout=PATIENCE, event_hooks=hooks
     ) as http:
         while time.monotonic() < stop:
             started = time.monotonic()
@@ -374,8 +375,8 @@ def soak(
             f"127.0.0.1:{web_port}",
             "--workers",
             str(args.web_workers),
-            "--timeout",
-            "60",
+            "--timeout",  # a worker silent this long is killed: not on a busy machine
+            str(int(PATIENCE)),
         ],
         cwd=ROOT,
         env=child_env,
@@ -383,7 +384,7 @@ def soak(
         stderr=subprocess.STDOUT,
     )
     children += [worker, web]
-    wait_for_port(web_port)
+    wait_until_serving(base, web)
 
     tally = Tally()
     events: list[str] = []
@@ -426,7 +427,14 @@ def soak(
     while Notification.objects.filter(status__in=owed).exists() and time.monotonic() < deadline:
         outbox.retry_pending()
         time.sleep(2)
-    time.sleep(2)  # the last emails reach the inbox
+    # A notification is marked sent once the SMTP server has taken its email: wait until
+    # the inbox holds one for each (at most the drain's time again; verify() says what is not).
+    sent = set(
+        Notification.objects.filter(status=NotificationStatus.SENT).values_list("pk", flat=True)
+    )
+    deadline = time.monotonic() + args.drain_seconds
+    while not sent <= emailed_notifications(smtp) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
     shutdown: list[str] = []
     stop_process(web, "gunicorn", shutdown)
@@ -472,6 +480,16 @@ def soak(
         return 1
     shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def emailed_notifications(smtp: SMTPServer) -> set[int]:
+    """The notifications some email in the inbox carries (its X-Quire-Notifications header)."""
+    return {
+        int(part)
+        for message in list(smtp.inbox.messages)
+        for part in str(message["X-Quire-Notifications"] or "").split(",")
+        if part.strip()
+    }
 
 
 def verify(

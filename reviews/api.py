@@ -353,7 +353,8 @@ class ReviewListView(QuireListView):
             OpenApiParameter(
                 "workflow",
                 {"type": "string", "pattern": NO_NUL},
-                description="Only proposals that started with this workflow (its name)",
+                description="Only proposals that started with this workflow: its id (as "
+                "/api/v1/workflows/ lists it) or its name",
             ),
             OpenApiParameter(
                 "step",

@@ -4,11 +4,12 @@ The decision itself, the review-request mail, the queue (its "waits on you" and 
 "nobody can decide this"), the presence sign and the Approve button all come here, so they
 cannot disagree. At a step of an assigned workflow the deciders are the active members of the
 step's group; at the default step (no workflow assigned) they are the people who may decide
-on the page (Reviewers without section grants). Admins count as members of Reviewers, as
-before workflows, but not of other groups: a Legal step is Legal's. Never among them: the proposal's
-author, the owner of the agent that wrote it, the person whose OAuth connection carried it,
-and anyone who already approved this text in this review, at any step (one person counts
-once per review).
+on the page (wiki.permissions.people_with("decide", page): Reviewers without section
+grants); a step's group members must also be allowed to read the page. Admins count as
+members of Reviewers, as before workflows, but not of other groups: a Legal step is Legal's.
+Never among them: the proposal's author, the owner of the agent that wrote it, the person
+whose OAuth connection carried it, and anyone who already approved this text in this
+review, at any step (one person counts once per review).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
-from wiki.models import Version
+from wiki import permissions
+from wiki.models import PageGrant, Version
 from wiki.roles import REVIEWERS
 
 
@@ -96,14 +98,43 @@ def deciders_of(reviews: Iterable[Review]) -> dict[int, set[int]]:
         if superuser:
             superusers.add(pk)
     approved = counted_approvers(reviews)
+    sectioned = _under_grants(reviews)
     found: dict[int, set[int]] = {}
     for review in reviews:
         group = REVIEWERS if is_default_step(review) else step_group(review)
         may = by_group.get(group, set())
         if group == REVIEWERS:
             may = may | superusers  # admins count as reviewers, as before workflows
+        if review.page_id in sectioned:
+            # Section grants apply: at the default step, who may decide here; at a
+            # workflow step, its group's members who may read the page (every right needs it).
+            right = permissions.DECIDE if is_default_step(review) else permissions.READ
+            held = set(
+                permissions.people_with(right, review.version.page).values_list("pk", flat=True)
+            )
+            may = held if is_default_step(review) else may & held
         found[review.version_id] = may - _never(review, review.version) - approved[review.pk]
     return found
+
+
+def _under_grants(reviews: Sequence[Review]) -> set[int]:
+    """The pages (pks) of `reviews` that a section grant applies to, in one query: the others
+    keep the default rights, so their deciders need no query of their own."""
+    paths = {
+        prefix
+        for review in reviews
+        for prefix in permissions.ancestor_paths(review.version.page.path)
+    }
+    granted = set(
+        PageGrant.objects.filter(page__path__in=paths).values_list("page__path", flat=True)
+    )
+    if not granted:
+        return set()
+    return {
+        review.page_id
+        for review in reviews
+        if granted & set(permissions.ancestor_paths(review.version.page.path))
+    }
 
 
 def deciders(review: Review) -> QuerySet[User]:

@@ -12,6 +12,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from core.errors import Conflict, NotFound, QuireError
 from reviews import services
@@ -19,7 +21,8 @@ from reviews.merge import appended_body
 from wiki import selectors
 from wiki.forms import AppendForm, PageForm, add_service_error, sentence
 from wiki.models import FormSubmission, Page, Version, VersionKind
-from wiki.roles import can_publish, can_review
+from wiki.permissions import PUBLISH, can
+from wiki.roles import can_review
 from wiki.services import AlreadySubmitted, submit_once
 from wiki.views import page_or_404, page_url, raise_for, tree_context
 
@@ -39,7 +42,6 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
                 "New pages can only be added under a live page that is not archived.",
             )
             return redirect(page_url(parent))
-    publish = can_publish(request.user)
     form = PageForm(request.POST) if request.method == "POST" else PageForm()
     picked_parent = _picked_parent(request) if parent is None else None
     if isinstance(picked_parent, str):
@@ -47,6 +49,8 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
         form.add_error(None, picked_parent)
     elif picked_parent is not None:
         parent = picked_parent
+    # Where the page goes decides: a workflow there makes it a proposal (wiki.permissions).
+    publish = can(request.user, PUBLISH, parent)
     twin: Page | None = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -86,7 +90,7 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
                     "once a reviewer approves it.",
                 )
             return redirect(page_url(version.page))
-    context = tree_context(parent)
+    context = tree_context(request, parent)
     context.update(
         form=form,
         parent=parent,
@@ -166,7 +170,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
     base_number: int | None = live.number if live else None
     if own is not None and own.base_version is not None:
         base_number = own.base_version.number
-    publish = can_publish(user)
+    publish = can(user, PUBLISH, page)
     initial = {
         "title": source.title,
         # A waiting addition of one's own is part of the text one edits: saving keeps it.
@@ -240,7 +244,7 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
                     "shows the live version until a reviewer approves it.",
                 )
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(
         form=form,
         page=page,
@@ -264,7 +268,7 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
     except Conflict as error:
         messages.error(request, sentence(error.message))
         return redirect(page_url(page))
-    publish = can_publish(request.user)
+    publish = can(request.user, PUBLISH, page)
     form = AppendForm(request.POST) if request.method == "POST" else AppendForm()
     if request.method == "POST" and form.is_valid():
         earlier = selectors.own_pending_version(page, request.user)
@@ -303,6 +307,34 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
                     "appear at the end of the page once a reviewer approves it.",
                 )
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(form=form, page=page, publish=publish)
     return render(request, "wiki/append_form.html", context)
+
+
+@login_required
+@require_POST
+def page_move_propose(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Propose moving a page under another parent (empty: the top level): the move screen
+    offers it where a direct move would cross a review workflow's border, which the stricter
+    of the two workflows then reviews (reviews.workflows.review_workflows)."""
+    page = page_or_404(request, public_id)
+    chosen = str(request.POST.get("parent", "")).strip()
+    try:
+        parent = selectors.page_for_person(request.user, chosen, live_only=True) if chosen else None
+        version = services.version_propose(
+            actor=request.user,  # type: ignore[arg-type]
+            page=page,
+            parent=parent,
+            change_summary=(
+                f"Move under “{parent.title}”." if parent is not None else "Move to the top level."
+            ),
+        )
+    except QuireError as error:
+        raise_for(error)
+        messages.error(request, sentence(error.message))
+        return redirect(reverse("wiki:move", kwargs={"public_id": page.public_id}))
+    review = getattr(version, "review", None)
+    workflow = f" The “{review.workflow_name}” workflow reviews it." if review is not None else ""
+    messages.success(request, f"Proposed moving “{page.title}”.{workflow}")
+    return redirect(page_url(page))

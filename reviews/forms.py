@@ -130,6 +130,16 @@ class WorkflowForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.rows = rows
 
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        if not self.steps():
+            # In the browser's words: the service's own error shows the REST body's shape.
+            raise forms.ValidationError(
+                "Give the workflow at least one step: choose a group in the first row of "
+                "steps, and how many of its members must approve."
+            )
+        return cleaned
+
     def steps(self) -> list[dict[str, Any]]:
         data = self.data
         steps = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -171,7 +172,11 @@ def review_queue(
     if filters.kind:
         versions = versions.filter(kind=filters.kind)
     if filters.workflow:
-        versions = versions.filter(review__workflow_name=filters.workflow)
+        # Its id, as /api/v1/workflows/ lists it, or the name it had when proposals started.
+        named = Q(review__workflow_name=filters.workflow)
+        if re.fullmatch(r"[0-9]{1,9}", filters.workflow):
+            named |= Q(review__workflow_id=int(filters.workflow))
+        versions = versions.filter(named)
     if filters.step is not None:
         versions = versions.filter(review__step=filters.step - 1)
     return with_reviews(versions).order_by("created_at", "id")

@@ -37,7 +37,8 @@ from reviews.models import (
     ReviewVisit,
 )
 from reviews.selectors import review_of
-from reviews.workflows import applicable_workflows
+from reviews.workflows import review_workflows
+from wiki import permissions
 from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
@@ -47,7 +48,7 @@ from wiki.models import (
     VersionKind,
     VersionStatus,
 )
-from wiki.roles import can_publish, can_review
+from wiki.roles import can_review
 from wiki.services import (
     PageRow,
     allocate_version_number,
@@ -60,6 +61,7 @@ from wiki.services import (
 )
 from wiki.validators import (
     check_text,
+    check_visible_text,
     validate_change_summary,
     validate_markdown,
     validate_resolved_markdown,
@@ -98,7 +100,8 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
         raise InvalidArgument(REASON_REQUIRED, field="comment")
     # A comment is emailed to the author (an agent's owner) and kept in the history.
     refuse_credentials(comment, field="comment")
-    return comment
+    # Emailed and shown to the author: no escape that recolours or reorders what they read.
+    return check_visible_text(comment, field="comment", what="a comment")
 
 
 def _check_can_propose(actor: Actor) -> None:
@@ -112,10 +115,23 @@ def _check_can_propose(actor: Actor) -> None:
         raise Forbidden("log in to propose changes.")
 
 
-def _check_can_publish(actor: Actor) -> User:
-    if is_agent(actor) or not can_publish(actor):
-        raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
-    return actor
+def _check_can_publish(actor: Actor, page: Page | None, *, move_under: Any = UNSET) -> User:
+    """`actor` may change `page` (None: add at the top level) without review, and move it
+    under `move_under` (a page, or None for the top level) when given: wiki.permissions'
+    rule, a review workflow included."""
+    if is_agent(actor):
+        raise Forbidden("agents propose changes; a reviewer decides them.")
+    refusal = permissions.publish_refusal(actor, page)
+    moving = (
+        page is not None
+        and not isinstance(move_under, Unset)
+        and (move_under.pk if move_under is not None else None) != page.parent_id
+    )
+    if refusal is None and moving:
+        refusal = permissions.move_refusal(actor, page, move_under)  # type: ignore[arg-type]
+    if refusal is not None:
+        raise Forbidden(refusal[0].upper() + refusal[1:])
+    return actor  # type: ignore[return-value]
 
 
 def decision_refusal(
@@ -351,7 +367,9 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
     checked = [_checked(new) for new in pages]
     _check_can_propose(actor)
     if publish:
-        _check_can_publish(actor)
+        parents = {new.parent.pk if new.parent else None: new.parent for new in checked}
+        for parent in parents.values():
+            _check_can_publish(actor, parent)
     rows = page_rows_create(
         [
             PageRow(
@@ -551,7 +569,7 @@ def version_propose(
     """
     _check_can_propose(actor)
     if publish:
-        _check_can_publish(actor)
+        _check_can_publish(actor, page, move_under=parent)
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
@@ -668,7 +686,7 @@ def _connected_by(actor: Actor) -> int | None:
 def _reviews_start(versions: Sequence[Version], *, connected_by: int | None = None) -> None:
     """Start the review of each new proposal at step 1 of the workflow that applies to its
     page, the steps copied so that later changes to the workflow leave it alone."""
-    applied = applicable_workflows([version.page for version in versions])
+    applied = review_workflows(versions)
     reviews = []
     for version in versions:
         workflow = applied[version.page_id]
@@ -1072,6 +1090,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
             "removed": published.number if published != version else None,
         },
     )
+    version.page = page  # as the undo left it: `previous` is live again
     return version
 
 
@@ -1252,8 +1271,14 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
 @atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
-    if is_agent(actor) or not (can_publish(actor) or can_review(actor)):
+    if is_agent(actor) or not (
+        permissions.holds(actor, permissions.PUBLISH, page)
+        or permissions.holds(actor, permissions.DECIDE, page)
+    ):
         raise Forbidden("only editors and reviewers can revert a page.")
+    refusal = permissions.publish_refusal(actor, page)
+    if refusal is not None and permissions.access_at(page).workflow_path is not None:
+        raise Forbidden(refusal[0].upper() + refusal[1:])
     if to_version.page_id != page.pk:
         raise InvalidArgument("that version belongs to another page.", field="version")
     moving = to_version.parent_id != page.parent_id

@@ -46,6 +46,7 @@ from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import REVIEWERS, can_publish, can_review
+from wiki.scope import person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -154,8 +155,6 @@ def _proposal_context(version: Version) -> dict[str, Any]:
     before_body = before.body if before else ""
     before_title = before.title if before else ""
     before_tags = before.tags if before else []
-    before_parent = before.parent if before else None
-    removed, added, kept = tag_changes(before_tags, proposed["tags"])
     # What the proposal adds, not what was already there (the diff marks those too).
     flagged = suspicious_characters(
         [
@@ -176,13 +175,7 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         "stale": is_stale(version),
         "proposed": proposed,
         "diff": diff_text(before_body, proposed["body"]),
-        "title_changed": before is not None and before_title != proposed["title"],
-        "title_diff": diff_words(before_title, proposed["title"]),
-        "tags_removed": removed,
-        "tags_added": added,
-        "tags_kept": kept,
-        "parent_changed": before is not None and before_parent != proposed["parent"],
-        "before_parent": before_parent,
+        **_field_changes(before, proposed),
         "invisible": flagged,
         "invisible_kinds": {
             "hidden": any(not flag.lookalike for flag in flagged),
@@ -198,10 +191,17 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         if context["merge_clean"]:
             # What approving applies is the merge: that is the diff to read. The proposal
             # as its author wrote it is kept, labelled, for reference.
-            applied_body = merge["fields"]["body"]
-            applied_title = merge["fields"]["title"]
+            fields = merge["fields"]
+            applied_body, applied_title = fields["body"], fields["title"]
             context["raw_diff"] = context["diff"]
             context["diff"] = diff_text(live.body, applied_body)
+            # The title, tags and parent listed are the merged ones too: a proposal written
+            # before the page moved does not move it back, so no move is listed.
+            parent = live.parent if fields["parent_id"] == live.parent_id else version.parent
+            applied = {"title": fields["title"], "tags": fields["tags"], "parent": parent}
+            context.update(_field_changes(live, applied))
+            if fields["parent_id"] != version.parent_id:
+                context["written_under"] = version.parent or _TOP_LEVEL
         context["conflicts"] = [
             {
                 "field": conflict["field"],
@@ -225,6 +225,26 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         _rendered(before_body, before_title or applied_title), rendered
     )
     return context
+
+
+# How the review page names "no parent" where it names a parent page by its title.
+_TOP_LEVEL = {"title": "the top level"}
+
+
+def _field_changes(before: Version | None, applied: dict[str, Any]) -> dict[str, Any]:
+    """The title, tags and parent approving applies, against `before` (the "Other changes")."""
+    before_parent = before.parent if before else None
+    removed, added, kept = tag_changes(before.tags if before else [], applied["tags"])
+    return {
+        "title_changed": before is not None and before.title != applied["title"],
+        "title_diff": diff_words(before.title if before else "", applied["title"]),
+        "tags_removed": removed,
+        "tags_added": added,
+        "tags_kept": kept,
+        "parent_changed": before is not None and before_parent != applied["parent"],
+        "before_parent": before_parent,
+        "applied_parent": applied["parent"],
+    }
 
 
 def _as_text(value: Any) -> str:
@@ -300,7 +320,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
         except QuireError as error:
             messages.error(request, sentence(error.message))
         else:
-            live_now = version.page.live_version
+            live_now = version.page.live_version  # the page as the undo left it
             messages.success(
                 request,
                 f"The approval of v{version.number} of “{version.page.title}” is taken back: it "
@@ -405,7 +425,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
                 (f"v{version.number}", ""),
             ],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "approve_form": approve_form,
             "edit_form": edit_form,
             "reject_form": reject_form,
@@ -527,7 +547,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         "reviews/history.html",
         {
             "crumbs": [*_page_crumbs(page)[:-1], ("History", "")],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "versions": versions,
             "can_revert": can_publish(user) or can_review(user),
@@ -556,7 +576,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         "reviews/compare.html",
         {
             "crumbs": [*_page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
-            "tree": page_tree(page),
+            "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "a": version_a,
             "b": version_b,
@@ -617,7 +637,7 @@ def _workflow_screen(
             "form": form,
             "rows": rows,
             "groups": selectors.group_names(),
-            "error": error,
+            "error": error or " ".join(str(message) for message in form.non_field_errors()),
             "replacing": replacing,
         },
         status=status,

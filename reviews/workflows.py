@@ -26,7 +26,7 @@ from reviews.models import (
     WorkflowAssignment,
     WorkflowStep,
 )
-from wiki.models import Page
+from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
 from wiki.validators import check_text
 
@@ -114,6 +114,41 @@ def applicable_workflow(page: Page) -> AppliedWorkflow:
     """The workflow that applies to `page`: the nearest assignment on it or above, else the
     default."""
     return applicable_workflows([page])[page.pk]
+
+
+def _strictness(applied: AppliedWorkflow) -> tuple[int, int, int]:
+    """Orders workflows from the least strict: the default, then by steps, then approvals."""
+    approvals = sum(int(step.get("approvals", 1)) for step in applied.steps)
+    return (applied.workflow is not None, len(applied.steps), approvals)
+
+
+def stricter(one: AppliedWorkflow, other: AppliedWorkflow) -> AppliedWorkflow:
+    """The stricter of two workflows (`one` on a tie)."""
+    return other if _strictness(other) > _strictness(one) else one
+
+
+def review_workflows(versions: Sequence[Version]) -> dict[int, AppliedWorkflow]:
+    """The workflow that reviews each proposal, by page pk: the one that applies to its page,
+    or, for a proposal that moves the page across a workflow's border, the stricter of the
+    workflows where it is and where it goes (wiki.permissions.move_refusal sends such a move
+    here). A page that carries its own assignment takes it along and crosses no border."""
+    pages = [version.page for version in versions]
+    moving = [
+        version
+        for version in versions
+        if version.parent_id != version.page.parent_id and version.parent_id is not None
+    ]
+    applied = applicable_workflows(pages + [version.parent for version in moving])  # type: ignore[misc]
+    chosen: dict[int, AppliedWorkflow] = {page.pk: applied[page.pk] for page in pages}
+    for version in versions:
+        here = applied[version.page_id]
+        if version.parent_id == version.page.parent_id:
+            continue
+        if here.source is not None and here.source.pk == version.page_id:
+            continue
+        there = DEFAULT if version.parent_id is None else applied[version.parent_id]
+        chosen[version.page_id] = stricter(here, there)
+    return chosen
 
 
 # --- admin writes -------------------------------------------------------------------------

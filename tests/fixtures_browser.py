@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from tests.prerequisites import BROWSER, require
+from tests.waits import BROWSER_TIMEOUT_MS
 from wiki.models import Page, Version
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -93,7 +94,10 @@ def chromium() -> Iterator[Any]:
         CHROMIUM.exists(),
         "Debian's Chromium is not installed at /usr/bin/chromium (apt-get install chromium)",
     )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # A busy machine slows the page, not what it must show: wait for it (tests/waits.py).
+    expect.set_options(timeout=BROWSER_TIMEOUT_MS)
 
     # While Playwright's sync API is open it leaves an event loop marked running in this
     # thread, so Django refuses ORM calls (the tests' own and the database teardown) unless
@@ -112,7 +116,7 @@ def chromium() -> Iterator[Any]:
 def browser_page(chromium: Any) -> Iterator[Any]:
     context = chromium.new_context(viewport={"width": 1360, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(BROWSER_TIMEOUT_MS)
     try:
         yield page
     finally:

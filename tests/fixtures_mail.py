@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from django.db import connection
 from config.celery import app as celery_app
 from tests.prerequisites import CELERY, reachable, require
 from tests.servers import SMTPServer, free_port
+from tests.waits import PATIENCE, wait_until
 
 __all__ = ["SMTPServer", "free_port"]  # for the tests that import them from here
 
@@ -100,7 +100,7 @@ class CeleryWorker:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=PATIENCE)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
@@ -153,12 +153,18 @@ def celery_worker(tmp_path: Path) -> Iterator[Callable[..., CeleryWorker]]:
             )
         worker = CeleryWorker(process, log)
         workers.append(worker)
-        deadline = time.monotonic() + 60
-        while " ready." not in worker.output():
-            if process.poll() is not None or time.monotonic() > deadline:
-                worker.stop()
-                raise AssertionError(f"the Celery worker did not start:\n{worker.output()}")
-            time.sleep(0.2)
+        try:
+            wait_until(
+                lambda: " ready." in worker.output(),
+                what="the Celery worker",
+                alive=lambda: process.poll() is None,
+                every=0.2,
+            )
+        except AssertionError as error:
+            worker.stop()
+            raise AssertionError(
+                f"the Celery worker did not start ({error}):\n{worker.output()}"
+            ) from None
         return worker
 
     with celery_settings(task_always_eager=False):

@@ -21,6 +21,7 @@ from agents.models import Agent
 from config.cache import counters_clear
 from core.actors import SystemActor
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page
 
 T = TypeVar("T")
@@ -81,7 +82,9 @@ async def mcp_session(url: str, token: str, **headers: str) -> AsyncIterator[Cli
     """An initialized session of the official MCP client over Streamable HTTP."""
     async with (
         httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}", **headers}, timeout=30, verify=TLS
+            headers={"Authorization": f"Bearer {token}", **headers},
+            timeout=HTTP_TIMEOUT,
+            verify=TLS,
         ) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
     ):
@@ -107,7 +110,9 @@ class MCP:
         async def main() -> InitializeResult:
             async with (
                 httpx.AsyncClient(
-                    headers={"Authorization": f"Bearer {key.token}"}, timeout=30, verify=TLS
+                    headers={"Authorization": f"Bearer {key.token}"},
+                    timeout=HTTP_TIMEOUT,
+                    verify=TLS,
                 ) as http,
                 streamable_http_client(self.url, http_client=http) as (read, write, _),
             ):

@@ -30,6 +30,7 @@ import pytest
 from tests.fixtures_browser import CHROMIUM
 from tests.http_tls import TLS
 from tests.prerequisites import BROWSER, require
+from tests.waits import HTTP_TIMEOUT
 
 PASSWORD = "correct-horse-battery"
 
@@ -106,7 +107,9 @@ class OAuthClient:
 
     def register(self, **metadata: Any) -> httpx.Response:
         body = {"client_name": "Test client", "redirect_uris": [self.redirect_uri], **metadata}
-        response = httpx.post(self.base + "/oauth/register/", json=body, verify=TLS)
+        response = httpx.post(
+            self.base + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
+        )
         if response.status_code == 201:
             self.client_id = response.json()["client_id"]
         return response
@@ -139,7 +142,7 @@ class OAuthClient:
             "resource": self.resource,
             **extra,
         }
-        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS)
+        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS, timeout=HTTP_TIMEOUT)
 
     def refresh(self, refresh_token: str) -> httpx.Response:
         data = {
@@ -148,7 +151,7 @@ class OAuthClient:
             "client_id": self.client_id,
             "resource": self.resource,
         }
-        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS)
+        return httpx.post(self.base + "/oauth/token/", data=data, verify=TLS, timeout=HTTP_TIMEOUT)
 
 
 def _hidden_inputs(page: str) -> dict[str, str]:
@@ -165,7 +168,9 @@ class Browserless:
     """A person at the consent screen without a browser: log in, then allow or deny."""
 
     def __init__(self, base: str, username: str) -> None:
-        self.http = httpx.Client(base_url=base, follow_redirects=False, timeout=30, verify=TLS)
+        self.http = httpx.Client(
+            base_url=base, follow_redirects=False, timeout=HTTP_TIMEOUT, verify=TLS
+        )
         login = self.http.get("/login/")
         token = _hidden_inputs(login.text)["csrfmiddlewaretoken"]
         done = self.http.post(
@@ -420,6 +425,7 @@ def mcp_status(base: str, token: str) -> int:
             "Accept": "application/json, text/event-stream",
         },
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     return response.status_code
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.fixtures_mail import _database_url_for_worker, free_port
-from tests.http_tls import TLS
+from tests.waits import PATIENCE, answered, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "a-test-secret-shared-by-every-server-of-one-test"
@@ -40,7 +38,7 @@ class QuireServer:
     def wait_stopped(self) -> None:
         if self.process.poll() is None:
             try:
-                self.process.wait(timeout=20)
+                self.process.wait(timeout=PATIENCE)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
@@ -72,8 +70,8 @@ def start_server(
                 f"127.0.0.1:{port}",
                 "--workers",
                 str(workers),
-                "--timeout",
-                "60",
+                "--timeout",  # a worker silent this long is killed: not on a busy machine
+                str(int(PATIENCE)),
                 "--graceful-timeout",
                 "5",
             ],
@@ -83,17 +81,22 @@ def start_server(
             stderr=subprocess.STDOUT,
         )
     server = QuireServer(process, port, log)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(server.url + "/healthz", timeout=2, verify=TLS).status_code in (200, 503):
-                return server
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            server.stop()
-            raise AssertionError(f"gunicorn did not start:\n{server.output()}")
-        time.sleep(0.2)
+    try:
+        wait_until(
+            lambda: healthy(server),
+            what=f"gunicorn on port {port}",
+            alive=lambda: process.poll() is None,
+        )
+    except AssertionError as error:
+        server.stop()
+        raise AssertionError(f"gunicorn did not start ({error}):\n{server.output()}") from None
+    return server
+
+
+def healthy(server: QuireServer) -> bool:
+    # 503 too: a server whose database is down still answers.
+    response = answered(server.url + "/healthz")
+    return response is not None and response.status_code in (200, 503)
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from typing import Any
 import redis
 from aiosmtpd.controller import Controller
 
+from tests.waits import PATIENCE
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -45,7 +47,7 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PATIENCE
         while True:
             try:
                 redis.Redis.from_url(self.url, socket_timeout=0.5).ping()
@@ -79,7 +81,7 @@ class Inbox:
             self._arrived.notify_all()
         return "250 Message accepted for delivery"
 
-    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
+    def wait_for(self, count: int, *, timeout: float = PATIENCE) -> list[ParsedMessage]:
         deadline = time.monotonic() + timeout
         with self._arrived:
             while len(self.messages) < count:
@@ -114,5 +116,5 @@ class SMTPServer:
             self._controller.stop()
             self._controller = None
 
-    def wait_for(self, count: int, *, timeout: float = 30.0) -> list[ParsedMessage]:
+    def wait_for(self, count: int, *, timeout: float = PATIENCE) -> list[ParsedMessage]:
         return self.inbox.wait_for(count, timeout=timeout)

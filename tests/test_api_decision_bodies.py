@@ -19,6 +19,7 @@ from reviews import services
 from reviews.api_tokens import api_token_create
 from tests.fixtures_servers import QuireServer
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page, Version, VersionStatus
 
 NOT_OBJECTS = [("[]", "an array"), ('"str"', "a string"), ("123", "a number"), ("null", "null")]
@@ -89,13 +90,17 @@ def test_gunicorn_answers_an_over_long_request_line_with_the_declared_414(
         params={"q": "refund " * 1000},
         headers={"Authorization": f"Token {key}"},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
 
     assert response.status_code == 414
     declared = json.dumps(
         yaml.safe_load(
             httpx.get(
-                f"{server.url}/api/schema/", headers={"Authorization": f"Token {key}"}, verify=TLS
+                f"{server.url}/api/schema/",
+                headers={"Authorization": f"Token {key}"},
+                verify=TLS,
+                timeout=HTTP_TIMEOUT,
             ).content
         )["paths"]["/api/v1/pages/"]["get"]["responses"]["414"]
     )

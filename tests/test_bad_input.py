@@ -27,6 +27,7 @@ from core.models import AuditEvent
 from reviews import services
 from reviews.models import Notification
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki import services as wiki_services
 from wiki.models import Attachment, Page, Version
 
@@ -182,7 +183,7 @@ def test_it_refuses_bad_text_through_every_mcp_tool(
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
         },
-        timeout=30,
+        timeout=HTTP_TIMEOUT,
         verify=TLS,
     )
 
@@ -226,6 +227,7 @@ def test_it_audits_a_call_whose_tool_name_holds_a_nul(
             "Accept": "application/json, text/event-stream",
         },
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert response.status_code == 200
     text = response.json()["result"]["content"][0]["text"]
@@ -242,7 +244,7 @@ def raw_rpc(mcp: MCP, key: AgentKey, body: dict[str, Any]) -> httpx.Response:
             "Authorization": f"Bearer {key.token}",
             "Accept": "application/json, text/event-stream",
         },
-        timeout=30,
+        timeout=HTTP_TIMEOUT,
         verify=TLS,
     )
 
@@ -274,7 +276,7 @@ def test_it_refuses_a_request_id_no_answer_could_echo(mcp: MCP, editor_agent: Ag
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
         },
-        timeout=30,
+        timeout=HTTP_TIMEOUT,
         verify=TLS,
     )
 

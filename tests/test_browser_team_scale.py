@@ -20,6 +20,7 @@ from core.actors import SystemActor
 from reviews import services
 from tests.conftest import live
 from tests.fixtures_mcp import rpc_tool
+from tests.waits import BROWSER_TIMEOUT_MS
 from wiki.models import Page, Version, VersionStatus
 
 pytestmark = [
@@ -38,7 +39,7 @@ def sized_page(request: pytest.FixtureRequest, chromium: Any) -> Iterator[Any]:
     width = request.param
     context = chromium.new_context(viewport={"width": width, "height": 860})
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(BROWSER_TIMEOUT_MS)
     page.width = width  # the screenshots and checks name the width
     try:
         yield page

@@ -16,13 +16,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tests.conftest import HANDBOOK
+from tests.prerequisites import require_corpus
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import EDITORS
 
-needs_handbook = pytest.mark.skipif(
-    not HANDBOOK.is_dir(),
-    reason=f"the 18F handbook corpus is not at {HANDBOOK} (set QUIRE_CORPUS to its parent folder)",
-)
+needs_handbook = pytest.mark.usefixtures("handbook_files")
 
 
 def run(command: str, *args: str) -> tuple[str, str]:
@@ -99,8 +97,7 @@ def write(root: Path, relative: str, content: str | bytes) -> None:
 
 @pytest.fixture
 def handbook_files() -> list[str]:
-    if not HANDBOOK.is_dir():
-        pytest.skip(f"the 18F handbook corpus is not at {HANDBOOK}")
+    require_corpus(HANDBOOK)
     return sorted(p.relative_to(HANDBOOK).as_posix() for p in HANDBOOK.rglob("*.md"))
 
 

@@ -15,14 +15,23 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tests.conftest import CORPUS
+from tests.prerequisites import require_corpus
 from wiki.models import Page, Version
 
 TLDR = CORPUS / "tldr-pages.tar.gz"
+
+
+@pytest.fixture
+def tldr_archive() -> Path:
+    require_corpus(TLDR)
+    return TLDR
+
+
 FILES = ("common/tar.md", "common/ls.md", "common/cp.md", "linux/apt.md")
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(not TLDR.is_file(), reason=f"the tldr corpus is not at {TLDR}"),
+    pytest.mark.usefixtures("tldr_archive"),
 ]
 
 

@@ -18,6 +18,7 @@ from wiki.outline import headings
 
 from .conftest import HANDBOOK
 from .fixtures_mcp import MCP, AgentKey
+from .prerequisites import require_corpus
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -194,8 +195,7 @@ def test_it_edits_from_a_sections_text_and_shows_the_changed_lines(
 def test_a_one_line_fix_to_the_largest_handbook_page_costs_under_3000_tokens(
     mcp: MCP, make_page: MakePage, editor_agent: AgentKey
 ) -> None:
-    if not HANDBOOK.is_dir():
-        pytest.skip(f"the 18F handbook corpus is not at {HANDBOOK} (set QUIRE_CORPUS)")
+    require_corpus(HANDBOOK)
     title, body = largest_handbook_page()
     assert len(body) > 40_000
     page = make_page(title, body)

@@ -44,7 +44,8 @@ EXPECTED = {
     "7:update_page": 17,  # 16 + the last live version the agent read
     "8:update_page": 17,
     "9:append_to_page": 15,
-    "10:recent_activity": 3,  # the set's entries, the versions, the audit row
+    # the set's entries, the versions, the requests for changes, the audit row
+    "10:recent_activity": 4,
 }
 # A proposal's review costs 3 of them: the workflow assignments above the page, the review
 # row and its first revision row (a revision: the review locked, moved on, a revision row).

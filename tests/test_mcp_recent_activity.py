@@ -125,12 +125,67 @@ def test_it_pages_200_versions_at_a_time(
     reader_agent.give(page)
     for n in range(2, 206):
         _publish(editor, page, f"v{n}", f"Entry {n}.")
-    first = rpc_tool(client, reader_agent.token, "recent_activity")["structuredContent"]
+    first = rpc_tool(client, reader_agent.token, "recent_activity", limit=200)
+    first = first["structuredContent"]
     assert len(first["published"]) == 200 and first["published"][0]["versionNumber"] == 205
     assert first["nextCursor"]
     rest = rpc_tool(client, reader_agent.token, "recent_activity", cursor=first["nextCursor"])
     numbers = [p["versionNumber"] for p in rest["structuredContent"]["published"]]
     assert numbers == [5, 4, 3, 2, 1] and rest["structuredContent"]["nextCursor"] is None
+
+
+@pytest.mark.django_db
+def test_it_answers_50_versions_unless_asked_for_fewer_or_more(
+    client: Client, make_page: MakePage, editor: User, reader_agent: AgentKey, settings: Any
+) -> None:
+    """Its first answer after an import listed every page published (14.7k tokens)."""
+    settings.QUIRE_AGENT_RATE_LIMIT = 1000
+    page = make_page("Log", "v1")
+    reader_agent.give(page)
+    for n in range(2, 61):
+        _publish(editor, page, f"v{n}", f"Entry {n}.")
+
+    def numbers(**arguments: Any) -> tuple[list[int], str | None]:
+        answer = rpc_tool(client, reader_agent.token, "recent_activity", **arguments)
+        found = answer["structuredContent"]
+        return [p["versionNumber"] for p in found["published"]], found["nextCursor"]
+
+    first, cursor = numbers()
+    assert first == list(range(60, 10, -1)) and cursor
+    assert numbers(cursor=cursor) == ([10, 9, 8, 7, 6, 5, 4, 3, 2, 1], None)
+    few, cursor = numbers(limit=3)
+    assert few == [60, 59, 58]
+    assert numbers(cursor=cursor, limit=2)[0] == [57, 56]
+    refused = rpc_tool(client, reader_agent.token, "recent_activity", limit=500)
+    assert refused["isError"] and "limit" in refused["content"][0]["text"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_lists_a_request_for_changes_on_the_agents_own_proposal(
+    mcp: MCP, make_page: MakePage, reviewer: User, editor_agent: AgentKey
+) -> None:
+    page = make_page("Refunds", "Refunds take 5 days.")
+    editor_agent.give(page)
+    proposed = mcp.ok(
+        editor_agent,
+        "update_page",
+        pageId=page.public_id,
+        markdown="Refunds take 3 days.",
+        changeSummary="Faster.",
+        baseVersion=1,
+    )
+    services.version_request_changes(
+        actor=reviewer,
+        version=Version.objects.get(page=page, number=proposed["versionNumber"]),
+        comment="Say working days.",
+    )
+
+    decisions = mcp.ok(editor_agent, "recent_activity")["decisions"]
+
+    assert [(d["pageId"], d["versionNumber"], d["status"], d["comment"]) for d in decisions] == [
+        (page.public_id, proposed["versionNumber"], "changes_requested", "Say working days.")
+    ]
+    assert decisions[0]["title"] == "Refunds" and decisions[0]["decidedAt"]
 
 
 @pytest.mark.django_db
@@ -172,5 +227,6 @@ def test_it_costs_the_same_queries_for_a_small_and_a_large_history(
         assert result["isError"] is False
         counts.append(len(queries))
     counter = 0 if settings.REDIS_URL else 1
-    # The set's entries, the versions, the audit row (the token was kept from the browse).
-    assert counts == [3 + counter, 3 + counter]
+    # The set's entries, the versions, the requests for changes on its own proposals (an
+    # editing agent's), the audit row (the token was kept from the browse).
+    assert counts == [4 + counter, 4 + counter]

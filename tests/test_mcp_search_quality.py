@@ -15,6 +15,7 @@ from wiki.models import Page
 
 from .conftest import HANDBOOK
 from .fixtures_mcp import rpc_tool
+from .prerequisites import require_corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +44,7 @@ EXPECTATIONS = [
 
 @pytest.fixture
 def handbook_token(admin_user: User) -> str:
-    if not HANDBOOK.is_dir():
-        pytest.skip(f"the handbook corpus is not at {HANDBOOK}")
+    require_corpus(HANDBOOK)
     call_command(
         "import_markdown",
         str(HANDBOOK),

@@ -17,6 +17,7 @@ from core.actors import SystemActor
 from core.models import AuditEvent
 from reviews import services
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
@@ -37,7 +38,7 @@ def raw_post(mcp: MCP, body: Any, token: str | None, **headers: str) -> httpx.Re
         mcp.url,
         content=content,
         headers={"Accept": ACCEPT, "Content-Type": "application/json", **headers},
-        timeout=30,
+        timeout=HTTP_TIMEOUT,
         verify=TLS,
     )
 
@@ -216,6 +217,7 @@ def test_it_answers_get_with_405(mcp: MCP, reader_agent: AgentKey) -> None:
         mcp.url,
         headers={"Authorization": f"Bearer {reader_agent.token}", "Accept": ACCEPT},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert response.status_code == 405
     assert response.headers["Allow"] == "POST"

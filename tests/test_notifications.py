@@ -25,6 +25,7 @@ from reviews.models import (
 )
 from tests.conftest import live
 from tests.fixtures_mail import SMTPServer, celery_publishing_to, celery_settings, free_port
+from tests.waits import PATIENCE
 from wiki.models import Page, Version, VersionKind
 from wiki.roles import REVIEWERS
 
@@ -62,7 +63,7 @@ def assert_all_sent() -> None:
 
 
 def wait_until(
-    condition: Callable[[], bool], explain: Callable[[], str] = str, timeout: float = 60
+    condition: Callable[[], bool], explain: Callable[[], str] = str, timeout: float = PATIENCE
 ) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -359,7 +360,7 @@ def test_it_delivers_through_redis_and_a_celery_worker(
 
     version = propose(agent, page, "Sent by the worker.\n")
 
-    [message] = smtp_server.wait_for(1, timeout=60)
+    [message] = smtp_server.wait_for(1)
     assert message["To"] == "rita@example.com"
     assert f"/reviews/pages/{page.public_id}/v2/" in message.get_content()
     [row] = version.notifications.all()
@@ -388,7 +389,7 @@ def test_it_retries_in_the_worker_until_smtp_is_back(
     assert smtp_down.messages == []
     smtp_down.start()
 
-    [message] = smtp_down.wait_for(1, timeout=60)
+    [message] = smtp_down.wait_for(1)
     assert message["To"] == "rita@example.com"
     wait_until(lambda: Notification.objects.get(pk=row.pk).status == NotificationStatus.SENT)
     assert len(smtp_down.messages) == 1

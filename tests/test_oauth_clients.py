@@ -35,6 +35,7 @@ from tests.fixtures_oauth import (
     registered_client,
 )
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
 
@@ -161,7 +162,9 @@ def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
 def test_it_refuses_a_registration_it_cannot_honour(
     metadata: Any, error: str, live_server: Any
 ) -> None:
-    response = httpx.post(live_server.url + "/oauth/register/", json=metadata, verify=TLS)
+    response = httpx.post(
+        live_server.url + "/oauth/register/", json=metadata, verify=TLS, timeout=HTTP_TIMEOUT
+    )
     assert response.status_code == 400, response.text
     assert response.json()["error"] == error
     assert response.json()["error_description"].endswith(".")
@@ -181,6 +184,7 @@ def test_it_registers_a_public_client_with_https_or_loopback_redirects(live_serv
             "token_endpoint_auth_method": "client_secret_post",
         },
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert response.status_code == 201, response.text
     body = response.json()
@@ -197,6 +201,7 @@ def test_it_rate_limits_registration(live_server: Any, settings: Any) -> None:
             live_server.url + "/oauth/register/",
             json={"redirect_uris": ["https://a.example/cb"]},
             verify=TLS,
+            timeout=HTTP_TIMEOUT,
         ).status_code
         for _ in range(5)
     ]
@@ -312,14 +317,18 @@ def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
     live_server: Any, settings: Any
 ) -> None:
     body = {"client_name": "Cursor", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/cb"]}
-    refused = httpx.post(live_server.url + "/oauth/register/", json=body, verify=TLS)
+    refused = httpx.post(
+        live_server.url + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
+    )
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
     settings.QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = ["cursor"]
     settings.OAUTH2_PROVIDER = {
         **settings.OAUTH2_PROVIDER,
         "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
     }
-    accepted = httpx.post(live_server.url + "/oauth/register/", json=body, verify=TLS)
+    accepted = httpx.post(
+        live_server.url + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
+    )
     assert accepted.status_code == 201, accepted.text
 
 
@@ -347,6 +356,7 @@ def test_it_answers_a_registration_that_is_no_json_object_with_400(
         content=body,
         headers={"Content-Type": "application/json"},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
@@ -375,6 +385,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
         json={"redirect_uris": ["http://localhost:6274/oauth/callback"]},
         headers={"Origin": "http://localhost:6274"},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert registered.status_code == 201
     assert registered.headers["Access-Control-Allow-Origin"] == "*"
@@ -383,6 +394,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
         data={"grant_type": "authorization_code", "code": "nope", "client_id": "x"},
         headers={"Origin": "http://localhost:6274"},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert refused.status_code in (400, 401)
     assert refused.headers["Access-Control-Allow-Origin"] == "*"

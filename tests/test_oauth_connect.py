@@ -35,6 +35,7 @@ from tests.fixtures_oauth import (
     registered_client,
 )
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
@@ -44,7 +45,7 @@ async def _tools_and_pages(url: str, token: str) -> tuple[list[str], dict[str, s
     """tools/list (names and titles) and browse, through the official MCP client."""
     async with (
         httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, timeout=30, verify=TLS
+            headers={"Authorization": f"Bearer {token}"}, timeout=HTTP_TIMEOUT, verify=TLS
         ) as http,
         streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
@@ -77,7 +78,7 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
     base = live_server.url
 
     async def flow() -> dict[str, Any]:
-        async with httpx.AsyncClient(timeout=30, verify=TLS) as http:
+        async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, verify=TLS) as http:
             # Discovery starts from the 401.
             refused = await http.post(
                 base + "/mcp",
@@ -113,7 +114,7 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
             )
         query = await asyncio.to_thread(callback.wait)
 
-        async with httpx.AsyncClient(timeout=30, verify=TLS) as http:
+        async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, verify=TLS) as http:
             # A wrong verifier gets nothing; the right one, once.
             wrong = await http.post(
                 base + "/oauth/token/",
@@ -400,6 +401,7 @@ def test_it_refuses_the_password_and_client_credentials_grants(
             live_server.url + "/oauth/token/",
             data={**data, "client_id": client.client_id},
             verify=TLS,
+            timeout=HTTP_TIMEOUT,
         )
         assert response.status_code in (400, 401), data
         assert response.json()["error"] in {
@@ -442,7 +444,7 @@ def test_it_sends_a_signed_out_person_to_sign_in_first(
     live_server: Any, callback: CallbackServer, owned_agent: AgentKey
 ) -> None:
     client = registered_client(live_server.url, callback.uri)
-    response = httpx.get(client.authorize_url(), verify=TLS)
+    response = httpx.get(client.authorize_url(), verify=TLS, timeout=HTTP_TIMEOUT)
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
 
@@ -540,6 +542,7 @@ def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent)
         consent.base + "/oauth/revoke/",
         data={"token": pair["refresh_token"], "client_id": client.client_id},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     assert revoked.status_code == 200
     assert consent.mcp_status(pair["access_token"]) == 401

@@ -15,6 +15,7 @@ from core.models import AuditEvent
 from wiki import selectors
 from wiki import services as wiki_services
 from wiki.models import Page
+from wiki.scope import EVERYTHING
 
 from .fixtures_mcp import AgentKey, rpc_tool
 from .test_tree_locks import WAIT_SECONDS, Writer, finish, wait_until_waiting_on_a_lock
@@ -24,7 +25,7 @@ MakePage = Callable[..., Page]
 
 def titles_under(parent: Page | None) -> list[str]:
     """The sidebar's list of `parent`'s children (None: the top level)."""
-    tree = selectors.page_tree(parent)
+    tree = selectors.page_tree(parent, reader=EVERYTHING)
     nodes = tree.roots if parent is None else tree.current.children  # type: ignore[union-attr]
     return [node.title for node in nodes]
 

@@ -34,6 +34,37 @@ def inner_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> p
 
 @pytest.mark.database_independent
 @pytest.mark.parametrize("required", [False, True])
+def test_it_fails_a_corpus_test_without_the_corpus_only_when_the_corpus_is_required(
+    inner_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, required: bool
+) -> None:
+    # A clone with no shared/ beside it: the corpus tests skip locally and fail in CI
+    # (.ci/run sets QUIRE_REQUIRE_CORPUS=1), so CI cannot pass without checking search quality.
+    monkeypatch.setenv("QUIRE_CORPUS", str(inner_suite.path / "no-corpus-here"))
+    if required:
+        monkeypatch.setenv("QUIRE_REQUIRE_CORPUS", "1")
+    else:
+        monkeypatch.delenv("QUIRE_REQUIRE_CORPUS", raising=False)
+    inner_suite.makepyfile(
+        test_corpus="""
+        from tests.conftest import HANDBOOK
+        from tests.prerequisites import require_corpus
+
+        def test_it_reads_the_handbook():
+            require_corpus(HANDBOOK)
+        """
+    )
+    result = inner_suite.runpytest_subprocess("-p", "no:cacheprovider", "-rsf", "-W", "ignore")
+    if required:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*the shared corpus is not at*no-corpus-here*"])
+        result.stdout.fnmatch_lines(["*QUIRE_REQUIRE_CORPUS=1, so this is a failure*"])
+    else:
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines(["*SKIPPED*the shared corpus is not at*no-corpus-here*"])
+
+
+@pytest.mark.database_independent
+@pytest.mark.parametrize("required", [False, True])
 def test_it_fails_a_postgres_test_on_sqlite_only_when_postgres_is_required(
     inner_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, required: bool
 ) -> None:

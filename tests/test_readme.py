@@ -61,3 +61,100 @@ def test_it_gives_management_commands_the_settings_of_make_run() -> None:
     )
     assert "DEBUG=1 QUIRE_BASE_URL=${QUIRE_BASE_URL:-http://127.0.0.1:8123}" in result.stdout
     assert "manage.py check" in result.stdout
+
+
+# The docs/ pages the README links to: the commands, files and code they show are checked here
+# as the README's are, so a renamed command, option, target or file shows up as a failing test.
+DOCS = sorted((PROJECT_ROOT / "docs").glob("*.md"))
+PAGES = {"README.md": README} | {f"docs/{page.name}": page.read_text() for page in DOCS}
+REPO_DIRS = ("agents", "bench", "config", "connect", "content", "core", "reviews", "tests", "wiki")
+
+
+def _code(text: str) -> str:
+    """What a page shows as code: its fenced blocks and its inline code, one piece a line."""
+    fenced = re.findall(r"^ *```[a-z]*\n(.*?)^ *```", text, re.M | re.S)
+    prose = re.sub(r"^ *```[a-z]*\n.*?^ *```", "", text, flags=re.M | re.S)
+    inline = re.findall(r"`([^`\n]+)`", prose.replace("\n", " "))
+    return "\n".join(fenced + inline)
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_it_links_every_docs_page_from_the_readme_and_every_link_resolves() -> None:
+    assert len(README.splitlines()) < 300
+    for page in DOCS:
+        assert f"(docs/{page.name})" in README, f"the README links docs/{page.name}"
+    for name, text in PAGES.items():
+        here = (PROJECT_ROOT / name).parent
+        for target, anchor in re.findall(r"\]\(([^)#:\s]+\.md)?(?:#([^)\s]+))?\)", text):
+            file = (here / target).resolve() if target else PROJECT_ROOT / name
+            assert file.is_file(), f"{name} links {target}, which is not there"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", file.read_text(), re.M)
+                assert anchor in {_anchor(h) for h in headings}, f"{name} links #{anchor}"
+
+
+def test_it_shows_only_management_commands_and_options_that_exist() -> None:
+    from django.core.management import get_commands, load_command_class
+
+    commands = get_commands()
+    shown = 0
+    for name, text in PAGES.items():
+        code = _code(text)
+        for command, rest in re.findall(
+            r'(?:manage\.py|make manage ARGS="|web manage) +([a-z_]+)([^"\n]*)', code
+        ):
+            assert command in commands, f"{name} shows manage.py {command}"
+            parser = load_command_class(commands[command], command).create_parser(
+                "manage.py", command
+            )
+            known = {opt for action in parser._actions for opt in action.option_strings}
+            for option in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest):
+                assert option in known, f"{name} shows manage.py {command} {option}"
+            shown += 1
+    assert shown >= 20
+
+
+def test_it_shows_only_make_targets_and_files_that_exist() -> None:
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
+    files = 0
+    for name, text in PAGES.items():
+        code = _code(text)
+        for target in re.findall(r"(?<![\w-])make ([a-z][a-z-]*)", code):
+            assert target in targets, f"{name} shows make {target}"
+        for path in re.findall(rf"\b((?:{'|'.join(REPO_DIRS)})/[\w./-]+\.\w+)", code):
+            if path.startswith("bench/results/") or path == "tests/test_x.py":
+                continue  # what a run writes (not committed), and the README's placeholder
+            assert (PROJECT_ROOT / path).exists(), f"{name} names {path}"
+            files += 1
+    assert files >= 40
+
+
+def test_it_shows_json_that_parses_and_python_that_compiles() -> None:
+    import json
+
+    for name, text in PAGES.items():
+        for block in re.findall(r"^( *)```json\n(.*?)^ *```", text, re.M | re.S):
+            json.loads(block[1])
+        for block in re.findall(r"^( *)```python\n(.*?)^ *```", text, re.M | re.S):
+            compile(block[1], name, "exec")
+
+
+def test_it_lists_the_docker_compose_services_and_the_variables_settings_read() -> None:
+    import yaml
+
+    services = set(yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())["services"])
+    table = re.search(r"\| service \| what it is for \|\n\|---\|---\|\n((?:\|.*\n)+)", README)
+    assert table and set(re.findall(r"^\| `(\w+)` \|", table.group(1), re.M)) == services
+
+    settings = "\n".join(p.read_text() for p in (PROJECT_ROOT / "config").rglob("*.py"))
+    operating = PAGES["docs/operating.md"]
+    rows = re.search(r"\| variable \| default \| meaning \|\n\|---.*\n((?:\|.*\n)+)", operating)
+    assert rows
+    for cell in re.findall(r"^\| ([^|]+) \|", rows.group(1), re.M):
+        for variable in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell):
+            assert variable in settings, f"docs/operating.md lists {variable}"

@@ -25,6 +25,7 @@ from reviews.models import Notification, NotificationStatus
 from tests.fixtures_mail import CeleryWorker, SMTPServer, celery_publishing_to
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.fixtures_redis import RedisServer
+from tests.waits import PATIENCE
 from wiki.models import Page
 
 MakePage = Callable[..., Page]
@@ -134,7 +135,7 @@ def test_a_celery_worker_outlives_a_redis_restart_and_sends_what_waited(
             extra_env={"QUIRE_REVIEW_EMAIL_GATHER_SECONDS": "60"},
         )
         propose(pages[0])
-        smtp_server.wait_for(1, timeout=60)
+        smtp_server.wait_for(1)
         propose(pages[1])  # gathered: the worker holds the follow-up, unacknowledged
         wait_for(lambda: "reviews.tasks.send_review_requests" in worker.output(), worker.output)
 
@@ -168,7 +169,7 @@ def logged(worker: CeleryWorker, line: str, times: int) -> Callable[[], bool]:
 
 
 def wait_for(condition: Callable[[], bool], explain: Callable[[], str]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while not condition():
         assert time.monotonic() < deadline, explain()
         time.sleep(0.2)

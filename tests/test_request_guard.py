@@ -8,10 +8,6 @@ database that is down is 503 with Retry-After.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +23,9 @@ from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
 from tests.fixtures_mail import free_port
 from tests.fixtures_mcp import MCP, AgentKey
-from tests.fixtures_servers import QuireServer
+from tests.fixtures_servers import QuireServer, start_server
 from tests.http_tls import TLS
+from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page, Version
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,8 +99,10 @@ def test_it_refuses_json_nested_too_deep_and_a_nul_on_mcp(
     }
     before = (Page.objects.count(), Version.objects.count())
 
-    deep = httpx.post(url, content=DEEP, headers=headers, timeout=30, verify=TLS)
-    nul = httpx.post(url + "?session=%00", content=b"{}", headers=headers, timeout=30, verify=TLS)
+    deep = httpx.post(url, content=DEEP, headers=headers, timeout=HTTP_TIMEOUT, verify=TLS)
+    nul = httpx.post(
+        url + "?session=%00", content=b"{}", headers=headers, timeout=HTTP_TIMEOUT, verify=TLS
+    )
 
     assert deep.status_code == 400
     assert deep.json()["error"]["code"] == -32600
@@ -134,7 +133,7 @@ def test_it_survives_a_database_restart_without_an_error(
     server = quire_servers(env={"REDIS_URL": ""})
     url = f"{server.url}/api/v1/pages/{page.public_id}/"
     headers = {"Authorization": f"Token {token}"}
-    assert httpx.get(url, headers=headers, verify=TLS).status_code == 200
+    assert httpx.get(url, headers=headers, verify=TLS, timeout=HTTP_TIMEOUT).status_code == 200
 
     # What a restart does to the server's open connections: every one of them is dropped,
     # and the server is back once they are gone (the timeout waits for each to end: a
@@ -147,7 +146,7 @@ def test_it_survives_a_database_restart_without_an_error(
         [(dropped,)] = cursor.fetchall()
 
     assert dropped >= 1
-    assert httpx.get(url, headers=headers, verify=TLS).status_code == 200
+    assert httpx.get(url, headers=headers, verify=TLS, timeout=HTTP_TIMEOUT).status_code == 200
 
 
 def _api_token(user: User) -> str:
@@ -157,46 +156,17 @@ def _api_token(user: User) -> str:
 @pytest.fixture
 def server_without_database(tmp_path: Path) -> Iterator[str]:
     """Quire under gunicorn, pointed at a PostgreSQL port where nothing listens."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DEBUG": "0",
-        "SECRET_KEY": "a-test-secret-that-is-long-enough-for-this-test",
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/quire",
-        "ALLOWED_HOSTS": "127.0.0.1",
-    }
-    env.pop("REDIS_URL", None)
-    log = (tmp_path / "gunicorn.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    server = start_server(
+        tmp_path,
+        env={
+            "SECRET_KEY": "a-test-secret-that-is-long-enough-for-this-test",
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/quire",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "REDIS_URL": "",
+        },
     )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/login/", timeout=1, verify=TLS)
-            break
-        except httpx.TransportError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError((tmp_path / "gunicorn.log").read_text()) from None
-            time.sleep(0.2)
-    yield base
-    process.terminate()
-    process.wait(timeout=15)
+    yield server.url
+    server.stop()
 
 
 def test_it_answers_503_with_retry_after_when_the_database_is_down(
@@ -206,6 +176,7 @@ def test_it_answers_503_with_retry_after_when_the_database_is_down(
         server_without_database + "/api/v1/pages/",
         headers={"Authorization": "Token abc"},
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
     mcp = httpx.post(
         server_without_database + "/mcp",
@@ -216,8 +187,9 @@ def test_it_answers_503_with_retry_after_when_the_database_is_down(
             "Content-Type": "application/json",
         },
         verify=TLS,
+        timeout=HTTP_TIMEOUT,
     )
-    health = httpx.get(server_without_database + "/healthz", verify=TLS)
+    health = httpx.get(server_without_database + "/healthz", verify=TLS, timeout=HTTP_TIMEOUT)
 
     assert (api.status_code, api.headers["Retry-After"]) == (503, "5")
     assert api.json()["error"]["code"] == "unavailable"

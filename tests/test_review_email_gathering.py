@@ -143,11 +143,11 @@ def test_it_sends_the_follow_up_from_the_worker_when_the_window_closes(
     pages = [make_page(f"Policy {n}", "Old.\n") for n in range(3)]
 
     propose(agent, pages[0], "New.\n")
-    [first] = smtp_server.wait_for(1, timeout=60)
+    [first] = smtp_server.wait_for(1)
     propose(agent, pages[1], "New.\n")
     propose(agent, pages[2], "New.\n")
 
-    [_, follow_up] = smtp_server.wait_for(2, timeout=60)
+    [_, follow_up] = smtp_server.wait_for(2)
     assert first["Subject"].startswith("[Quire] Review requested: Policy 0")
     assert follow_up["Subject"] == "[Quire] 2 proposals waiting for review"
     assert len(smtp_server.messages) == 2

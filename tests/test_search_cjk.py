@@ -25,6 +25,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import services as agent_services
 from core.actors import SystemActor
 from tests.bulk import make_live
+from tests.prerequisites import require_corpus
 from wiki.models import Page, SearchDocument
 from wiki.search import document_fields, index_page, search_pages
 
@@ -43,8 +44,7 @@ QUERIES = ("ファイル", "파일 목록", "压缩文件", "アーカイブ", "
 def cjk_site(admin_user: User, tmp_path: Path) -> dict[str, str]:
     """tldr's pages on these commands in Japanese, Korean and Chinese (and English), imported;
     returns each page's source path keyed by public id."""
-    if not TLDR.is_file():
-        pytest.skip(f"the tldr pages are not at {TLDR}")
+    require_corpus(TLDR)
     wanted = {
         f"{folder}/common/{name}.md"
         for folder in ["pages"] + [f"pages.{language}" for language in LANGUAGES]

@@ -32,6 +32,7 @@ from wiki.search import search_pages
 
 from .conftest import CORPUS
 from .fixtures_mcp import rpc_tool
+from .prerequisites import require_corpus
 from .test_bench_raw_leg import reads_languages
 
 TLDR = CORPUS / "tldr-pages.tar.gz"
@@ -43,8 +44,7 @@ FOLDERS = ("pages", "pages.fr", "pages.ko", "pages.es", "pages.zh")
 def translated(admin_user: User, tmp_path: Path) -> dict[str, str]:
     """The commands in every folder that has them, imported and embedded; source path by
     page public id."""
-    if not TLDR.exists():
-        pytest.skip(f"the tldr pages are not at {TLDR}")
+    require_corpus(TLDR)
     wanted = {f"{folder}/common/{name}.md" for folder in FOLDERS for name in COMMANDS}
     with tarfile.open(TLDR) as archive:
         members = [m for m in archive.getmembers() if m.name in wanted]

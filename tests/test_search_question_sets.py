@@ -33,7 +33,7 @@ from wiki.semantic import vector_store
 
 from .conftest import CORPUS, HANDBOOK
 from .fixtures_mcp import rpc_tool
-from .prerequisites import PGVECTOR, require
+from .prerequisites import PGVECTOR, require, require_corpus
 from .question_sets import (
     HANDBOOK_QUESTIONS,
     HANDBOOK_TITLES,
@@ -82,8 +82,7 @@ def import_and_embed(source: Path, author: User) -> tuple[Agent, str]:
 
 @pytest.fixture
 def tldr(admin_user: User, tmp_path: Path) -> tuple[Agent, str]:
-    if not TLDR.exists():
-        pytest.skip(f"the tldr pages are not at {TLDR}")
+    require_corpus(TLDR)
     with tarfile.open(TLDR) as archive:
         wanted = set(TLDR_PAGES)
         members = [m for m in archive.getmembers() if m.name in wanted]
@@ -93,8 +92,7 @@ def tldr(admin_user: User, tmp_path: Path) -> tuple[Agent, str]:
 
 @pytest.fixture
 def handbook(admin_user: User) -> tuple[Agent, str]:
-    if not HANDBOOK.is_dir():
-        pytest.skip(f"the handbook is not at {HANDBOOK}")
+    require_corpus(HANDBOOK)
     return import_and_embed(HANDBOOK, admin_user)
 
 

@@ -23,6 +23,7 @@ from wiki.models import Page
 
 from .conftest import CORPUS, HANDBOOK
 from .fixtures_mcp import rpc_tool
+from .prerequisites import require_corpus
 
 pytestmark = pytest.mark.django_db
 
@@ -69,8 +70,8 @@ def _extract_tldr(into: Path) -> None:
 
 @pytest.fixture
 def corpora_token(admin_user: User, tmp_path: Path) -> str:
-    if not HANDBOOK.is_dir() or not TLDR.exists():
-        pytest.skip(f"the shared corpora are not at {CORPUS}")
+    require_corpus(HANDBOOK)
+    require_corpus(TLDR)
     _extract_tldr(tmp_path / "tldr")
     for source in (HANDBOOK, tmp_path / "tldr"):
         call_command(

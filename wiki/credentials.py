@@ -6,17 +6,26 @@ guesses, which flag ordinary prose), plus shapes it does not know, written as it
 A value that is plainly a placeholder (`<password>`, `${TOKEN}`, `xxxxxx`, AWS's `...EXAMPLE`
 keys) is not a credential, and neither is prose that names a variable. The text is checked as
 written and as a reader sees it (`as_read`): entities decoded, invisible characters gone, wide
-forms folded, emphasis flattened, so a token cannot hide behind its own markup.
+forms folded, emphasis flattened, percent-escapes decoded, look-alike letters of other
+scripts (Cyrillic U+0440 for "p") read as the Latin letter they pass for, so a token cannot hide
+behind its own markup. A token split over two lines, one written in base64 (a Kubernetes
+secret's `data:`), and a private key pasted without its BEGIN/END lines are credentials too.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
+from itertools import pairwise
 from typing import NamedTuple
+from urllib.parse import unquote
 
+from confusable_homoglyphs import utils as confusables_data
 from detect_secrets.filters.heuristic import (
     is_prefixed_with_dollar_sign,
     is_sequential_string,
@@ -216,20 +225,61 @@ _INLINE_MARKS = re.compile(
 )
 
 
-_MARKUP_CHARS = frozenset("&*~`<")
+_MARKUP_CHARS = frozenset("&*~`<%")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
+_RUN = re.compile(r"\w+(?:[-_./+=]\w+)*", re.UNICODE)
+
+
+@cache
+def _lookalikes() -> dict[str, str]:
+    """Each letter or digit of another script that Unicode's confusables data says passes
+    for an ASCII letter or digit (Cyrillic U+0440 for "p", Greek
+    U+039F for "O")."""
+    table: dict[str, str] = {}
+    for char, glyphs in confusables_data.load("confusables.json").items():
+        if len(char) != 1 or char.isascii():
+            continue
+        like = next(
+            (g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()),
+            None,
+        )
+        if like is not None:
+            table[char] = like
+    return table
+
+
+def _fold_lookalikes(line: str) -> str:
+    """Runs of word characters that mix ASCII with look-alikes of other scripts, written in
+    ASCII. A word wholly in another script (Russian prose) is left as it is."""
+    table = _lookalikes()
+
+    def fold(match: re.Match[str]) -> str:
+        run = match.group()
+        if run.isascii() or not any(c.isascii() and c.isalnum() for c in run):
+            return run
+        return "".join(table.get(char, char) for char in run)
+
+    return _RUN.sub(fold, line)
 
 
 def as_read(text: str) -> str:
-    """`text` as a reader of the rendered page takes it in, line for line: HTML entities
-    decoded, default-ignorable characters (zero-width, soft hyphen...) removed, full-width
-    and other compatibility forms folded (NFKC), and inline emphasis and tags flattened."""
+    """`text` as a reader of the rendered page takes it in, line for line: HTML entities and
+    percent-escapes decoded, default-ignorable characters (zero-width, soft hyphen...)
+    removed, full-width and other compatibility forms folded (NFKC), look-alike letters read
+    as the ASCII they pass for, and inline emphasis and tags flattened."""
     lines = []
     for line in text.split("\n"):
         if line.isascii() and not _MARKUP_CHARS.intersection(line):
             lines.append(line)  # most lines: nothing to decode, fold or flatten
             continue
-        line = html.unescape(line).replace("\n", " ").replace("\r", " ")
+        line = html.unescape(line)
+        if _PERCENT_ESCAPE.search(line):
+            line = unquote(line)
+        line = line.replace("\n", " ").replace("\r", " ")
         line = unicodedata.normalize("NFKC", DEFAULT_IGNORABLE_RE.sub("", line))
+        if not line.isascii():
+            line = _fold_lookalikes(line)
         lines.append(_INLINE_MARKS.sub("", line))
     return "\n".join(lines)
 
@@ -249,20 +299,108 @@ def _found(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
     return found
 
 
+# Where a line may be cut and go on the next: spaces, a shell's or Python's continuation, a
+# string closed on one line and opened again on the next (`"ghp_abc" +` / `"def"`).
+_LINE_END = re.compile(r"""[ \t]*(?:\\|["']?[ \t]*\+?|\.\.\.)[ \t]*\Z""")
+_LINE_START = re.compile(r"""\A[ \t>]*(?:\+[ \t]*)?["']?""")
+# How much of each line's end and the next one's start a split token can span.
+_JOIN_SPAN = 400
+
+
+def _joined(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Credentials that show only when a line is read on into the next one (a token cut in two
+    by a line break), found on the first of the two lines."""
+    pairs = [
+        (n, _LINE_END.sub("", first[-_JOIN_SPAN:]) + _LINE_START.sub("", second[:_JOIN_SPAN]))
+        for (n, first), (_, second) in pairwise(lines)
+        if first.strip() and second.strip()
+    ]
+    if not pairs:
+        return set()
+    return _found(pairs)
+
+
+# Base64 a reader would decode: a run of its letters on one line, or a block of lines that
+# hold nothing else (a key's body, wrapped at 64 or 76 characters).
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}")
+_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{16,}={0,2}[ \t]*")
+# DER of a private key: SEQUENCE, its length, then version 0 or 1 (INTEGER) followed by the
+# next INTEGER (PKCS #1), the algorithm's SEQUENCE (PKCS #8) or the key's OCTET STRING
+# (SEC 1). A certificate or a public key starts with a SEQUENCE inside, never a version.
+_DER_PRIVATE_KEY = re.compile(
+    rb"\A\x30(?:[\x00-\x7f]|\x81.|\x82..)\x02\x01[\x00\x01][\x02\x30\x04]", re.S
+)
+_OPENSSH_KEY = b"openssh-key-v1\x00"
+
+
+def _decoded(run: str) -> bytes:
+    run = run.replace("-", "+").replace("_", "/").rstrip("=")
+    try:
+        return base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _in_base64(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Credentials inside base64 (a private key's body without its BEGIN/END lines, a
+    token encoded), found on the line where the base64 starts."""
+    runs: list[tuple[int, str]] = []
+    block: list[tuple[int, str]] = []
+    for n, line in [*lines, (0, "")]:
+        if _BASE64_LINE.fullmatch(line):
+            block.append((n, line.strip()))
+            continue
+        if block:
+            runs.append((block[0][0], "".join(part for _, part in block)))
+        block = []
+        runs.extend((n, match.group()) for match in _BASE64_RUN.finditer(line))
+    found: set[tuple[int, str]] = set()
+    for n, run in runs:
+        data = _decoded(run)
+        if not data:
+            continue
+        if _DER_PRIVATE_KEY.match(data) or data.startswith(_OPENSSH_KEY):
+            found.add((n, "private key block"))
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if all(char.isprintable() or char in "\n\r\t" for char in text):
+            found.update((n, kind) for _, kind in _found(list(enumerate(text.split("\n")))))
+    return found
+
+
+def credentials_in(text: str) -> list[tuple[int, str]]:
+    """Each (line, kind) of a credential in `text`, as written or as a reader would see it:
+    its own markup read past, read on over a line break, or decoded from base64."""
+    if not text:
+        return []
+    written = list(enumerate(text.split("\n"), 1))
+    found = _found(written)
+    # As read, only the lines that read differently need another look.
+    read_lines = as_read(text).split("\n")
+    read = list(zip(written, read_lines, strict=True))
+    found |= _found([(n, seen) for (n, line), seen in read if seen != line])
+    as_seen = [(n, seen) for (n, _), seen in read]
+    if not found:
+        # A split or an encoded token is looked for only where nothing plainer was found:
+        # the author is told the first reason to remove it.
+        found = _joined(as_seen) | _in_base64(as_seen)
+    return sorted(found)
+
+
+def holds_credential(text: str) -> bool:
+    return bool(credentials_in(text))
+
+
 def refuse_credentials(text: str, *, field: str = "markdown", name: str = "") -> None:
     """Raise InvalidArgument naming each credential's kind and line in `text`, as written or
     as read, if it holds any. `field` is the field the error belongs to; `name` what the
     message calls it (`tags[2]`, `the text of notes.pdf`)."""
-    if not text:
+    ordered = credentials_in(text)
+    if not ordered:
         return
-    written = list(enumerate(text.split("\n"), 1))
-    found = _found(written)
-    # As read, only the lines that read differently need another look.
-    read = zip(written, as_read(text).split("\n"), strict=True)
-    found |= _found([(n, seen) for (n, line), seen in read if seen != line])
-    if not found:
-        return
-    ordered = sorted(found)
     listed = ", ".join(f"line {n} ({kind})" for n, kind in ordered[:_LISTED])
     more = f" and {len(ordered) - _LISTED} more" if len(ordered) > _LISTED else ""
     raise InvalidArgument(

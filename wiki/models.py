@@ -370,3 +370,35 @@ class PageChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.position} of page {self.page_id}"
+
+
+# The rights a group can be granted on a section (wiki.permissions says what each allows).
+RIGHTS = ("read", "propose", "publish", "decide")
+
+
+class PageGrant(models.Model):
+    """A group's rights on a page and everything under it. For each right the nearest grant
+    on the page or above wins (wiki.permissions); a page with no grant above it for a right
+    keeps the default (everyone reads and proposes, Editors publish, Reviewers decide)."""
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="grants")
+    group = models.ForeignKey("auth.Group", on_delete=models.CASCADE, related_name="page_grants")
+    # One column per right, so that the scope's SQL can ask for one of them.
+    read = models.BooleanField(default=False)
+    propose = models.BooleanField(default=False)
+    publish = models.BooleanField(default=False)
+    decide = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["page_id", "group_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "group"], name="pagegrant_unique_group")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group_id} on {self.page_id}: {', '.join(self.rights)}"
+
+    @property
+    def rights(self) -> list[str]:
+        return [right for right in RIGHTS if getattr(self, right)]

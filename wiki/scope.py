@@ -158,14 +158,35 @@ class Scope:
     everything: bool = False
     under: tuple[str, ...] | None = None
     roots_sql: tuple[str, tuple[Any, ...]] | None = field(default=None, compare=False)
+    # The person whose read grants (wiki.models.PageGrant) restrict the Scope: a person's own
+    # pk, an agent's owner's (0: no one's, the sections nobody restricted); None: no grant
+    # restricts it (a superuser). See `hidden_sql`.
+    reader: int | None = None
 
     # --- building --------------------------------------------------------------------------
 
     @classmethod
-    def of(cls, roots: Iterable[Root], *, under: tuple[str, ...] | None = None) -> Scope:
+    def of(
+        cls,
+        roots: Iterable[Root],
+        *,
+        under: tuple[str, ...] | None = None,
+        reader: int | None = None,
+    ) -> Scope:
         kept = tuple(roots)
         everything = any(root.path == EVERY_PAGE for root in kept)
-        return cls(roots=() if everything else kept, everything=everything, under=under)
+        return cls(
+            roots=() if everything else kept, everything=everything, under=under, reader=reader
+        )
+
+    def read_by(self, reader: int | None) -> Scope:
+        """The same Scope, restricted to what the person `reader` may read (None: no one)."""
+        return self if reader == self.reader else replace(self, reader=reader)
+
+    @property
+    def unrestricted(self) -> bool:
+        """Every readable page, with no root, subtree or read grant narrowing it."""
+        return self.everything and self.under is None and self.reader is None
 
     def narrowed(self, under: tuple[str, ...]) -> Scope:
         """The same Scope, only the subtrees at the paths `under` (none: nothing)."""
@@ -260,22 +281,71 @@ class Scope:
 
     def q(self, *, readable: bool = True) -> Q:
         """The ORM filter of the readable, covered pages (`readable=False`: covered only)."""
-        covered = Q() if self.everything and self.under is None else Q(_InScope(self))
+        covered = Q() if self.unrestricted else Q(_InScope(self))
         return READABLE & covered if readable else covered
 
     def root_path_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
         """`root_path` in SQL, for the `wiki_page` row `alias`: NULL exactly when the Scope
         does not cover the row, so it is the coverage test too (readability aside)."""
-        return self._root_path_sql(tree_key_sql(alias), connection.vendor)
+        return self._root_path_sql(tree_key_sql(alias), _column(alias, "id"), connection.vendor)
 
-    def _root_path_sql(self, key: str, vendor: str) -> tuple[str, list[Any]]:
+    def _root_path_sql(self, key: str, pk: str, vendor: str) -> tuple[str, list[Any]]:
         if self.everything:
-            return "%s", [EVERY_PAGE]
-        assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
-        covering, params = self._covering_roots_sql(key, vendor)
-        # The roots covering a page lie on its path, each a prefix of the next: the outermost
-        # is the smallest (an aggregate, cheaper to plan than a sort).
-        return f"(SELECT min(scope_root.path) {covering})", params
+            sql, params = "%s", [EVERY_PAGE]
+        else:
+            assert self.roots_sql is not None, "a Scope of loaded roots has `root_of`"
+            covering, params = self._covering_roots_sql(key, vendor)
+            # The roots covering a page lie on its path, each a prefix of the next: the
+            # outermost is the smallest (an aggregate, cheaper to plan than a sort).
+            sql = f"(SELECT min(scope_root.path) {covering})"
+        if self.reader is None:
+            return sql, params
+        return f"(CASE WHEN {self.not_hidden_sql(pk, vendor)} THEN {sql} END)", params
+
+    def not_hidden_sql(self, pk: str, vendor: str | None = None) -> str:
+        """The condition that the page whose primary key is `pk` is not hidden from the
+        reader ("" without a reader)."""
+        if self.reader is None:
+            return ""
+        return f"{pk} NOT IN ({self.hidden_sql(vendor)})"
+
+    def visible_sql(self, alias: str = "p", vendor: str | None = None) -> str:
+        """`readable_sql` and `not_hidden_sql` together, for SQL written by hand."""
+        not_hidden = self.not_hidden_sql(_column(alias, "id"), vendor)
+        return readable_sql(alias) + (f" AND {not_hidden}" if not_hidden else "")
+
+    def hidden_sql(self, vendor: str | None = None) -> str:
+        """A query of the ids of the pages `reader`'s read grants hide (none when no grant
+        restricts reading), uncorrelated so that the database runs it once per statement.
+
+        The rule of wiki.permissions in SQL: a page is hidden when a page on its path carries
+        a read grant to none of the reader's groups ("d") and no page between that one and
+        the page itself (or the page) carries a read grant to one of them. An active
+        superuser's reader hides nothing (an agent's Scope knows its owner by pk alone)."""
+        assert self.reader is not None, "only a Scope with a reader hides pages"
+        reader = int(self.reader)
+        vendor = vendor or connection.vendor
+        after = _AFTER_SUBTREE_SQL[vendor]
+        rkey = TREE_KEY_SQL[vendor].format(path="hidden_root.path")
+        hkey = TREE_KEY_SQL[vendor].format(path="hidden.path")
+        akey = TREE_KEY_SQL[vendor].format(path="allowed_root.path")
+        sql = (
+            "SELECT hidden.id FROM wiki_pagegrant hidden_grant "  # noqa: S608
+            "INNER JOIN wiki_page hidden_root ON hidden_root.id = hidden_grant.page_id "
+            f"INNER JOIN wiki_page hidden ON {hkey} >= {rkey} AND {hkey} < {rkey} || {after} "
+            "WHERE hidden_grant.read AND NOT EXISTS (SELECT 1 FROM auth_user superuser "
+            f"WHERE superuser.id = {reader} AND superuser.is_superuser AND superuser.is_active) "
+            "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant own "
+            "INNER JOIN auth_user_groups own_member ON own_member.group_id = own.group_id "
+            f"WHERE own.page_id = hidden_root.id AND own.read AND own_member.user_id = {reader}) "
+            "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant allowed "
+            "INNER JOIN auth_user_groups member ON member.group_id = allowed.group_id "
+            "INNER JOIN wiki_page allowed_root ON allowed_root.id = allowed.page_id "
+            f"WHERE allowed.read AND member.user_id = {reader} "
+            "AND length(allowed_root.path) > length(hidden_root.path) "
+            f"AND {hkey} >= {akey} AND {hkey} < {akey} || {after})"
+        )
+        return sql
 
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
@@ -315,7 +385,15 @@ class Scope:
         )
 
     def _covered_sql(self, key: str, pk: str, vendor: str) -> tuple[str, list[Any]]:
-        """The coverage alone, for the row whose tree key is `key` and primary key `pk`."""
+        """The coverage alone, for the row whose tree key is `key` and primary key `pk`:
+        the roots, and what the reader's read grants hide."""
+        covered, params = self._roots_covered_sql(key, pk, vendor)
+        not_hidden = self.not_hidden_sql(pk, vendor)
+        if not not_hidden:
+            return covered, params
+        return (f"{covered} AND {not_hidden}" if covered else not_hidden), params
+
+    def _roots_covered_sql(self, key: str, pk: str, vendor: str) -> tuple[str, list[Any]]:
         if self.everything:
             return "", []
         if self.roots_sql is not None:
@@ -393,14 +471,26 @@ class _RootPath(_InScope):
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
     ) -> tuple[str, list[Any]]:
         path_sql, _ = compiler.compile(self.path)
+        pk_sql, _ = compiler.compile(self.pk)
         key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
-        return self.scope._root_path_sql(key, connection.vendor)
+        return self.scope._root_path_sql(key, pk_sql, connection.vendor)
 
 
 EVERYTHING = Scope(everything=True)
 
 
 def person_scope(user: Any) -> Scope:
-    """What a signed-in person may find and list: every readable page. (Editors and reviewers
-    may also open archived pages, to restore or decide on them: wiki.selectors.)"""
-    return EVERYTHING
+    """What a signed-in person may find and list: every readable page their read grants
+    leave them (wiki.permissions; a superuser's are all). (Editors and reviewers may also
+    open archived pages, to restore or decide on them: wiki.selectors.)"""
+    return EVERYTHING.read_by(reader_of(user))
+
+
+def reader_of(user: Any) -> int | None:
+    """`Scope.reader` for `user`: None for an active superuser (no grant restricts them), 0
+    for nobody signed in (the sections no grant restricts), else their pk."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return 0
+    if not getattr(user, "is_active", False):
+        return 0
+    return None if getattr(user, "is_superuser", False) else int(user.pk)

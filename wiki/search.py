@@ -504,7 +504,7 @@ def search_pages(
     if scope is not None:
         if scope.is_empty:
             return []
-        within = None if scope.everything and scope.under is None else scope
+        within = None if scope.unrestricted else scope
     elif page_ids is not None:
         if not isinstance(page_ids, QuerySet):
             ids = sorted({int(pk) for pk in page_ids})
@@ -824,6 +824,12 @@ def _bind(sql: str, values: Iterable[Any], params: _Params) -> str:
     return _PLACEHOLDER.sub(lambda m: m[0] if m[0] == "%%" else params.add(next(pending)), sql)
 
 
+def _only_read_grants(within: Within) -> bool:
+    """Every readable page but what the reader's read grants hide (a person's search): the
+    search leaves those out by id, and needs no set of covered pages."""
+    return isinstance(within, Scope) and within.everything and within.under is None
+
+
 def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     """A query for the ids of the readable pages `within` allows."""
     if isinstance(within, QuerySet):
@@ -831,10 +837,12 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
         sql, scope_params = ids.query.get_compiler(using=ids.db).as_sql()
         return _bind(sql, scope_params, params)
     assert within is not None
+    if _only_read_grants(within):
+        return f"SELECT p.id FROM wiki_page p WHERE {within.visible_sql('p', vendor)}"  # noqa: S608
     # The Scope's roots: those without children by key, the others (and `under`) as ranges
-    # of the readable pages' tree-key index.
+    # of the readable pages' tree-key index; what the reader's read grants hide is left out.
     ranges = [r for r in within.ranges() if r[0] < r[1]]
-    readable = " AND " + readable_sql("p")
+    readable = " AND " + within.visible_sql("p", vendor)
     under, under_params = within.under_sql("p")
     keyed = readable + (" AND " + _bind(under, under_params, params) if under else "")
     key = tree_key_sql("p", vendor)
@@ -924,7 +932,10 @@ def _search_postgres(
     params = _Params()
     ctes = ""
     in_scope = ""
-    if scope is not None:
+    if _only_read_grants(scope):
+        assert isinstance(scope, Scope)
+        in_scope = "AND " + scope.not_hidden_sql("d.page_id", "postgresql")
+    elif scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
         if isinstance(scope, Scope) and not any(lo < hi for lo, hi in scope.ranges()):
@@ -1061,7 +1072,10 @@ def _search_sqlite(
     params = _Params()
     ctes = ""
     in_scope = ""
-    if scope is not None:
+    if _only_read_grants(scope):
+        assert isinstance(scope, Scope)
+        in_scope = "AND " + scope.not_hidden_sql(f"+{fts}.rowid", "sqlite")
+    elif scope is not None:
         ctes = f"covered(id) AS MATERIALIZED ({_covered_sql(scope, params, 'sqlite')}),"
         # The unary + keeps the rowid condition away from FTS5, which would otherwise run
         # the full-text query once per page of the set instead of once.

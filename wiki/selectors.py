@@ -25,7 +25,7 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
-from wiki.scope import READABLE, Scope, is_readable
+from wiki.scope import READABLE, Scope, is_readable, person_scope
 from wiki.search import search_pages
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
@@ -155,7 +155,7 @@ def _sort_key(node: TreeNode) -> tuple[int, str, int]:
 
 
 def _children_lists(
-    tree: PageTree, holders: dict[int | None, TreeNode | None], limit: int
+    tree: PageTree, holders: dict[int | None, TreeNode | None], limit: int, shown: Q
 ) -> dict[int | None, tuple[list[TreeNode], bool]]:
     """For each holder, its visible children (lifted ones included) in one query: the first
     `limit`, or, when the page on the path (the holder's value) comes later, the NEIGHBOURS
@@ -165,7 +165,11 @@ def _children_lists(
     for holder, keep in holders.items():
         for source in tree.lifted_into(holder):
             owner[source] = holder
-            under = _VISIBLE & (Q(parent__isnull=True) if source is None else Q(parent_id=source))
+            under = (
+                _VISIBLE
+                & shown
+                & (Q(parent__isnull=True) if source is None else Q(parent_id=source))
+            )
             firsts = [Page.objects.filter(under).order_by(*_ORDER)[:limit]]
             if keep is not None:
                 same = Q(position=keep.position)
@@ -224,10 +228,14 @@ def _keep(nodes: list[TreeNode], keep: TreeNode | None) -> list[TreeNode]:
     return sorted([*nodes, keep], key=_sort_key)
 
 
-def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) -> PageTree:
+def page_tree(
+    current: Page | None = None, *, reader: Scope, unfold_top_level: bool = False
+) -> PageTree:
     """The tree around `current`, or just the top level, in three queries (four with
     `unfold_top_level`, which gives every top-level page its first SECTION_PREVIEW children
-    for the home page)."""
+    for the home page), as the person whose Scope is `reader` (`person_scope`) may see it:
+    a section their read grants hide is not in it, nor counted."""
+    shown = reader.q(readable=False)
     paths = _ancestor_paths(current.path) if current is not None else []
     # 1. Hidden pages (archived, or new and still in review: usually few) and the ancestors
     #    of the current page, by the prefixes of its path.
@@ -236,7 +244,7 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
         for row in Page.objects.annotate(
             has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk")))
         )
-        .filter(_HIDDEN | Q(path__in=paths))
+        .filter((_HIDDEN & shown) | Q(path__in=paths))
         .order_by()
         .values_list(*_TreeRow._fields)
     ]
@@ -275,14 +283,16 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
     holders: dict[int | None, TreeNode | None] = {None: path_nodes[0] if path_nodes else None}
     for depth, node in enumerate(path_nodes):
         holders[node.id] = path_nodes[depth + 1] if depth + 1 < len(path_nodes) else None
-    lists = _children_lists(tree, holders, SIBLING_LIMIT)
+    lists = _children_lists(tree, holders, SIBLING_LIMIT, shown)
     tree.roots, tree.roots_cut = lists[None]
     for node in path_nodes:
         node.open = True
         node.children, node.children_cut = lists[node.id]
     previews: dict[int | None, tuple[list[TreeNode], bool]] = {}
     if unfold_top_level:
-        previews = _children_lists(tree, dict.fromkeys(n.id for n in tree.roots), SECTION_PREVIEW)
+        previews = _children_lists(
+            tree, dict.fromkeys(n.id for n in tree.roots), SECTION_PREVIEW, shown
+        )
 
     # 3. How many visible children each page in view has, and the top level in all: every
     #    child, counted from the parent index alone, less the hidden ones found above.
@@ -290,7 +300,8 @@ def page_tree(current: Page | None = None, *, unfold_top_level: bool = False) ->
     if current is not None:
         in_view.add(current.pk)
     counts = (
-        Page.objects.filter(Q(parent__isnull=True) | Q(parent_id__in=in_view | set(hidden)))
+        Page.objects.filter(shown)
+        .filter(Q(parent__isnull=True) | Q(parent_id__in=in_view | set(hidden)))
         .order_by()
         .values("parent_id")
         .annotate(n=Count("id"))
@@ -313,7 +324,9 @@ def _walk(nodes: list[TreeNode]) -> list[TreeNode]:
     return found
 
 
-def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNode], int]:
+def page_children(
+    page: Page, tree: PageTree, number: int, *, reader: Scope
+) -> tuple[list[TreeNode], int]:
     """One page (1-based) of the visible pages under `page`, and how many there are in all
     (counted by `page_tree`); one query, none for the first page of the current page."""
     shown = tree.current
@@ -322,7 +335,9 @@ def page_children(page: Page, tree: PageTree, number: int) -> tuple[list[TreeNod
             return shown.children[:CHILDREN_PER_PAGE], shown.child_count
     offset = (max(1, number) - 1) * CHILDREN_PER_PAGE
     rows = (
-        Page.objects.filter(_VISIBLE, parent_id__in=tree.lifted_into(page.pk))
+        Page.objects.filter(
+            _VISIBLE, reader.q(readable=False), parent_id__in=tree.lifted_into(page.pk)
+        )
         .order_by(*_ORDER)
         .values_list("id", "public_id", "title", "slug", "parent_id", "position")[
             offset : offset + CHILDREN_PER_PAGE
@@ -363,8 +378,9 @@ def may_see_archived(user: Any) -> bool:
 
 def pages_readable_by(user: Any) -> PageQuerySet:
     """The pages `user` may read whole: live, and not archived (archived too for editors and
-    reviewers). The one rule for people, as agents/selectors.py has the one for agents."""
-    pages = Page.objects.all()
+    reviewers), and not hidden by their read grants (wiki.permissions). The one rule for
+    people, as agents/selectors.py has the one for agents."""
+    pages = Page.objects.filter(person_scope(user).q(readable=False))
     return pages if may_see_archived(user) else pages.filter(archived=False)
 
 
@@ -475,11 +491,22 @@ def page_attachments(page: Page) -> list[Attachment]:
     )
 
 
-def recent_changes(limit: int = 15) -> QuerySet[Version]:
-    """The newest versions that went live, on pages still visible."""
+def in_scope(reader: Scope) -> Q:
+    """For a queryset of rows with a `page`: those on pages `reader` covers (readability
+    aside), as a subquery; nothing to filter for an unrestricted Scope."""
+    if reader.unrestricted:
+        return Q()
+    return Q(page_id__in=Page.objects.filter(reader.q(readable=False)).values("pk"))
+
+
+def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
+    """The newest versions that went live, on pages still visible to `reader`."""
     return (
         Version.objects.filter(
-            status=VersionStatus.APPROVED, page__archived=False, decided_at__isnull=False
+            in_scope(reader),
+            status=VersionStatus.APPROVED,
+            page__archived=False,
+            decided_at__isnull=False,
         )
         .select_related("page", "author_user", "author_agent")
         # Only what the list shows: the sort then moves small rows, not every body.

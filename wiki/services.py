@@ -41,7 +41,7 @@ from wiki.models import (
     VersionStatus,
     new_page_id,
 )
-from wiki.roles import can_publish
+from wiki.permissions import PUBLISH, holds, move_refusal
 from wiki.scope import Root, Scope
 from wiki.validators import check_one_line
 
@@ -381,8 +381,10 @@ def new_pages_make_live(versions: Sequence[Version]) -> None:
 # --- pages -------------------------------------------------------------------------------------
 
 
-def _check_can_publish(actor: User) -> None:
-    if not can_publish(actor):
+def _check_can_publish(actor: User, page: Page) -> None:
+    # The section's publishers, a workflow aside: archiving and the order of pages have no
+    # proposal to go through (wiki.permissions.holds).
+    if not holds(actor, PUBLISH, page):
         raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
 
 
@@ -390,7 +392,7 @@ def _check_can_publish(actor: User) -> None:
 def page_archive(*, actor: User, page: Page) -> Page:
     """Archive `page` and, with it, every page under it (those not archived already): for
     readers and agents the subtree is gone; editors can still open it to restore it."""
-    _check_can_publish(actor)
+    _check_can_publish(actor, page)
     page = lock_page(page)
     if page.archived:
         raise Conflict(f"page {page.public_id} is already archived.")
@@ -407,7 +409,7 @@ def page_archive(*, actor: User, page: Page) -> Page:
 @atomic_retried
 def page_restore(*, actor: User, page: Page) -> Page:
     """Restore `page` and the pages archived with it (not those archived on their own)."""
-    _check_can_publish(actor)
+    _check_can_publish(actor, page)
     page = lock_page(page)
     if not page.archived:
         raise Conflict(f"page {page.public_id} is not archived.")
@@ -443,7 +445,7 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     instead of moving the page back. Paths below follow; `[[pg_...]]` links and agents' page
     set entries name the page by id, so they follow it too.
     """
-    _check_can_publish(actor)
+    _check_can_publish(actor, page)
     # The page, and its new parent's branch shared, in the tree's one lock order (two moves
     # never wait on each other in opposite orders).
     try:
@@ -463,6 +465,9 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     if page.parent_id == (parent.pk if parent is not None else None):
         where = f"under “{parent.title}”" if parent is not None else "at the top level"
         raise InvalidArgument(f"the page is already {where}.", field="parent")
+    refusal = move_refusal(actor, page, parent)
+    if refusal is not None:
+        raise Forbidden(refusal[0].upper() + refusal[1:])
     old_path = page.path
     summary = f"Moved under “{parent.title}”." if parent is not None else "Moved to the top level."
     version = Version.objects.create(
@@ -500,7 +505,7 @@ def page_reorder(*, actor: User, page: Page, after: Page | None) -> int:
     siblings are locked, in the tree's one lock order, before their places are renumbered:
     two reorders under one parent take turns and neither loses the other's change.
     """
-    _check_can_publish(actor)
+    _check_can_publish(actor, page)
     parent_id = page.parent_id
     siblings = list(_siblings_of(parent_id).only("pk", "path"))
     # Their ancestors come too, held shared: only the siblings are looked at.
@@ -620,7 +625,7 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
 
     if not actor.is_authenticated:
         raise Forbidden("log in to attach files.")
-    if not can_publish(actor):
+    if not holds(actor, PUBLISH, page):
         raise Forbidden("only editors can attach files to a page.")
     name = (upload.name or "").replace("\\", "/").rsplit("/", 1)[-1]
     # A file name is read like a title: an override could make "gpj.exe" look like ".jpg".
@@ -675,7 +680,7 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
 
 @atomic_retried
 def attachment_remove(*, actor: User, attachment: Attachment) -> None:
-    if not can_publish(actor):
+    if not holds(actor, PUBLISH, attachment.page):
         raise Forbidden("only editors can remove attachments.")
     page = lock_page(attachment.page)
     name, stored = attachment.name, attachment.file.name or ""

@@ -26,6 +26,12 @@ _NOT_ONE_LINE = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
     "\u200b-\u200d\u2060\ufeff\u180e\ud800-\udfff]"
 )
+# The same in text of several lines (a reviewer's comment): line breaks and tabs are fine;
+# ANSI escapes (they recolour or hide a terminal's text) and bidi controls are not.
+_NOT_VISIBLE_TEXT = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\u200b-\u200d\u2060\ufeff\u180e\ud800-\udfff]"
+)
 _CONTROL_NAMES = {
     0x00: "NULL",
     0x09: "CHARACTER TABULATION",
@@ -77,14 +83,30 @@ def check_one_line(value: str, *, field: str, name: str = "") -> str:
     character.
     """
     value = value.strip()
-    for match in _NOT_ONE_LINE.finditer(value):
+    rule = (
+        "titles, tags and names must be one line of visible text, without control, "
+        "bidirectional or zero-width characters (a zero-width joiner only inside an "
+        "emoji)."
+    )
+    return _only_visible(value, _NOT_ONE_LINE, field=field, name=name, rule=rule)
+
+
+def check_visible_text(value: str, *, field: str, name: str = "", what: str = "text") -> str:
+    """Comments and change summaries: visible text on one or more lines, read the same way by
+    everyone (in the review screen, an email, a terminal)."""
+    rule = (
+        f"{what} must be visible text, without control (ANSI escape), bidirectional or "
+        "zero-width characters (a zero-width joiner only inside an emoji)."
+    )
+    return _only_visible(value, _NOT_VISIBLE_TEXT, field=field, name=name, rule=rule)
+
+
+def _only_visible(
+    value: str, forbidden: re.Pattern[str], *, field: str, name: str, rule: str
+) -> str:
+    for match in forbidden.finditer(value):
         if match.group() == _ZWJ and _joins_emoji(value, match.start()):
             continue  # part of the emoji a reader sees (👩‍💻), not a hidden difference
-        rule = (
-            "titles, tags and names must be one line of visible text, without control, "
-            "bidirectional or zero-width characters (a zero-width joiner only inside an "
-            "emoji)."
-        )
         raise _refuse(match, field=field, name=name or field, rule=rule)
     return value
 
@@ -203,7 +225,9 @@ def validate_change_summary(summary: Any, *, required: bool = False) -> str:
             field="change_summary",
         )
     refuse_credentials(summary, field="change_summary", name="changeSummary")
-    return summary
+    return check_visible_text(
+        summary, field="change_summary", name="changeSummary", what="a change summary"
+    )
 
 
 def validate_query(query: Any, *, required: bool = True) -> str:

@@ -47,7 +47,9 @@ from wiki.forms import (
 )
 from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
+from wiki.permissions import PUBLISH, crosses_workflow_border, holds
 from wiki.roles import can_publish, can_review
+from wiki.scope import person_scope
 from wiki.search import search_pages
 
 SEARCH_LIMIT = 20
@@ -143,13 +145,19 @@ def raise_for(error: QuireError) -> None:
         raise Http404(sentence(error.message))
 
 
-def _require_publish(request: HttpRequest, what: str) -> None:
-    if not can_publish(request.user):
+def _require_publish(request: HttpRequest, what: str, page: Page) -> None:
+    # The section's publishers (wiki.permissions.holds): a workflow aside, as these changes
+    # have no proposal to go through; a move across a workflow's border is refused later.
+    if not holds(request.user, PUBLISH, page):
         raise PermissionDenied(f"Only editors can {what}. Ask an editor if it needs doing.")
 
 
-def tree_context(current: Page | None = None, *, unfold_top_level: bool = False) -> dict[str, Any]:
-    tree = selectors.page_tree(current, unfold_top_level=unfold_top_level)
+def tree_context(
+    request: HttpRequest, current: Page | None = None, *, unfold_top_level: bool = False
+) -> dict[str, Any]:
+    tree = selectors.page_tree(
+        current, reader=person_scope(request.user), unfold_top_level=unfold_top_level
+    )
     return {"tree": tree, "tree_roots": tree.roots}
 
 
@@ -170,8 +178,8 @@ def page_url(page: Page) -> str:
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    context = tree_context(unfold_top_level=True)
-    context["recent"] = list(selectors.recent_changes())
+    context = tree_context(request, unfold_top_level=True)
+    context["recent"] = list(selectors.recent_changes(reader=person_scope(request.user)))
     # Archived pages are listed for editors, the only ones who can restore them.
     if can_publish(request.user):
         context["archived"], context["archived_total"] = selectors.archived_pages()
@@ -184,7 +192,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
     user = request.user
     pending = selectors.pending_versions(page)
     mine = next((v for v in pending if v.author_user_id == user.pk), None)
-    context = tree_context(page)
+    context = tree_context(request, page)
     tree = context["tree"]
     context.update(
         page=page,
@@ -202,7 +210,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         instructions_html=mark_safe(render_markdown(page.instructions)),
         **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),
-        attachment_form=AttachmentForm() if can_publish(user) else None,
+        attachment_form=AttachmentForm() if holds(user, PUBLISH, page) else None,
         single_review=pending[0] if len(pending) == 1 and can_review(user) else None,
     )
     return render(request, "wiki/page.html", context)
@@ -211,7 +219,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
 def _children_context(request: HttpRequest, page: Page, tree: selectors.PageTree) -> dict[str, Any]:
     """The "Pages under" list, CHILDREN_PER_PAGE at a time (?children=N picks the page)."""
     number = _positive_int(request.GET.get("children"))
-    children, total = selectors.page_children(page, tree, number)
+    children, total = selectors.page_children(page, tree, number, reader=person_scope(request.user))
     last = max(1, -(-total // selectors.CHILDREN_PER_PAGE))
     first = (number - 1) * selectors.CHILDREN_PER_PAGE + 1
     return {
@@ -250,12 +258,12 @@ def search(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         if query:
             try:
-                found = search_pages(query, limit=SEARCH_LIMIT)
+                found = search_pages(query, scope=person_scope(request.user), limit=SEARCH_LIMIT)
             except QuireError as error:
                 add_service_error(form, error)
             else:
                 hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
-    context = tree_context()
+    context = tree_context(request)
     context.update(
         form=form,
         query=query,
@@ -272,7 +280,7 @@ def search(request: HttpRequest) -> HttpResponse:
 @require_POST
 def page_archive(request: HttpRequest, public_id: str) -> HttpResponse:
     page = page_or_404(request, public_id)
-    _require_publish(request, "archive pages")
+    _require_publish(request, "archive pages", page)
     try:
         services.page_archive(actor=request.user, page=page)  # type: ignore[arg-type]
     except QuireError as error:
@@ -291,7 +299,7 @@ def page_archive(request: HttpRequest, public_id: str) -> HttpResponse:
 @require_POST
 def page_restore(request: HttpRequest, public_id: str) -> HttpResponse:
     page = page_or_404(request, public_id)
-    _require_publish(request, "restore pages")
+    _require_publish(request, "restore pages", page)
     try:
         services.page_restore(actor=request.user, page=page)  # type: ignore[arg-type]
     except QuireError as error:
@@ -308,7 +316,7 @@ def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
 
     Beside a page of the same title it asks first, as a new page does."""
     page = page_or_404(request, public_id)
-    _require_publish(request, "move pages")
+    _require_publish(request, "move pages", page)
     form = MoveForm(request.POST or None)
     twin: Page | None = None
     if request.method == "POST" and form.is_valid():
@@ -322,9 +330,14 @@ def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
             if twin is None:
                 services.page_move(actor=request.user, page=page, parent=parent)  # type: ignore[arg-type]
         except QuireError as error:
-            if not isinstance(error, NotFound):
+            # A move across a review workflow's border is proposed instead: the screen says
+            # so and offers the proposal (reviews.editing.page_move_propose).
+            crossing = isinstance(error, Forbidden) and crosses_workflow_border(page, parent)
+            if not (isinstance(error, NotFound) or crossing):
                 raise_for(error)
             form.add_error(None, sentence(error.message))
+            if crossing:
+                return _move_screen(request, page, form=form, propose_under=chosen or "top")
         else:
             where = f"under “{parent.title}”" if parent is not None else "at the top level"
             if twin is not None:
@@ -351,6 +364,7 @@ def _move_screen(
     form: MoveForm | None = None,
     reorder_form: ReorderForm | None = None,
     twin: Page | None = None,
+    propose_under: str = "",
 ) -> HttpResponse:
     siblings = selectors.siblings_in_order(page)
     before = None
@@ -358,7 +372,7 @@ def _move_screen(
         if sibling.pk == page.pk:
             break
         before = sibling
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(
         page=page,
         form=form or MoveForm(),
@@ -366,8 +380,9 @@ def _move_screen(
         siblings=[sibling for sibling in siblings if sibling.pk != page.pk],
         placed_after=before.public_id if before is not None else "first",
         twin=twin,
+        propose_under=propose_under,
     )
-    return render(request, "wiki/page_move.html", context)
+    return render(request, "wiki/page_move.html", context, status=403 if propose_under else 200)
 
 
 @login_required
@@ -375,7 +390,7 @@ def _move_screen(
 def page_reorder(request: HttpRequest, public_id: str) -> HttpResponse:
     """Place a page first among its siblings or right after one of them."""
     page = page_or_404(request, public_id)
-    _require_publish(request, "reorder pages")
+    _require_publish(request, "reorder pages", page)
     form = ReorderForm(request.POST)
     if form.is_valid():
         chosen = form.cleaned_data["after"].strip()
@@ -403,7 +418,7 @@ def page_reorder(request: HttpRequest, public_id: str) -> HttpResponse:
 @login_required
 def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
     page = page_or_404(request, public_id)
-    _require_publish(request, "attach files")
+    _require_publish(request, "attach files", page)
     if page.archived or page.live_version_id is None:
         messages.error(request, "Files can only be attached to a live page that is not archived.")
         return redirect(page_url(page))
@@ -425,7 +440,7 @@ def attachment_upload(request: HttpRequest, public_id: str) -> HttpResponse:
         else:
             messages.success(request, f"Attached {attachment.name}.")
             return redirect(page_url(page))
-    context = tree_context(page)
+    context = tree_context(request, page)
     context.update(page=page, form=form)
     return render(request, "wiki/attachment_form.html", context)
 
@@ -461,7 +476,7 @@ def attachment_download(
 @require_POST
 def attachment_remove(request: HttpRequest, public_id: str, attachment_id: int) -> HttpResponse:
     page = page_or_404(request, public_id)
-    _require_publish(request, "remove attachments")
+    _require_publish(request, "remove attachments", page)
     attachment = _attachment_or_404(page, attachment_id)
     try:
         services.attachment_remove(actor=request.user, attachment=attachment)  # type: ignore[arg-type]

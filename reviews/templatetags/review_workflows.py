@@ -1,11 +1,14 @@
-"""`{% page_workflow page as applied %}`: the review workflow a page's proposals go through."""
+"""`{% page_workflow page as applied %}`: the review workflow a page's proposals go through;
+`{% changes_requested_of version as request %}`: the reviewer's request its author answers."""
 
 from __future__ import annotations
 
 from django import template
 
+from reviews.models import ReviewComment
+from reviews.selectors import changes_request
 from reviews.workflows import AppliedWorkflow, applicable_workflow
-from wiki.models import Page
+from wiki.models import Page, Version
 
 register = template.Library()
 
@@ -13,3 +16,10 @@ register = template.Library()
 @register.simple_tag
 def page_workflow(page: Page) -> AppliedWorkflow:
     return applicable_workflow(page)
+
+
+@register.simple_tag
+def changes_requested_of(version: Version | None) -> ReviewComment | None:
+    """The request for changes `version` waits on its author for, if any: its author sees it
+    where they revise (the page, the edit form), not only on the review page and by email."""
+    return changes_request(version) if version is not None else None
