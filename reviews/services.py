@@ -584,9 +584,14 @@ def version_propose(
         raise NotFound(f"page {page.public_id} has no versions.")
     pending = _pending_of(page, actor)
     drafts = [v for v in pending if v.kind == VersionKind.REPLACE and v.base_version]
-    if base_number is None and kind == VersionKind.REPLACE and drafts:
-        # A revised draft keeps the version its author started from.
-        base_number = drafts[0].base_version.number  # type: ignore[union-attr]
+    if kind == VersionKind.REPLACE and drafts:
+        # A revised draft keeps the version its author started from: the author revises
+        # the draft they were shown, never the live text published since (an agent that
+        # sends the liveVersion get_page_source gave beside its draft would otherwise make
+        # the revision look current, and approving it would erase what went live since).
+        started = drafts[0].base_version.number  # type: ignore[union-attr]
+        if base_number is None or base_number > started:
+            base_number = started
     base = _base_version(page, base_number=base_number)
     if kind == VersionKind.APPEND:
         more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
