@@ -232,12 +232,13 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
             number=number
         )
     except Version.DoesNotExist:
-        version = _deciding(page, number, reader)
-        if version is None:
+        deciding = _deciding(page, number, reader)
+        if deciding is None:
             raise NotFound(
                 f"page {page.public_id} has no version {number} that you can read; open its "
                 "history for the versions there are."
             ) from None
+        version = deciding
     version.page = page  # share the page row (and its live version) already loaded
     return version
 
