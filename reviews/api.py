@@ -373,7 +373,10 @@ class ReviewListView(QuireListView):
             "Give agent or human, or leave it out.",
         )
         _check_filter(self.request, "step", STEP_FILTER_PATTERN, "Give a step number from 1 to 99.")
-        return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
+        return selectors.review_queue(
+            selectors.QueueFilters.from_params(self.request.query_params),
+            reader=person_scope(self.user()),
+        )
 
 
 def _input(serializer_class: type[Any], request: Request) -> dict[str, Any]:

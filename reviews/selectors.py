@@ -28,8 +28,8 @@ from reviews.models import (
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope
-from wiki.selectors import unapproved_text_readable_by
+from wiki.scope import EVERYTHING, Scope, person_scope
+from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
@@ -108,9 +108,14 @@ def check_can_see_queue(user: Any) -> None:
         )
 
 
-def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
-    """Versions waiting for a decision, oldest first."""
-    versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+def review_queue(
+    filters: QueueFilters | None = None, *, reader: Scope = EVERYTHING
+) -> QuerySet[Version]:
+    """Versions waiting for a decision, oldest first, on pages the person whose Scope is
+    `reader` (`person_scope`) may read."""
+    versions = _with_people(
+        Version.objects.filter(in_scope(reader), status=VersionStatus.IN_REVIEW)
+    )
     filters = filters or QueueFilters()
     if filters.agent:
         versions = versions.filter(author_agent__name=filters.agent)
@@ -148,7 +153,7 @@ def next_waiting(user: User, *, besides: Version) -> Version | None:
     """The oldest proposal `user` could decide next: not `besides`, not their own, not one of
     their agents' (see services.decision_refusal)."""
     return (
-        review_queue()
+        review_queue(reader=person_scope(user))
         .exclude(pk=besides.pk)
         .exclude(author_user=user)
         .exclude(author_agent__owner=user)

@@ -85,7 +85,9 @@ def queue(request: HttpRequest) -> HttpResponse:
     except InvalidArgument as error:
         messages.error(request, f"{sentence(error.message)} The filter was left out.")
         filters, status = selectors.QueueFilters(), 400
-    paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
+    paginator = Paginator(
+        selectors.review_queue(filters, reader=person_scope(request.user)), QUEUE_PAGE_SIZE
+    )
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
