@@ -245,6 +245,16 @@ def _version(user: User, page_id: str, number: int) -> Version:
     return selectors.version_of(page_for_person(user, page_id), number, reader=user)
 
 
+def _step(data: dict[str, Any], version: Version) -> int | None:
+    """The step a decision is given for: the one the body names, else the one the proposal
+    was at when the request read it (so a decision racing others cannot land on the next
+    step)."""
+    if data.get("step") is not None:
+        return int(data["step"])
+    review = selectors.review_of(version)
+    return review.step + 1 if review is not None else None
+
+
 class PageListView(QuireListView):
     serializer_class = PageSerializer
 
@@ -374,8 +384,7 @@ class ReviewListView(QuireListView):
         )
         _check_filter(self.request, "step", STEP_FILTER_PATTERN, "Give a step number from 1 to 99.")
         return selectors.review_queue(
-            selectors.QueueFilters.from_params(self.request.query_params),
-            reader=person_scope(self.user()),
+            selectors.QueueFilters.from_params(self.request.query_params), for_user=self.user()
         )
 
 
@@ -395,9 +404,11 @@ class ApproveView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(ApproveInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_approve(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data.get("comment", ""),
             expected_live_number=data.get("expectedLiveVersion"),
         )
@@ -415,9 +426,11 @@ class RejectView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RejectInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_reject(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data.get("comment", ""),
         )
         return Response(
@@ -436,9 +449,11 @@ class RequestChangesView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RequestChangesInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_request_changes(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data["comment"],
         )
         return Response(
@@ -570,7 +585,10 @@ class WorkflowPagesView(QuireAPIView):
         data = _input(AssignInputSerializer, request)
         workflow = workflows.workflow_by_id(workflow_id)
         workflows.workflow_assign(
-            actor=self.user(), workflow=workflow, page=page_for_person(self.user(), data["pageId"])
+            actor=self.user(),
+            workflow=workflow,
+            page=page_for_person(self.user(), data["pageId"]),
+            replace=data["replace"],
         )
         return Response(
             WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data,

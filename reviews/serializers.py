@@ -264,7 +264,19 @@ class CommentField(serializers.CharField):
         return super().run_validation(data)
 
 
+def _step_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=99,
+        help_text="The workflow step (from 1) you decide, as the version's review.step showed "
+        "it; refused with 409 when the proposal has moved on to another step. Left out: the "
+        "step the proposal was at when your request arrived.",
+    )
+
+
 class ApproveInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         required=False,
         allow_blank=True,
@@ -281,6 +293,7 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    step = _step_field()
     # The service refuses a rejection without a reason; the schema says so too, with the
     # service's own sentence.
     comment = CommentField(
@@ -296,6 +309,7 @@ class RejectInputSerializer(serializers.Serializer):
 
 
 class RequestChangesInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         max_length=COMMENT_MAX,
         validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
@@ -370,6 +384,12 @@ class WorkflowSerializer(serializers.Serializer):
 class AssignInputSerializer(serializers.Serializer):
     pageId = serializers.RegexField(
         r"^pg_[a-z2-7]{8}$", error_messages={"invalid": "Give a page id like pg_abcdefgh."}
+    )
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Replace another workflow assigned to this page; without it, that is "
+        "refused with 409 naming the current workflow.",
     )
 
 
