@@ -30,8 +30,8 @@ from reviews.models import (
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope
-from wiki.selectors import unapproved_text_readable_by
+from wiki.scope import Scope, person_scope
+from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
@@ -145,9 +145,12 @@ def _only_decidable(versions: QuerySet[Version], user: User) -> QuerySet[Version
 def review_queue(
     filters: QueueFilters | None = None, *, for_user: User | None = None
 ) -> QuerySet[Version]:
-    """Versions waiting for a decision, oldest first; `for_user` not a reviewer: the ones
-    waiting on a step of their group."""
+    """Versions waiting for a decision, oldest first, on pages `for_user` may read; `for_user`
+    not a reviewer: the ones waiting on a step of their group."""
     versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    if for_user is not None:
+        # Only what they may read (wiki.permissions): a section's title stays in it.
+        versions = versions.filter(in_scope(person_scope(for_user)))
     if for_user is not None and not can_review(for_user):
         versions = _only_decidable(versions, for_user)
     filters = filters or QueueFilters()
