@@ -799,6 +799,13 @@ class PageTools(MCPToolset):
         assert agent is not None, "the MCP view authenticates every request"
         return agent
 
+    def _read(self, agent: Agent, page_id: int, version_number: int) -> None:
+        """Record the live version the agent read: the base of its next replace. Not for
+        the admin's preview of what the agent sees (a GET, which never writes): those reads
+        were the admin's, and would let the agent's later blind update_page through."""
+        if not getattr(self.request, "quire_preview", False):
+            agent_page_read(agent=agent, page_id=page_id, version_number=version_number)
+
     def _touched(
         self,
         page: Page | None = None,
@@ -964,7 +971,7 @@ class PageTools(MCPToolset):
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
-        agent_page_read(agent=agent, page_id=page.pk, version_number=page.version_number)
+        self._read(agent, page.pk, page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
             Page.from_db(DEFAULT_DB_ALIAS, ["id", "public_id"], [page.pk, page.public_id]),
@@ -1056,7 +1063,7 @@ class PageTools(MCPToolset):
         part = shown_text(markdown, section)
         parent = selectors.parent_in_set(page)
         if live is not None:
-            agent_page_read(agent=agent, page_id=page.pk, version_number=live.number)
+            self._read(agent, page.pk, live.number)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],

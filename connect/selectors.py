@@ -41,7 +41,7 @@ def connection_for_access_token(token: str, *, resource: str) -> Connection | No
     digest = token_hash(token)
     token_rows = AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
     connection = (
-        Connection.objects.select_related("agent", "application")
+        Connection.objects.select_related("agent", "application", "allowed_by")
         .annotate(audiences=Subquery(token_rows.values("resource")[:1], output_field=JSONField()))
         .filter(
             family=Subquery(token_rows.values("refresh_token__token_family")[:1]),

@@ -312,6 +312,21 @@ def connections_end_for_person(*, person: User, reason: str) -> None:
         _end(_live(allowed_by=person), actor=SystemActor("account deactivated"), reason=reason)
 
 
+def connection_end_if_not_allowed(connection: Connection) -> bool:
+    """End `connection` when the person who allowed it may no longer connect its agent (the
+    agent was given to another owner, or they lost the admin group that let them): their
+    grant does not outlive their right. True when it ended."""
+    if can_connect(connection.allowed_by, connection.agent):
+        return False
+    with transaction.atomic():
+        _end(
+            _live(pk=connection.pk),
+            actor=SystemActor("the right to connect this agent ended"),
+            reason="no longer allowed to connect this agent",
+        )
+    return True
+
+
 def connection_end_chain(*, family: Any, reason: str) -> None:
     """The library ended the connection's chain of tokens (a used refresh token came back, so
     someone else may hold it; or the app revoked its token): the connection ends with it."""

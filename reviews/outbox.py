@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -36,7 +36,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from inbox import services as inbox_services
 from reviews import mail
+from reviews.deciders import deciders_of
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -45,7 +47,7 @@ from reviews.models import (
     NotificationStatus,
 )
 from wiki.models import Version, VersionStatus
-from wiki.roles import REVIEWERS
+from wiki.permissions import reads
 
 logger = logging.getLogger(__name__)
 
@@ -88,64 +90,74 @@ def batched() -> Iterator[list[int]]:
         transaction.on_commit(lambda: send_digests(ids=ids))
 
 
-def queue_review_requested(version: Version, *, group: str = REVIEWERS) -> list[int]:
-    """Owe every member of `group` (the workflow step `version` waits on) an email about it:
-    now, in the digest, or not at all, as each one prefers."""
-    return queue_reviews_requested([version], group=group)
+def queue_review_requested(version: Version) -> list[int]:
+    """Owe every person who may decide the step `version` waits on (reviews.deciders) an
+    email about it: now, in the digest, or not at all, as each one prefers."""
+    return queue_reviews_requested([version])
 
 
-def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWERS) -> list[int]:
-    """`queue_review_requested` for several versions by one author, in two queries.
-
-    Superusers hear about the default step (Reviewers), as before workflows; a step of
-    another group is announced to that group's members alone.
-    """
+def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
+    """`queue_review_requested` for several versions (an import), in a fixed number of
+    queries; each proposal's mail goes to its own deciders."""
     if not versions:
         return []
-    first = versions[0]
-    assert all(
-        (v.author_user_id, v.author_agent_id) == (first.author_user_id, first.author_agent_id)
-        for v in versions
-    ), "one author's versions at a time"
-    user_model = get_user_model()
-    members = (
-        Q(groups__name=group) | Q(is_superuser=True)
-        if group == REVIEWERS
-        else Q(groups__name=group)
-    )
-    reviewers = (
-        user_model.objects.filter(members, is_active=True)
+    reviews = [version.review for version in versions]
+    deciders = deciders_of(reviews)
+    everyone = set().union(*deciders.values())
+    preferences = dict(
+        get_user_model()
+        .objects.filter(pk__in=everyone)
         .exclude(email="")
         .values_list("pk", "reviewer_settings__notifications")
-        .distinct()
     )
-    if first.author_user_id is not None:
-        reviewers = reviewers.exclude(pk=first.author_user_id)
-    else:
-        # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
-        reviewers = reviewers.exclude(agents=first.author_agent_id)
-    deliveries = []
-    for user_id, preference in reviewers:
-        preference = preference or NotificationPreference.IMMEDIATE
-        if preference == NotificationPreference.OFF:
-            continue
-        delivery = (
-            NotificationDelivery.DIGEST
-            if preference == NotificationPreference.DAILY
-            else NotificationDelivery.IMMEDIATE
-        )
-        deliveries.append((user_id, delivery))
-    rows = [
-        Notification(
-            kind=NotificationKind.REVIEW_REQUESTED,
-            delivery=delivery,
-            version=version,
-            recipient_id=user_id,
-        )
-        for version in versions
-        for user_id, delivery in deliveries
+    rows = []
+    email_off: set[int] = set()
+    stuck = [
+        version
+        for version, review in zip(versions, reviews, strict=True)
+        if not deciders[review.version_id]
     ]
-    return _save_and_dispatch(rows)
+    if stuck:
+        rows.extend(_nobody_decides(stuck))
+    for version, review in zip(versions, reviews, strict=True):
+        for user_id in sorted(deciders[review.version_id]):
+            if user_id not in preferences:
+                continue
+            preference = preferences[user_id] or NotificationPreference.IMMEDIATE
+            if preference == NotificationPreference.OFF:
+                # No email, but the inbox still shows what waits on them.
+                email_off.add(user_id)
+            delivery = (
+                NotificationDelivery.DIGEST
+                if preference == NotificationPreference.DAILY
+                else NotificationDelivery.IMMEDIATE
+            )
+            rows.append(
+                Notification(
+                    kind=NotificationKind.REVIEW_REQUESTED,
+                    delivery=delivery,
+                    version=version,
+                    recipient_id=user_id,
+                )
+            )
+    return _save_and_dispatch(rows, email_off=email_off)
+
+
+def _nobody_decides(versions: Sequence[Version]) -> list[Notification]:
+    """A proposal waits on a step nobody may decide (an empty group, or its only members
+    wrote it or approved it already): the admins are told at once, whatever their review
+    email preference, so that it does not wait unseen."""
+    admins = (
+        get_user_model()
+        .objects.filter(is_superuser=True, is_active=True)
+        .exclude(email="")
+        .values_list("pk", flat=True)
+    )
+    return [
+        Notification(kind=NotificationKind.NOBODY_DECIDES, version=version, recipient_id=pk)
+        for version in versions
+        for pk in admins
+    ]
 
 
 def queue_decision(version: Version) -> list[int]:
@@ -157,6 +169,8 @@ def queue_decision(version: Version) -> list[int]:
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
+    if not reads(recipient_id, version.page_id):
+        return []  # no mail about a page they may no longer read
     undo_window = timedelta(seconds=settings.QUIRE_APPROVAL_UNDO_SECONDS)
     not_before = None
     if version.status == VersionStatus.APPROVED and undo_window:
@@ -174,6 +188,7 @@ def queue_decision(version: Version) -> list[int]:
 def drop_decision(version: Version) -> int:
     """The approval of `version` was taken back: its decision email, still waiting out the
     undo window, is not sent. Returns how many were dropped."""
+    inbox_services.withdraw(version_id=version.pk, kind=NotificationKind.DECISION)
     return Notification.objects.filter(
         version=version, kind=NotificationKind.DECISION, status=NotificationStatus.PENDING
     ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
@@ -183,6 +198,8 @@ def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser)
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    if not reads(recipient_id, version.page_id):
         return []
     row = Notification(
         kind=NotificationKind.CHANGES_REQUESTED,
@@ -205,7 +222,18 @@ def _author_recipient(version: Version) -> int | None:
     return version.author_user_id
 
 
-def _save_and_dispatch(rows: list[Notification]) -> list[int]:
+def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozenset()) -> list[int]:
+    if not rows:
+        return []
+    # The one place where notifications are written: the in-app inbox gets its items here,
+    # and the outbox keeps only the emails each person still wants (inbox.services.deliver).
+    wanted = inbox_services.deliver(
+        [
+            (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
+            for row in rows
+        ]
+    )
+    rows = [row for position, row in enumerate(rows) if position in wanted]
     if not rows:
         return []
     Notification.objects.bulk_create(rows)
@@ -480,28 +508,21 @@ def _review_requests_email(rows: list[Notification]) -> EmailMessage | None:
 
 
 def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
-    """The review requests whose proposal still waits on a step their recipient decides, and
-    the ids of the rest: proposals decided since, or moved on to another group's step (a
-    gathered follow-up or a digest can come after Legal has finished and Reviewers decide).
-
-    Superusers are asked at the default step (Reviewers), as `queue_reviews_requested` does.
-    """
-    recipients = {row.recipient_id for row in rows}
-    groups: dict[int, set[str]] = {pk: set() for pk in recipients}
-    for pk, name in (
-        get_user_model().objects.filter(pk__in=recipients).values_list("pk", "groups__name")
-    ):
-        if name:
-            groups[pk].add(name)
+    """The review requests whose proposal still waits on a step their recipient decides
+    (reviews.deciders), and the ids of the rest: proposals decided since, or moved on to
+    another group's step (a gathered follow-up or a digest can come after Legal has finished
+    and Reviewers decide)."""
+    reviews = {
+        row.version.review.pk: row.version.review
+        for row in rows
+        if row.version.status == VersionStatus.IN_REVIEW
+        and getattr(row.version, "review", None) is not None
+    }
+    deciders = deciders_of(reviews.values())
     asked, passed = [], []
     for row in rows:
-        version = row.version
-        review = getattr(version, "review", None)
-        group = review.current_step["group"] if review is not None else REVIEWERS
-        deciders = groups[row.recipient_id]
-        if version.status == VersionStatus.IN_REVIEW and (
-            group in deciders or (group == REVIEWERS and row.recipient.is_superuser)
-        ):
+        review = getattr(row.version, "review", None)
+        if review is not None and row.recipient_id in deciders.get(review.version_id, set()):
             asked.append(row)
         else:
             passed.append(row.pk)

@@ -19,7 +19,8 @@ from reviews.services import (
     REASON_REQUIRED,
 )
 from wiki.markdown import render_markdown
-from wiki.models import Page, Version
+from wiki.models import RIGHTS, Page, Version
+from wiki.scope import person_scope
 from wiki.validators import check_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
@@ -72,7 +73,9 @@ class PageDetailSerializer(PageSerializer):
 
     def get_html(self, page: Page) -> str:
         live = page.live_version
-        return render_markdown(live.body) if live is not None else ""
+        request = self.context.get("request")
+        reader = person_scope(getattr(request, "user", None))
+        return render_markdown(live.body, reader=reader) if live is not None else ""
 
 
 class ReviewStepSerializer(serializers.Serializer):
@@ -261,7 +264,19 @@ class CommentField(serializers.CharField):
         return super().run_validation(data)
 
 
+def _step_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=99,
+        help_text="The workflow step (from 1) you decide, as the version's review.step showed "
+        "it; refused with 409 when the proposal has moved on to another step. Left out: the "
+        "step the proposal was at when your request arrived.",
+    )
+
+
 class ApproveInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         required=False,
         allow_blank=True,
@@ -278,6 +293,7 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    step = _step_field()
     # The service refuses a rejection without a reason; the schema says so too, with the
     # service's own sentence.
     comment = CommentField(
@@ -293,6 +309,7 @@ class RejectInputSerializer(serializers.Serializer):
 
 
 class RequestChangesInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         max_length=COMMENT_MAX,
         validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
@@ -368,6 +385,12 @@ class AssignInputSerializer(serializers.Serializer):
     pageId = serializers.RegexField(
         r"^pg_[a-z2-7]{8}$", error_messages={"invalid": "Give a page id like pg_abcdefgh."}
     )
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Replace another workflow assigned to this page; without it, that is "
+        "refused with 409 naming the current workflow.",
+    )
 
 
 class PageWorkflowSerializer(serializers.Serializer):
@@ -388,3 +411,60 @@ class ErrorBodySerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorBodySerializer()
+
+
+_RIGHTS_TEXT = ", ".join(RIGHTS)
+
+
+class GrantInputSerializer(serializers.Serializer):
+    group = serializers.CharField(
+        min_length=1, max_length=150, validators=[NO_NUL], help_text="An existing group's name."
+    )
+    rights = serializers.ListField(
+        child=serializers.ChoiceField(
+            choices=list(RIGHTS),
+            error_messages={
+                "invalid_choice": f'"{{input}}" is not a right; the rights are {_RIGHTS_TEXT}.'
+            },
+        ),
+        min_length=1,
+        max_length=len(RIGHTS),
+        help_text="What the group may do on the page and everything under it: "
+        f"{_RIGHTS_TEXT}. They replace what the group had on this page.",
+        error_messages={
+            "min_length": "give at least one right; to take a group's rights away, delete "
+            "its grant.",
+        },
+    )
+
+
+class GrantSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    group = serializers.CharField(source="group.name")
+    rights = serializers.ListField(child=serializers.CharField())
+    pageId = serializers.CharField(source="page.public_id")
+    path = serializers.CharField(source="page.path")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class RightHoldersSerializer(serializers.Serializer):
+    right = serializers.CharField()
+    everyone = serializers.BooleanField(help_text="Every active person holds it (no grant).")
+    groups = serializers.ListField(
+        child=serializers.CharField(), help_text="The groups holding it (superusers always do)."
+    )
+    fromPageId = serializers.CharField(
+        allow_null=True, help_text="The page whose grant decides it; null: the default."
+    )
+    fromPath = serializers.CharField(allow_null=True)
+    blockedByWorkflow = serializers.CharField(
+        allow_null=True,
+        help_text="publish: the review workflow that applies here, so nobody publishes.",
+    )
+
+
+class PageAccessSerializer(serializers.Serializer):
+    pageId = serializers.CharField()
+    path = serializers.CharField()
+    rights = RightHoldersSerializer(many=True)
+    grants = GrantSerializer(many=True, help_text="The grants on this page and above it.")

@@ -46,7 +46,7 @@ from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import REVIEWERS, can_publish, can_review
-from wiki.scope import person_scope
+from wiki.scope import Scope, person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -63,6 +63,16 @@ def _page_or_404(request: HttpRequest, page_id: str) -> Page:
         return page_for_person(request.user, page_id)
     except NotFound as error:
         raise Http404(error.message) from None
+
+
+def _posted_step(request: HttpRequest, version: Version) -> int | None:
+    """The step a decision is given for: the one the review page showed (its form carries
+    it), else the one the proposal was at when the request read it."""
+    posted = str(request.POST.get("step") or "")
+    if posted.isdigit() and 0 < int(posted) < 100:
+        return int(posted)
+    review = selectors.review_of(version)
+    return review.step + 1 if review is not None else None
 
 
 def _version_or_404(request: HttpRequest, page: Page, number: int) -> Version:
@@ -85,7 +95,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     except InvalidArgument as error:
         messages.error(request, f"{sentence(error.message)} The filter was left out.")
         filters, status = selectors.QueueFilters(), 400
-    paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
+    paginator = Paginator(selectors.review_queue(filters, for_user=user), QUEUE_PAGE_SIZE)
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
@@ -129,12 +139,12 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     return redirect("reviews:queue")
 
 
-def _rendered(body: str, title: str) -> str:
-    """Rendered exactly as the page view renders it."""
-    return render_page_body(body, title)
+def _rendered(body: str, title: str, reader: Scope) -> str:
+    """Rendered exactly as the page view renders it (links as `reader` may follow them)."""
+    return render_page_body(body, title, reader=reader)
 
 
-def _proposal_context(version: Version) -> dict[str, Any]:
+def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
     """Everything the review page shows about `version`, compared with what it changes."""
     page = version.page
     live = page.live_version
@@ -203,16 +213,16 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         ]
     if version.kind == VersionKind.APPEND and in_review:
         context["rendered_live"] = mark_safe(
-            show_html(_rendered(live.body if live else "", applied_title))
+            show_html(_rendered(live.body if live else "", applied_title, reader))
         )
         context["rendered_appended"] = mark_safe(
-            show_html(without_ids(render_page_body(version.proposed_body, "")))
+            show_html(without_ids(render_page_body(version.proposed_body, "", reader=reader)))
         )
-    rendered = _rendered(applied_body, applied_title)
+    rendered = _rendered(applied_body, applied_title, reader)
     # The panes badge invisible and look-alike characters as the markdown diff does.
     context["rendered"] = mark_safe(show_html(rendered))
     context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title), rendered
+        _rendered(before_body, before_title or applied_title, reader), rendered
     )
     return context
 
@@ -269,7 +279,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
     page = _page_or_404(request, page_id)
     version = _version_or_404(request, page, number)
-    context = _proposal_context(version)
+    context = _proposal_context(version, person_scope(request.user))
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
     approve_form = ApproveForm(initial=expected)
@@ -278,8 +288,12 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     changes_form = RequestChangesForm()
     comment_form = CommentForm()
     status = 200
-    refusal = services.decision_refusal(user, version)
     action = request.POST.get("action", "") if request.method == "POST" else ""
+    review_now = selectors.review_of(version)
+    deciding = action in {"approve", "edit", "reject", "request_changes"} and (
+        review_now is None or _posted_step(request, version) == review_now.step + 1
+    )
+    refusal = services.decision_refusal(user, version) if deciding else None
     if action == "comment":
         comment_form = CommentForm(request.POST)
         if comment_form.is_valid():
@@ -314,7 +328,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 f"v{live_now.number if live_now else 0} as before.",
             )
         return redirect(request.path)
-    elif request.method == "POST" and refusal is not None and context["in_review"]:
+    elif refusal is not None and context["in_review"]:
+        # Refused before any form is read; a decision for a step the proposal has left is
+        # the service's to answer (409, saying it moved on).
         raise PermissionDenied(sentence(refusal))
     elif request.method == "POST":
         try:
@@ -324,6 +340,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     services.version_request_changes(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=changes_form.cleaned_data["comment"],
                     )
                     return _decided(request, version, "sent back to its author for changes")
@@ -334,6 +351,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     decided = services.version_approve(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=data["comment"],
                         expected_live_number=data["expected_live_number"],
                     )
@@ -345,6 +363,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     decided = services.version_approve(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=data["comment"],
                         edited_body=data["body"],
                         edited_title=data["title"],
@@ -356,23 +375,29 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
                     services.version_reject(
-                        actor=user, version=version, comment=reject_form.cleaned_data["comment"]
+                        actor=user,
+                        version=version,
+                        step=_posted_step(request, version),
+                        comment=reject_form.cleaned_data["comment"],
                     )
                     return _decided(request, version, "rejected")
             else:
                 context["error"] = "Choose approve, edit then approve, request changes, or reject."
             status = 400
+        except Forbidden as error:
+            raise PermissionDenied(sentence(error.message)) from None
         except QuireError as error:
             context["error"] = sentence(error.message)
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
             version = _version_or_404(request, _page_or_404(request, page_id), number)
-            context.update(_proposal_context(version))
+            context.update(_proposal_context(version, person_scope(request.user)))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
     refusal = services.decision_refusal(user, version)  # the version may have been reloaded
-    since = services.review_visit(actor=user, version=version) if can_review(user) else None
     path = selectors.review_path(version, viewer=user)
+    looks = can_review(user) or refusal is None
+    since = services.review_visit(actor=user, version=version) if looks else None
     context.update(
         {
             "path": path,
@@ -388,13 +413,14 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "comment_form": comment_form,
             "open_changes": action == "request_changes",
             "can_decide": context["in_review"] and refusal is None,
+            "decision_step": path.review.step + 1
+            if path is not None and context["in_review"]
+            else None,
             "can_undo": version.status == VersionStatus.APPROVED
             and services.approval_undo_refusal(user, version) is None,
             "undo_seconds": services.approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
-            "next_version": (
-                selectors.next_waiting(user, besides=version) if can_review(user) else None
-            ),
+            "next_version": (selectors.next_waiting(user, besides=version) if looks else None),
             "crumbs": [
                 *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
                 (f"v{version.number}", ""),
@@ -593,9 +619,10 @@ def _workflow_screen(
     form: WorkflowForm,
     error: str = "",
     status: int = 200,
+    replacing: dict[str, Any] | None = None,
 ) -> HttpResponse:
     steps = workflows.steps_of(workflow) if workflow is not None else []
-    if request.method == "POST":
+    if request.method == "POST" and replacing is None:
         steps = form.steps()
     rows = [*steps, *[{"name": "", "group": "", "approvals": 1}] * 2][: workflows.STEPS_MAX]
     if not steps:
@@ -611,6 +638,7 @@ def _workflow_screen(
             "rows": rows,
             "groups": selectors.group_names(),
             "error": error or " ".join(str(message) for message in form.non_field_errors()),
+            "replacing": replacing,
         },
         status=status,
     )
@@ -690,10 +718,20 @@ def workflow_pages(request: HttpRequest, workflow_id: int) -> HttpResponse:
             workflows.workflow_unassign(actor=user, workflow=workflow, page=page)
             messages.success(request, f"“{workflow.name}” no longer applies to {page.path}.")
         else:
-            workflows.workflow_assign(actor=user, workflow=workflow, page=page)
+            replace = request.POST.get("replace") == "1"
+            workflows.workflow_assign(actor=user, workflow=workflow, page=page, replace=replace)
             messages.success(
                 request, f"“{workflow.name}” now applies to {page.path} and every page under it."
             )
+    except workflows.ReplaceUnconfirmed as error:
+        # Ask first, naming the workflow it would replace; the admin confirms or not.
+        return _workflow_screen(
+            request,
+            workflow=workflow,
+            form=WorkflowForm(rows=3),
+            replacing={"page": page, "sentence": sentence(error.message)},
+            status=409,
+        )
     except QuireError as error:
         messages.error(request, sentence(error.message))
     return redirect("reviews:workflow", workflow_id=workflow.pk)
