@@ -344,7 +344,7 @@ def _send_as_before(
         groups.setdefault(row.message_id, []).append(row)
     # The repeats first, newest rows last, as they were gathered.
     ordered = sorted(groups.items(), key=lambda item: item[0] == "")
-    outcome = NotificationStatus.SKIPPED
+    outcome: str = NotificationStatus.SKIPPED
     for number, (_, group) in enumerate(ordered):
         try:
             outcome = _send(group, partial(build, group))

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviews", "0006_notification_not_before"),
+        ("reviews", "0008_nobody_decides"),
     ]
 
     operations = [
