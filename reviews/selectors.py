@@ -226,17 +226,18 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
     """Version `number` of `page`, if `reader` may read it (see
     `wiki.selectors.unapproved_text_readable_by`; and a proposal waiting on a step they
     decide, see reviews.deciders); a hidden one is answered as a missing one."""
+    version: Version | None
     try:
         version = _with_people(page.versions.filter(unapproved_text_readable_by(reader))).get(
             number=number
         )
     except Version.DoesNotExist:
         version = _deciding(page, number, reader)
-        if version is None:
-            raise NotFound(
-                f"page {page.public_id} has no version {number} that you can read; open its "
-                "history for the versions there are."
-            ) from None
+    if version is None:
+        raise NotFound(
+            f"page {page.public_id} has no version {number} that you can read; open its "
+            "history for the versions there are."
+        )
     version.page = page  # share the page row (and its live version) already loaded
     return version
 
