@@ -122,3 +122,21 @@ def test_it_refuses_grant_changes_with_what_to_do(
     assert PageGrant.objects.get(pk=grant.pk).rights == ["read", "decide"]
     permissions.grant_delete(actor=admin_user, page=page, grant_id=grant.pk)
     assert not PageGrant.objects.exists()
+
+
+def test_it_lets_only_the_granted_group_propose_where_propose_is_granted(
+    make_page: Callable[..., Page], make_user: Callable[..., User], reader: User, admin_user: User
+) -> None:
+    from reviews import services
+
+    drafts = make_page("Drafts")
+    writer = make_user("wendy", "Writers")
+    permissions.grant_set(
+        actor=admin_user, page=drafts, group=Group.objects.get(name="Writers"), rights=["propose"]
+    )
+    with pytest.raises(Forbidden, match="only members of Writers can propose changes here"):
+        services.version_propose(actor=fresh_user(reader), page=fresh(drafts), body="Mine.\n")
+    with pytest.raises(Forbidden, match="only members of Writers"):
+        services.page_create(actor=fresh_user(reader), title="Child", body="x\n", parent=drafts)
+    proposal = services.version_propose(actor=writer, page=fresh(drafts), body="Ours.\n")
+    assert proposal.status == "in_review"
