@@ -8,7 +8,9 @@ What an email says is reviews/mail.py's business.
 Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
 marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
 sends it again, so the email can arrive twice. Every email of a notification carries the same
-Message-ID, so a repeat is recognisable (mail clients drop it).
+Message-ID, so a repeat is recognisable (mail clients drop it): the id is stored on the rows
+before the first try, and rows tried before go out again as the email they were, under that
+id, never gathered with newer rows into an email with a new one.
 """
 
 from __future__ import annotations
@@ -331,6 +333,30 @@ def deliver(notification_id: int) -> str:
     return _send([notification], lambda: mail.compose(notification))
 
 
+def _send_as_before(
+    rows: list[Notification], build: Callable[[list[Notification]], EmailMessage | None]
+) -> str:
+    """Send `rows` (claimed by the caller) as emails built by `build`: the rows an earlier
+    try stored a Message-ID on go again together under it, as the email they were; the
+    rest go together in a new one. Returns the last email's outcome."""
+    groups: dict[str, list[Notification]] = {}
+    for row in rows:
+        groups.setdefault(row.message_id, []).append(row)
+    # The repeats first, newest rows last, as they were gathered.
+    ordered = sorted(groups.items(), key=lambda item: item[0] == "")
+    outcome: str = NotificationStatus.SKIPPED
+    for number, (_, group) in enumerate(ordered):
+        try:
+            outcome = _send(group, partial(build, group))
+        except Exception as exc:
+            # The rows not tried yet are given back, as a failed try leaves its own.
+            later = [row.pk for _, rest in ordered[number + 1 :] for row in rest]
+            if later:
+                _failed_attempt(later, exc)
+            raise
+    return outcome
+
+
 def message_id(ids: list[int]) -> str:
     """The Message-ID of the email standing for the rows `ids`: the same each time it is
     sent, so that a repeat (see the module's docstring) is recognisable."""
@@ -353,7 +379,7 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
             # ", " lets a long list fold over several header lines: SMTP refuses a line
             # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
             message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
-            message.extra_headers["Message-ID"] = message_id(ids)
+            message.extra_headers["Message-ID"] = _stored_message_id(rows)
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -369,6 +395,20 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         raise
     _finish(ids, NotificationStatus.SENT)
     return NotificationStatus.SENT
+
+
+def _stored_message_id(rows: list[Notification]) -> str:
+    """The Message-ID an earlier try stored on the rows, or a new one, stored on them now
+    (committed before the email leaves, so a fault after sending cannot lose it)."""
+    kept = {row.message_id for row in rows} - {""}
+    if len(kept) == 1:
+        return kept.pop()
+    ids = [row.pk for row in rows]
+    new = message_id(ids)
+    Notification.objects.filter(pk__in=ids).update(message_id=new)
+    for row in rows:
+        row.message_id = new
+    return new
 
 
 def _unbuildable(ids: list[int], exc: BaseException) -> None:
@@ -454,17 +494,17 @@ def send_review_requests(recipient_id: int) -> str:
         _finish(passed, NotificationStatus.SKIPPED)
     if not waiting:
         return NotificationStatus.SKIPPED
-    if len(waiting) == 1:
-        return _send(waiting, lambda: mail.compose(waiting[0]))
-    recipient = waiting[0].recipient
-    return _send(
-        waiting,
-        lambda: (
-            mail.compose_digest(recipient, [row.version for row in waiting])
-            if recipient.email and recipient.is_active
-            else None
-        ),
-    )
+    return _send_as_before(waiting, _review_requests_email)
+
+
+def _review_requests_email(rows: list[Notification]) -> EmailMessage | None:
+    """One review request's email, or one listing several."""
+    if len(rows) == 1:
+        return mail.compose(rows[0])
+    recipient = rows[0].recipient
+    if not recipient.email or not recipient.is_active:
+        return None
+    return mail.compose_digest(recipient, [row.version for row in rows])
 
 
 def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
@@ -609,14 +649,16 @@ def send_digests(*, ids: list[int] | None = None) -> int:
             _finish(passed, NotificationStatus.SKIPPED)
         if not asked:
             continue
-        rows = asked
-        waiting = [row.version for row in asked]
         try:
-            outcome = _send(rows, partial(_digest, recipient, waiting))
+            outcome = _send_as_before(asked, partial(_digest_of, recipient))
         except (SMTPException, OSError):
             continue  # the rows wait for the next digest
         sent += outcome == NotificationStatus.SENT
     return sent
+
+
+def _digest_of(recipient: Any, rows: list[Notification]) -> EmailMessage | None:
+    return _digest(recipient, [row.version for row in rows])
 
 
 def _digest(recipient: Any, waiting: list[Version]) -> EmailMessage | None:
