@@ -27,6 +27,8 @@ from core.unset import UNSET, Unset
 from reviews import services as review_services
 from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version
+from wiki.permissions import reads
+from wiki.scope import EVERYTHING
 from wiki.validators import check_one_line, check_text
 
 TOKEN_PREFIX = "qa_"  # noqa: S105 (a label, not a secret)
@@ -276,6 +278,15 @@ def _check_can_add(actor: Operator | Agent, agent: Agent, page: Page) -> None:
             raise Forbidden("an agent cannot change page sets; ask an admin.")
         return
     _check_can_manage(actor)
+    # An agent never reads more than its owner may (its Scope hides the rest anyway): an
+    # entry its owner may not read would be a promise the set cannot keep.
+    if not reads(selectors.owner_reader(agent), page.pk):
+        owner = agent.owner.get_username() if agent.owner is not None else "nobody"
+        raise Forbidden(
+            f"{agent.name}'s owner ({owner}) may not read “{page.title}”, and an agent never "
+            "reads more than its owner may; choose a page they may read, or grant one of "
+            "their groups read on this section first."
+        )
 
 
 def _entry_data(entry: PageSetEntry) -> dict[str, Any]:
@@ -374,7 +385,9 @@ def page_set_add_tagged(
     # Tags are a JSON list; matching them in Python keeps one query on SQLite and PostgreSQL.
     tagged = [
         pk
-        for pk, tags in Page.objects.readable().order_by("path").values_list("pk", "tags")
+        for pk, tags in Page.objects.filter(EVERYTHING.read_by(selectors.owner_reader(agent)).q())
+        .order_by("path")
+        .values_list("pk", "tags")
         if tag in (tags or []) and pk not in present
     ]
     if not tagged:

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "content",
     "connect",
     "people",
+    "inbox",
     "mozilla_django_oidc",
     # Only for its migration that creates the database cache table (config/migrations/).
     "config",
@@ -87,6 +88,7 @@ TEMPLATES = [
                 "wiki.context_processors.quire",
                 "reviews.context_processors.review_count",
                 "people.context_processors.sign_in",
+                "inbox.context_processors.inbox_unread",
             ],
         },
     },

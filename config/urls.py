@@ -32,6 +32,7 @@ urlpatterns = [
     path("oidc/authenticate/", SsoStart.as_view(), name="oidc_authentication_init"),
     path("oidc/callback/", SsoCallback.as_view(), name="oidc_authentication_callback"),
     path("", include("people.urls")),
+    path("inbox/", include("inbox.urls")),
     path("reviews/", include("reviews.urls")),
     path("agents/", include("agents.urls")),
     path("api/", include("config.api_urls")),

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth.models import Group, User
+
+from people import selectors
 
 
 class InviteForm(forms.Form):
     email = forms.EmailField(label="Email address", max_length=254)
     name = forms.CharField(label="Name", max_length=150, required=False)
     groups = forms.ModelMultipleChoiceField(
-        queryset=Group.objects.order_by("name"),
+        queryset=selectors.groups_by_name(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         label="Groups",
@@ -19,7 +20,7 @@ class InviteForm(forms.Form):
 
 class GroupsForm(forms.Form):
     groups = forms.ModelMultipleChoiceField(
-        queryset=Group.objects.order_by("name"),
+        queryset=selectors.groups_by_name(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         label="Groups",
@@ -32,7 +33,7 @@ class GroupForm(forms.Form):
 
 class MemberForm(forms.Form):
     person = forms.ModelChoiceField(
-        queryset=User.objects.filter(is_active=True).order_by("username"),
+        queryset=selectors.active_people(),
         label="Person",
         to_field_name="username",
     )

@@ -81,3 +81,11 @@ def group_steps(group: Group) -> list[WorkflowStep]:
 
 def not_members(group: Group) -> QuerySet[User]:
     return User.objects.filter(is_active=True).exclude(groups=group).order_by("username")
+
+
+def groups_by_name() -> QuerySet[Group]:
+    return Group.objects.order_by("name")
+
+
+def active_people() -> QuerySet[User]:
+    return User.objects.filter(is_active=True).order_by("username")

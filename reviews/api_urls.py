@@ -39,6 +39,13 @@ urlpatterns = [
         name="api-comments",
     ),
     path("pages/<str:page_id>/workflow", api.PageWorkflowView.as_view(), name="api-page-workflow"),
+    path("pages/<str:page_id>/grants/", api.PageGrantsView.as_view(), name="api-page-grants"),
+    path(
+        "pages/<str:page_id>/grants/<int:grant_id>/",
+        api.PageGrantView.as_view(),
+        name="api-page-grant",
+    ),
+    path("pages/<str:page_id>/access", api.PageAccessView.as_view(), name="api-page-access"),
     path("reviews/", api.ReviewListView.as_view(), name="api-reviews"),
     path("workflows/", api.WorkflowListView.as_view(), name="api-workflows"),
     path("workflows/<int:workflow_id>/", api.WorkflowDetailView.as_view(), name="api-workflow"),

@@ -81,6 +81,9 @@ class Notification(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     # Not sent before then: an approval's email waits out the time it can be taken back.
     not_before = models.DateTimeField(null=True, blank=True)
+    # The Message-ID of the email that stands for this row, kept from its first try: an
+    # email sent again after a fault carries it again, so the repeat is recognisable.
+    message_id = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]

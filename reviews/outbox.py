@@ -8,14 +8,16 @@ What an email says is reviews/mail.py's business.
 Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
 marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
 sends it again, so the email can arrive twice. Every email of a notification carries the same
-Message-ID, so a repeat is recognisable (mail clients drop it).
+Message-ID, so a repeat is recognisable (mail clients drop it): the id is stored on the rows
+before the first try, and rows tried before go out again as the email they were, under that
+id, never gathered with newer rows into an email with a new one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta
@@ -34,6 +36,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from inbox import services as inbox_services
 from reviews import mail
 from reviews.deciders import deciders_of
 from reviews.models import (
@@ -44,6 +47,7 @@ from reviews.models import (
     NotificationStatus,
 )
 from wiki.models import Version, VersionStatus
+from wiki.permissions import reads
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +111,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
         .values_list("pk", "reviewer_settings__notifications")
     )
     rows = []
+    email_off: set[int] = set()
     stuck = [
         version
         for version, review in zip(versions, reviews, strict=True)
@@ -120,7 +125,8 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
                 continue
             preference = preferences[user_id] or NotificationPreference.IMMEDIATE
             if preference == NotificationPreference.OFF:
-                continue
+                # No email, but the inbox still shows what waits on them.
+                email_off.add(user_id)
             delivery = (
                 NotificationDelivery.DIGEST
                 if preference == NotificationPreference.DAILY
@@ -134,7 +140,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
                     recipient_id=user_id,
                 )
             )
-    return _save_and_dispatch(rows)
+    return _save_and_dispatch(rows, email_off=email_off)
 
 
 def _nobody_decides(versions: Sequence[Version]) -> list[Notification]:
@@ -163,6 +169,8 @@ def queue_decision(version: Version) -> list[int]:
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == version.decided_by_id:
         return []
+    if not reads(recipient_id, version.page_id):
+        return []  # no mail about a page they may no longer read
     undo_window = timedelta(seconds=settings.QUIRE_APPROVAL_UNDO_SECONDS)
     not_before = None
     if version.status == VersionStatus.APPROVED and undo_window:
@@ -180,6 +188,7 @@ def queue_decision(version: Version) -> list[int]:
 def drop_decision(version: Version) -> int:
     """The approval of `version` was taken back: its decision email, still waiting out the
     undo window, is not sent. Returns how many were dropped."""
+    inbox_services.withdraw(version_id=version.pk, kind=NotificationKind.DECISION)
     return Notification.objects.filter(
         version=version, kind=NotificationKind.DECISION, status=NotificationStatus.PENDING
     ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
@@ -189,6 +198,8 @@ def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser)
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
     recipient_id = _author_recipient(version)
     if recipient_id is None or recipient_id == requested_by.pk:
+        return []
+    if not reads(recipient_id, version.page_id):
         return []
     row = Notification(
         kind=NotificationKind.CHANGES_REQUESTED,
@@ -211,7 +222,18 @@ def _author_recipient(version: Version) -> int | None:
     return version.author_user_id
 
 
-def _save_and_dispatch(rows: list[Notification]) -> list[int]:
+def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozenset()) -> list[int]:
+    if not rows:
+        return []
+    # The one place where notifications are written: the in-app inbox gets its items here,
+    # and the outbox keeps only the emails each person still wants (inbox.services.deliver).
+    wanted = inbox_services.deliver(
+        [
+            (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
+            for row in rows
+        ]
+    )
+    rows = [row for position, row in enumerate(rows) if position in wanted]
     if not rows:
         return []
     Notification.objects.bulk_create(rows)
@@ -311,6 +333,30 @@ def deliver(notification_id: int) -> str:
     return _send([notification], lambda: mail.compose(notification))
 
 
+def _send_as_before(
+    rows: list[Notification], build: Callable[[list[Notification]], EmailMessage | None]
+) -> str:
+    """Send `rows` (claimed by the caller) as emails built by `build`: the rows an earlier
+    try stored a Message-ID on go again together under it, as the email they were; the
+    rest go together in a new one. Returns the last email's outcome."""
+    groups: dict[str, list[Notification]] = {}
+    for row in rows:
+        groups.setdefault(row.message_id, []).append(row)
+    # The repeats first, newest rows last, as they were gathered.
+    ordered = sorted(groups.items(), key=lambda item: item[0] == "")
+    outcome: str = NotificationStatus.SKIPPED
+    for number, (_, group) in enumerate(ordered):
+        try:
+            outcome = _send(group, partial(build, group))
+        except Exception as exc:
+            # The rows not tried yet are given back, as a failed try leaves its own.
+            later = [row.pk for _, rest in ordered[number + 1 :] for row in rest]
+            if later:
+                _failed_attempt(later, exc)
+            raise
+    return outcome
+
+
 def message_id(ids: list[int]) -> str:
     """The Message-ID of the email standing for the rows `ids`: the same each time it is
     sent, so that a repeat (see the module's docstring) is recognisable."""
@@ -333,7 +379,7 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
             # ", " lets a long list fold over several header lines: SMTP refuses a line
             # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
             message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
-            message.extra_headers["Message-ID"] = message_id(ids)
+            message.extra_headers["Message-ID"] = _stored_message_id(rows)
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -349,6 +395,20 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         raise
     _finish(ids, NotificationStatus.SENT)
     return NotificationStatus.SENT
+
+
+def _stored_message_id(rows: list[Notification]) -> str:
+    """The Message-ID an earlier try stored on the rows, or a new one, stored on them now
+    (committed before the email leaves, so a fault after sending cannot lose it)."""
+    kept = {row.message_id for row in rows} - {""}
+    if len(kept) == 1:
+        return kept.pop()
+    ids = [row.pk for row in rows]
+    new = message_id(ids)
+    Notification.objects.filter(pk__in=ids).update(message_id=new)
+    for row in rows:
+        row.message_id = new
+    return new
 
 
 def _unbuildable(ids: list[int], exc: BaseException) -> None:
@@ -434,17 +494,17 @@ def send_review_requests(recipient_id: int) -> str:
         _finish(passed, NotificationStatus.SKIPPED)
     if not waiting:
         return NotificationStatus.SKIPPED
-    if len(waiting) == 1:
-        return _send(waiting, lambda: mail.compose(waiting[0]))
-    recipient = waiting[0].recipient
-    return _send(
-        waiting,
-        lambda: (
-            mail.compose_digest(recipient, [row.version for row in waiting])
-            if recipient.email and recipient.is_active
-            else None
-        ),
-    )
+    return _send_as_before(waiting, _review_requests_email)
+
+
+def _review_requests_email(rows: list[Notification]) -> EmailMessage | None:
+    """One review request's email, or one listing several."""
+    if len(rows) == 1:
+        return mail.compose(rows[0])
+    recipient = rows[0].recipient
+    if not recipient.email or not recipient.is_active:
+        return None
+    return mail.compose_digest(recipient, [row.version for row in rows])
 
 
 def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
@@ -589,14 +649,16 @@ def send_digests(*, ids: list[int] | None = None) -> int:
             _finish(passed, NotificationStatus.SKIPPED)
         if not asked:
             continue
-        rows = asked
-        waiting = [row.version for row in asked]
         try:
-            outcome = _send(rows, partial(_digest, recipient, waiting))
+            outcome = _send_as_before(asked, partial(_digest_of, recipient))
         except (SMTPException, OSError):
             continue  # the rows wait for the next digest
         sent += outcome == NotificationStatus.SENT
     return sent
+
+
+def _digest_of(recipient: Any, rows: list[Notification]) -> EmailMessage | None:
+    return _digest(recipient, [row.version for row in rows])
 
 
 def _digest(recipient: Any, waiting: list[Version]) -> EmailMessage | None:

@@ -19,7 +19,8 @@ from reviews.services import (
     REASON_REQUIRED,
 )
 from wiki.markdown import render_markdown
-from wiki.models import Page, Version
+from wiki.models import RIGHTS, Page, Version
+from wiki.scope import person_scope
 from wiki.validators import check_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
@@ -82,7 +83,9 @@ class PageDetailSerializer(PageSerializer):
 
     def get_html(self, page: Page) -> str:
         live = page.live_version
-        return render_markdown(live.body) if live is not None else ""
+        request = self.context.get("request")
+        reader = person_scope(getattr(request, "user", None))
+        return render_markdown(live.body, reader=reader) if live is not None else ""
 
 
 class ReviewStepSerializer(serializers.Serializer):
@@ -422,3 +425,60 @@ class ErrorBodySerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorBodySerializer()
+
+
+_RIGHTS_TEXT = ", ".join(RIGHTS)
+
+
+class GrantInputSerializer(serializers.Serializer):
+    group = serializers.CharField(
+        min_length=1, max_length=150, validators=[NO_NUL], help_text="An existing group's name."
+    )
+    rights = serializers.ListField(
+        child=serializers.ChoiceField(
+            choices=list(RIGHTS),
+            error_messages={
+                "invalid_choice": f'"{{input}}" is not a right; the rights are {_RIGHTS_TEXT}.'
+            },
+        ),
+        min_length=1,
+        max_length=len(RIGHTS),
+        help_text="What the group may do on the page and everything under it: "
+        f"{_RIGHTS_TEXT}. They replace what the group had on this page.",
+        error_messages={
+            "min_length": "give at least one right; to take a group's rights away, delete "
+            "its grant.",
+        },
+    )
+
+
+class GrantSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    group = serializers.CharField(source="group.name")
+    rights = serializers.ListField(child=serializers.CharField())
+    pageId = serializers.CharField(source="page.public_id")
+    path = serializers.CharField(source="page.path")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class RightHoldersSerializer(serializers.Serializer):
+    right = serializers.CharField()
+    everyone = serializers.BooleanField(help_text="Every active person holds it (no grant).")
+    groups = serializers.ListField(
+        child=serializers.CharField(), help_text="The groups holding it (superusers always do)."
+    )
+    fromPageId = serializers.CharField(
+        allow_null=True, help_text="The page whose grant decides it; null: the default."
+    )
+    fromPath = serializers.CharField(allow_null=True)
+    blockedByWorkflow = serializers.CharField(
+        allow_null=True,
+        help_text="publish: the review workflow that applies here, so nobody publishes.",
+    )
+
+
+class PageAccessSerializer(serializers.Serializer):
+    pageId = serializers.CharField()
+    path = serializers.CharField()
+    rights = RightHoldersSerializer(many=True)
+    grants = GrantSerializer(many=True, help_text="The grants on this page and above it.")

@@ -46,7 +46,7 @@ from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import REVIEWERS, can_publish, can_review
-from wiki.scope import person_scope
+from wiki.scope import Scope, person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -139,12 +139,12 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     return redirect("reviews:queue")
 
 
-def _rendered(body: str, title: str) -> str:
-    """Rendered exactly as the page view renders it."""
-    return render_page_body(body, title)
+def _rendered(body: str, title: str, reader: Scope) -> str:
+    """Rendered exactly as the page view renders it (links as `reader` may follow them)."""
+    return render_page_body(body, title, reader=reader)
 
 
-def _proposal_context(version: Version) -> dict[str, Any]:
+def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
     """Everything the review page shows about `version`, compared with what it changes."""
     page = version.page
     live = page.live_version
@@ -213,16 +213,16 @@ def _proposal_context(version: Version) -> dict[str, Any]:
         ]
     if version.kind == VersionKind.APPEND and in_review:
         context["rendered_live"] = mark_safe(
-            show_html(_rendered(live.body if live else "", applied_title))
+            show_html(_rendered(live.body if live else "", applied_title, reader))
         )
         context["rendered_appended"] = mark_safe(
-            show_html(without_ids(render_page_body(version.proposed_body, "")))
+            show_html(without_ids(render_page_body(version.proposed_body, "", reader=reader)))
         )
-    rendered = _rendered(applied_body, applied_title)
+    rendered = _rendered(applied_body, applied_title, reader)
     # The panes badge invisible and look-alike characters as the markdown diff does.
     context["rendered"] = mark_safe(show_html(rendered))
     context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title), rendered
+        _rendered(before_body, before_title or applied_title, reader), rendered
     )
     return context
 
@@ -279,7 +279,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
     page = _page_or_404(request, page_id)
     version = _version_or_404(request, page, number)
-    context = _proposal_context(version)
+    context = _proposal_context(version, person_scope(request.user))
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
     approve_form = ApproveForm(initial=expected)
@@ -391,7 +391,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
             version = _version_or_404(request, _page_or_404(request, page_id), number)
-            context.update(_proposal_context(version))
+            context.update(_proposal_context(version, person_scope(request.user)))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
     refusal = services.decision_refusal(user, version)  # the version may have been reloaded

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import PROJECT_ROOT
 
-PACKAGES = ("core", "wiki", "reviews", "agents", "content", "config", "connect", "people")
+PACKAGES = ("core", "wiki", "reviews", "agents", "content", "config", "connect", "people", "inbox")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 

@@ -547,3 +547,34 @@ def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent)
     assert revoked.status_code == 200
     assert consent.mcp_status(pair["access_token"]) == 401
     assert Connection.objects.get().ended_reason == "revoked by the app"
+
+
+def test_the_consent_screen_says_what_an_all_pages_agent_reads(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    make_page: Callable[..., Page],
+) -> None:
+    """It said "Its page set is empty: it reads nothing" while the token read every page."""
+    make_page("Payroll")
+    for name, can_edit in (("wiki-reader", False), ("wiki-editor", True)):
+        agent_services.agent_create(
+            actor=SystemActor("tests"),
+            name=name,
+            owner=owner,
+            all_pages=True,
+            can_edit_pages=can_edit,
+        )
+    client = registered_client(live_server.url, callback.uri)
+
+    screen = browserless(owner.username).screen(client.authorize_url()).text
+
+    assert "reads nothing" not in screen
+    said = re.findall(r'<span class="muted small connect-set">([^<]*)</span>', screen)
+    assert said == [
+        "Reads every page its owner may read, now and later, pages added after today too, "
+        "read only.",
+        "Reads every page its owner may read, now and later, pages added after today too, "
+        "and may propose edits to any of them.",
+    ], said

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from io import StringIO
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -26,10 +27,16 @@ from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
 
-from .fixtures_mcp import rpc_tool
+from .fixtures_mcp import MCP, AgentKey, rpc_tool
+from .fixtures_servers import QuireServer
 from .prerequisites import PGVECTOR, POSTGRES, require
+from .waits import HTTP_TIMEOUT
 
-pytestmark = [pytest.mark.django_db, pytest.mark.semantic]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.semantic,
+    pytest.mark.usefixtures("forget_set_sizes"),
+]
 
 MakePage = Callable[..., Page]
 
@@ -60,6 +67,13 @@ HANDBOOK_PAGES = [
         "## Accounts\n\nIT gives you a laptop on your first day with your accounts set up.\n",
     ),
 ]
+
+
+@pytest.fixture
+def forget_set_sizes() -> Iterator[None]:
+    semantic.forget_set_sizes()
+    yield
+    semantic.forget_set_sizes()
 
 
 @pytest.fixture
@@ -589,6 +603,85 @@ def test_a_subtree_the_planner_finds_small_sorts_its_own_chunks(
     assert "hnsw.iterative_scan" in large and "<=>" in large
 
 
+def test_pgvector_keeps_each_vector_in_its_chunk_s_row(handbook: dict[str, Page]) -> None:
+    # pgvector stores a vector column EXTERNAL: every vector in the TOAST table, a fetch more
+    # for each chunk a search in a small set reads (a 2,031-page subtree: 69 ms, 26,008
+    # buffers). MAIN keeps it in the row (migration 0019, and enable_pgvector after it).
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute "
+            "WHERE attrelid = 'wiki_pagechunk'::regclass AND attname = 'embedding'"
+        )
+        [(storage,)] = cursor.fetchall()
+
+    assert storage == "m"
+
+
+def test_a_set_s_size_is_asked_of_the_planner_once_not_by_every_search(
+    make_page: MakePage, client: Client
+) -> None:
+    # Every hybrid search in a set with a subtree sent an EXPLAIN to size the set (a round
+    # trip and a planning more): now a process asks once per set and SET_SIZE_SECONDS.
+    handbook = make_page("Handbook")
+    pages = [make_page(title, body, parent=handbook) for title, body in HANDBOOK_PAGES]
+    semantic.embed_pages([page.pk for page in pages])
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    token = agent_token([handbook])
+
+    explained = []
+    for query in ("I need several weeks off for surgery", "which days is nobody working"):
+        with CaptureQueriesContext(connection) as captured:
+            assert mcp_search(client, token, query)
+        explained.append(sum("EXPLAIN" in q["sql"] for q in captured.captured_queries))
+
+    assert explained == [1, 0]
+
+
+def test_a_long_question_is_embedded_once_and_searched_by_meaning_once(
+    handbook: dict[str, Page], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 2,000-character question used to send one vector search per sentence (13 here),
+    # each sorting the set's chunks: 166 to 600 ms in a 2,000-page subtree. Its sentences'
+    # vectors now come from one call of the model and go into one vector statement.
+    sentences = [
+        "I joined the design team three weeks ago after moving from another city.",
+        "My sister is getting married in August, abroad, and the trip takes two weeks.",
+        "My manager asked me to check the rules before I book anything at all.",
+        "What I want to know is how much vacation I build up each pay period.",
+        "I also wonder whether the days I do not use are carried over to next year.",
+    ]
+    question = " ".join(sentences * 6)[:2000]
+    assert len(question) >= 1_900
+    model = semantic.embedder()
+    assert model is not None
+    calls: list[int] = []
+    encoder = type(model)
+    queries, query = encoder.queries, encoder.query
+
+    def counted_queries(self: Any, texts: Any) -> Any:
+        calls.append(len(texts))
+        return queries(self, texts)
+
+    def counted_query(self: Any, text: str) -> Any:
+        calls.append(1)
+        return query(self, text)
+
+    monkeypatch.setattr(encoder, "queries", counted_queries)
+    monkeypatch.setattr(encoder, "query", counted_query)
+    with CaptureQueriesContext(connection) as captured:
+        found = titles(question)
+
+    assert found[0] == "Paid time off (PTO) policy"
+    assert len(calls) == 1 and calls[0] > 1  # the question and its sentences, in one call
+    vector_statements = [
+        q["sql"]
+        for q in captured.captured_queries
+        if "<=>" in q["sql"] or "vec_distance_cosine" in q["sql"] or "c.vector" in q["sql"]
+    ]
+    assert len(vector_statements) == 1
+
+
 def test_the_query_is_embedded_while_its_words_are_ranked(
     handbook: dict[str, Page], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -613,3 +706,37 @@ def test_the_query_is_embedded_while_its_words_are_ranked(
     monkeypatch.setattr(search, "keyword_search", ranking)
     assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
     assert seen_during_ranking == [True]
+
+
+# gunicorn's master loads the app, and the model, once; the workers it forks share it (about
+# 250 MB less each, docs/search.md). Before, a worker forked while the warm-up threads held a
+# lock hung on its first search, and each preloaded worker aborted as it exited (ONNX
+# Runtime's state, made before the fork): gunicorn logged "was sent SIGABRT".
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_preloaded_workers_search_with_the_master_s_model_and_stop_cleanly(
+    quire_servers: Callable[..., QuireServer],
+    make_page: MakePage,
+    make_agent: Callable[..., AgentKey],
+) -> None:
+    page = make_page(*HANDBOOK_PAGES[2])
+    semantic.embed_pages([page.pk])
+    key = make_agent("support-bot", pages=(page,))
+    server = quire_servers(
+        workers=2,
+        env={
+            "GUNICORN_CMD_ARGS": "--preload",
+            "QUIRE_EMBEDDING_MODEL": semantic.DEFAULT_MODEL,
+        },
+    )
+    health = httpx.get(server.url + "/healthz", timeout=HTTP_TIMEOUT).json()
+    assert health["search"]["mode"] == "hybrid"
+    for _ in range(6):  # a new connection each: both workers search
+        found = MCP(server.url).ok(key, "search_pages", query="weeks off for surgery")
+        assert [hit["title"] for hit in found["results"]] == ["Medical leave of absence"]
+
+    server.stop()
+
+    assert server.process.returncode == 0
+    assert "SIGABRT" not in server.output()
+    assert "terminate called" not in server.output()

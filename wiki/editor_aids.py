@@ -27,7 +27,7 @@ def preview(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     title = str(request.POST.get("title", ""))[:200]
-    html = render_page_body(body, title)
+    html = render_page_body(body, title, reader=person_scope(request.user))
     return HttpResponse(html or '<p class="muted">Nothing to preview yet.</p>')
 
 

@@ -21,6 +21,8 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 
+from wiki.scope import EVERYTHING, Scope
+
 PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
 FILE_REF_RE = re.compile(r"\[\[file:([^\[\]\n]{1,255})\]\]")
 
@@ -148,14 +150,15 @@ class _TaskListProcessor(Treeprocessor):
                 listing.set("class", "task-list")
 
 
-def _page_titles(public_ids: list[str]) -> dict[str, str]:
-    """Titles of the referenced pages a reader can open: live and not archived (one query)."""
+def _page_titles(public_ids: list[str], reader: Scope) -> dict[str, str]:
+    """Titles of the referenced pages the reader can open: live, not archived, and not hidden
+    by their read grants (one query)."""
     if not public_ids:
         return {}
     from wiki.models import Page
 
     return dict(
-        Page.objects.readable().filter(public_id__in=public_ids).values_list("public_id", "title")
+        Page.objects.filter(reader.q(), public_id__in=public_ids).values_list("public_id", "title")
     )
 
 
@@ -265,11 +268,12 @@ def _clean(html: str, allowed: frozenset[str] = frozenset()) -> str:
     )
 
 
-def render_markdown(text: str) -> str:
+def render_markdown(text: str, *, reader: Scope = EVERYTHING) -> str:
     """Render `text` to HTML that is safe to put in a page (sanitised with nh3).
 
     Page references are resolved to links with the page's title in one query; references
-    to pages that do not exist (or that a reader cannot open) are marked as broken.
+    to pages that do not exist (or that the reader, `person_scope`, cannot open) are marked
+    as broken. Every door passes its reader; the default (every page) is for tests.
     """
     if not text:
         return ""
@@ -280,7 +284,7 @@ def render_markdown(text: str) -> str:
             "footnotes",
             "toc",
             "sane_lists",
-            _QuireRefsExtension(_page_titles(page_references(text))),
+            _QuireRefsExtension(_page_titles(page_references(text), reader)),
         ],
         extension_configs={"tables": {"use_align_attribute": True}},
         output_format="html",
@@ -308,14 +312,14 @@ _HEADING_TAG_RE = re.compile(r"<(/?)h([1-5])\b")
 _ID_ATTRIBUTE_RE = re.compile(r'\sid="[^"]*"')
 
 
-def render_page_body(text: str, title: str) -> str:
+def render_page_body(text: str, title: str, *, reader: Scope = EVERYTHING) -> str:
     """A page body as the page view shows it: under the page's own `<h1>` title.
 
     A first heading repeating the title goes, and every heading moves one level down, so a
     page has one `<h1>`. The review page renders through here too, so what a reviewer sees
     is what readers will see.
     """
-    html = render_markdown(without_leading_title(text, title))
+    html = render_markdown(without_leading_title(text, title), reader=reader)
     return _HEADING_TAG_RE.sub(lambda m: f"<{m.group(1)}h{int(m.group(2)) + 1}", html)
 
 

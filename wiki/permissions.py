@@ -36,6 +36,7 @@ from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument, NotFound
 from wiki.models import RIGHTS, Page, PageGrant
 from wiki.roles import EDITORS, REVIEWERS, group_names
+from wiki.scope import Scope
 from wiki.validators import check_text
 
 READ, PROPOSE, PUBLISH, DECIDE = RIGHTS
@@ -64,6 +65,8 @@ class Access:
     granted: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)
     workflow_path: str | None = None
     workflow_name: str | None = None
+    # The public ids of the pages carrying a grant or a workflow, by path.
+    public_ids: dict[str, str] = field(default_factory=dict)
 
     def groups(self, right: str) -> frozenset[str] | None:
         """The groups holding `right` here; None for every active person."""
@@ -93,6 +96,7 @@ def access_at(page: Page | None) -> Access:
         .order_by()
         .values_list(
             "path",
+            "public_id",
             "workflow_assignment__workflow__name",
             "grants__group__name",
             *(f"grants__{right}" for right in RIGHTS),
@@ -100,7 +104,8 @@ def access_at(page: Page | None) -> Access:
     )
     by_path: dict[str, list[tuple[Any, ...]]] = {}
     access = Access()
-    for path, workflow, group, *rights in rows:
+    for path, public_id, workflow, group, *rights in rows:
+        access.public_ids[path] = public_id
         if workflow is not None and (
             access.workflow_path is None or len(path) > len(access.workflow_path)
         ):
@@ -201,6 +206,15 @@ def crosses_workflow_border(page: Page, parent: Page | None) -> bool:
     return here.workflow_path != access_at(parent).workflow_path
 
 
+def reads(user_id: int | None, page_id: int) -> bool:
+    """Whether the person `user_id` may read the page `page_id` (its read grants; live or
+    not), in one query: for those known by id, as mail's recipients are."""
+    if user_id is None:
+        return False
+    scope = Scope(everything=True, reader=int(user_id))
+    return Page.objects.filter(scope.q(readable=False), pk=page_id).exists()
+
+
 def people_with(right: str, page: Page) -> QuerySet[User]:
     """The active people who hold `right` on `page` (`can` as one query of users)."""
     if right not in RIGHTS:
@@ -233,7 +247,8 @@ class RightHolders:
     right: str
     groups: list[str] | None  # None: every active person
     source_path: str | None
-    blocked_by_workflow: str | None = None  # publish: the path carrying the workflow
+    source_page_id: str | None
+    blocked_by_workflow: str | None = None  # publish: the name of the workflow that applies
 
 
 def holders_at(page: Page) -> list[RightHolders]:
@@ -247,7 +262,8 @@ def holders_at(page: Page) -> list[RightHolders]:
                 right=right,
                 groups=None if groups is None else sorted(groups),
                 source_path=access.source(right),
-                blocked_by_workflow=access.workflow_path if right == PUBLISH else None,
+                source_page_id=access.public_ids.get(access.source(right) or ""),
+                blocked_by_workflow=access.workflow_name if right == PUBLISH else None,
             )
         )
     return shown
@@ -299,15 +315,21 @@ def checked_rights(rights: Any) -> list[str]:
     return [right for right in RIGHTS if right in rights]
 
 
+def group_names_all() -> list[str]:
+    """Every group's name, for the screen that grants them rights."""
+    return list(Group.objects.order_by("name").values_list("name", flat=True))
+
+
 def group_named(name: Any) -> Group:
     if not isinstance(name, str) or not name.strip():
         raise InvalidArgument('name the group, e.g. {"group": "Legal"}.', field="group")
     group = Group.objects.filter(name=check_text(name.strip(), field="group")).first()
     if group is None:
         known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
-        raise NotFound(
+        raise InvalidArgument(
             f"there is no group {name.strip()!r}; choose one of: {known or 'none yet'} "
-            "(groups are made in the Django admin)."
+            "(groups are made in the Django admin).",
+            field="group",
         )
     return group
 
@@ -328,6 +350,16 @@ def grant_set(*, actor: Any, page: Page, group: Group, rights: Any) -> PageGrant
         data={"group": group.name, "rights": kept, "created": created},
     )
     return grant
+
+
+@transaction.atomic
+def grants_set(*, actor: Any, page: Page, grants: list[tuple[Any, Any]]) -> list[PageGrant]:
+    """`grant_set` for several groups at once, all or none: [(group name, rights)]."""
+    _check_admin(actor)
+    checked = [(group_named(name), checked_rights(rights)) for name, rights in grants]
+    return [
+        grant_set(actor=actor, page=page, group=group, rights=rights) for group, rights in checked
+    ]
 
 
 @transaction.atomic

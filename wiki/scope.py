@@ -317,35 +317,10 @@ class Scope:
     def hidden_sql(self, vendor: str | None = None) -> str:
         """A query of the ids of the pages `reader`'s read grants hide (none when no grant
         restricts reading), uncorrelated so that the database runs it once per statement.
-
-        The rule of wiki.permissions in SQL: a page is hidden when a page on its path carries
-        a read grant to none of the reader's groups ("d") and no page between that one and
-        the page itself (or the page) carries a read grant to one of them. An active
-        superuser's reader hides nothing (an agent's Scope knows its owner by pk alone)."""
+        The reader's pk is written into it (an int, never text), so it adds no parameter to
+        any statement. See `hidden_from_sql` for the rule."""
         assert self.reader is not None, "only a Scope with a reader hides pages"
-        reader = int(self.reader)
-        vendor = vendor or connection.vendor
-        after = _AFTER_SUBTREE_SQL[vendor]
-        rkey = TREE_KEY_SQL[vendor].format(path="hidden_root.path")
-        hkey = TREE_KEY_SQL[vendor].format(path="hidden.path")
-        akey = TREE_KEY_SQL[vendor].format(path="allowed_root.path")
-        sql = (
-            "SELECT hidden.id FROM wiki_pagegrant hidden_grant "  # noqa: S608
-            "INNER JOIN wiki_page hidden_root ON hidden_root.id = hidden_grant.page_id "
-            f"INNER JOIN wiki_page hidden ON {hkey} >= {rkey} AND {hkey} < {rkey} || {after} "
-            "WHERE hidden_grant.read AND NOT EXISTS (SELECT 1 FROM auth_user superuser "
-            f"WHERE superuser.id = {reader} AND superuser.is_superuser AND superuser.is_active) "
-            "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant own "
-            "INNER JOIN auth_user_groups own_member ON own_member.group_id = own.group_id "
-            f"WHERE own.page_id = hidden_root.id AND own.read AND own_member.user_id = {reader}) "
-            "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant allowed "
-            "INNER JOIN auth_user_groups member ON member.group_id = allowed.group_id "
-            "INNER JOIN wiki_page allowed_root ON allowed_root.id = allowed.page_id "
-            f"WHERE allowed.read AND member.user_id = {reader} "
-            "AND length(allowed_root.path) > length(hidden_root.path) "
-            f"AND {hkey} >= {akey} AND {hkey} < {akey} || {after})"
-        )
-        return sql
+        return hidden_from_sql(str(int(self.reader)), vendor)
 
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
@@ -428,6 +403,39 @@ def _under_sql(key: str, under: tuple[str, ...]) -> tuple[str, list[Any]]:
         return "1 = 0", []
     parts = " OR ".join(f"({key} >= %s AND {key} < %s)" for _ in under)
     return f"({parts})", [bound for path in under for bound in subtree_range(path)]
+
+
+def hidden_from_sql(reader: str, vendor: str | None = None) -> str:
+    """A query of the ids of the pages hidden from the person whose pk the SQL expression
+    `reader` gives: a literal pk (`Scope.hidden_sql`, run once per statement), or a column
+    such as "auth_user.id" to ask for each row (who of a list of people may read a page).
+
+    The rule of wiki.permissions in SQL: a page is hidden when a page on its path carries
+    a read grant to none of the reader's groups ("d") and no page between that one and
+    the page itself (or the page) carries a read grant to one of them. An active
+    superuser's reader hides nothing (an agent's Scope knows its owner by pk alone)."""
+    vendor = vendor or connection.vendor
+    after = _AFTER_SUBTREE_SQL[vendor]
+    rkey = TREE_KEY_SQL[vendor].format(path="hidden_root.path")
+    hkey = TREE_KEY_SQL[vendor].format(path="hidden.path")
+    akey = TREE_KEY_SQL[vendor].format(path="allowed_root.path")
+    sql = (
+        "SELECT hidden.id FROM wiki_pagegrant hidden_grant "  # noqa: S608
+        "INNER JOIN wiki_page hidden_root ON hidden_root.id = hidden_grant.page_id "
+        f"INNER JOIN wiki_page hidden ON {hkey} >= {rkey} AND {hkey} < {rkey} || {after} "
+        "WHERE hidden_grant.read AND NOT EXISTS (SELECT 1 FROM auth_user superuser "
+        f"WHERE superuser.id = {reader} AND superuser.is_superuser AND superuser.is_active) "
+        "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant own "
+        "INNER JOIN auth_user_groups own_member ON own_member.group_id = own.group_id "
+        f"WHERE own.page_id = hidden_root.id AND own.read AND own_member.user_id = {reader}) "
+        "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant allowed "
+        "INNER JOIN auth_user_groups member ON member.group_id = allowed.group_id "
+        "INNER JOIN wiki_page allowed_root ON allowed_root.id = allowed.page_id "
+        f"WHERE allowed.read AND member.user_id = {reader} "
+        "AND length(allowed_root.path) > length(hidden_root.path) "
+        f"AND {hkey} >= {akey} AND {hkey} < {akey} || {after})"
+    )
+    return sql
 
 
 class _InScope(Expression):

@@ -23,6 +23,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -360,8 +361,11 @@ def embedder() -> Embedder | None:
 
 # --- where the vectors live ---------------------------------------------------------------------
 
+# The vector is kept in its row (MAIN): pgvector's default, EXTERNAL, stores every vector in
+# the TOAST table, a fetch more for each chunk a small set's search reads (migration 0019).
 PGVECTOR_COLUMN_SQL = f"""
 ALTER TABLE wiki_pagechunk ADD COLUMN IF NOT EXISTS embedding vector({PGVECTOR_DIMENSIONS});
+ALTER TABLE wiki_pagechunk ALTER COLUMN embedding SET STORAGE MAIN;
 CREATE INDEX IF NOT EXISTS wiki_pagechunk_embedding_hnsw
     ON wiki_pagechunk USING hnsw (embedding vector_cosine_ops);
 """
@@ -682,7 +686,9 @@ def nearest_chunks(
     for a CJK query far from its pages, 1.7 s).
 
     Empty without a model. Only chunks of the version that is live now count. A long query
-    is matched sentence by sentence too, and each chunk keeps its best similarity. With the
+    is matched sentence by sentence too, and each chunk keeps its best similarity, in one
+    statement (`_indexed_nearest`): its vectors come from one call of the model, and one
+    vector search reads the chunks for all of them. With the
     query's `language`, the `limit` kept are the best by similarity plus `language_bonus`
     for a page in that language or in none that could be told (as the fusion scores them),
     and when few of the nearest are such pages, their own nearest chunks are read too, so
@@ -706,6 +712,10 @@ def nearest_chunks(
         )
     if store == "pgvector" and covered_sql and not single_pages:
         single_pages = _few_pages(covered_sql, params)
+    if store == "pgvector" and covered_sql and single_pages:
+        # The set first, then its chunks by page: however few pages the planner thinks a
+        # reader's sections leave in it, it does not sort every chunk of the wiki first.
+        with_covered = f"WITH covered(id) AS MATERIALIZED ({covered_sql})"
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
     wanted = "AND coalesce(d.language, '') IN ('', %(language)s)"
     for only in ("", wanted):
@@ -713,20 +723,19 @@ def nearest_chunks(
             # Enough of the nearest are in the query's language: no need to read further
             # (a second index scan, which a rare language makes long).
             break
-        for vector in vectors:
-            hits = _indexed_nearest(
-                store,
-                vector,
-                with_covered,
-                f"{in_scope} {only}",
-                live,
-                dict(params, language=language, limit=limit if not only else limit // 3),
-                use_index=not single_pages,
-            )
-            for hit in hits:
-                key = (hit.page_id, hit.heading, hit.text)
-                if key not in best or best[key].similarity < hit.similarity:
-                    best[key] = hit
+        hits = _indexed_nearest(
+            store,
+            vectors,
+            with_covered,
+            f"{in_scope} {only}",
+            live,
+            dict(params, language=language, limit=limit if not only else limit // 3),
+            use_index=not single_pages,
+        )
+        for hit in hits:
+            key = (hit.page_id, hit.heading, hit.text)
+            if key not in best or best[key].similarity < hit.similarity:
+                best[key] = hit
         if not bonus:
             break
 
@@ -738,8 +747,8 @@ def nearest_chunks(
 
 def query_vectors(query: str) -> list[np.ndarray]:
     """The embeddings `nearest_chunks` searches with: the query's, and each sentence's of a
-    long one; none without a model or for a query the model reads letter by letter. No
-    database work (another thread may make them)."""
+    long one (all in one call of the model); none without a model or for a query the model
+    reads letter by letter. No database work (another thread may make them)."""
     model = embedder()
     if model is None or model.unreadable_share(query) > UNREADABLE_QUERY_SHARE:
         return []
@@ -747,13 +756,40 @@ def query_vectors(query: str) -> list[np.ndarray]:
     return [model.query(texts[0])] if len(texts) == 1 else list(model.queries(texts))
 
 
+# How long a process keeps PostgreSQL's estimate of a set's size (`_few_pages`), and for
+# how many sets at most. A set's pages change slowly, and its estimate only with ANALYZE.
+SET_SIZE_SECONDS = 600.0
+SET_SIZES_KEPT = 1_000
+_set_sizes: dict[tuple[str, str], tuple[float, float]] = {}
+_set_sizes_lock = threading.Lock()
+
+
+def forget_set_sizes() -> None:
+    """Drop the kept estimates (for tests: a set's keys are its pages' paths, which another
+    test's pages may have had)."""
+    with _set_sizes_lock:
+        _set_sizes.clear()
+
+
 def _few_pages(covered_sql: str, params: dict[str, Any]) -> bool:
     """Whether PostgreSQL estimates the set `covered_sql` selects under SORTED_SET_PAGES pages
-    (from the tree key's statistics: a plan, no rows read)."""
-    plan = search_rows(f"EXPLAIN (FORMAT JSON) {covered_sql}", params)[0][0]
-    if isinstance(plan, str):
-        plan = json.loads(plan)
-    return float(plan[0]["Plan"]["Plan Rows"]) < SORTED_SET_PAGES
+    (from the tree key's statistics: a plan, no rows read). The estimate is asked once per
+    set and process every SET_SIZE_SECONDS, not by every search: an EXPLAIN is a round trip
+    and a planning, which a search in a 101-page set paid on top of its statements."""
+    key = (covered_sql, repr(sorted(params.items())))
+    now = time.monotonic()
+    with _set_sizes_lock:
+        rows, until = _set_sizes.get(key, (0.0, 0.0))
+    if until <= now:
+        plan = search_rows(f"EXPLAIN (FORMAT JSON) {covered_sql}", params)[0][0]
+        if isinstance(plan, str):
+            plan = json.loads(plan)
+        rows = float(plan[0]["Plan"]["Plan Rows"])
+        with _set_sizes_lock:
+            if len(_set_sizes) >= SET_SIZES_KEPT:
+                _set_sizes.clear()
+            _set_sizes[key] = (rows, now + SET_SIZE_SECONDS)
+    return rows < SORTED_SET_PAGES
 
 
 # What reading the HNSW index for a set needs (see _indexed_nearest).
@@ -766,7 +802,7 @@ HNSW_SETTINGS = (
 
 def _indexed_nearest(
     store: str,
-    vector: np.ndarray,
+    vectors: Sequence[np.ndarray],
     with_covered: str,
     in_scope: str,
     live: str,
@@ -774,23 +810,42 @@ def _indexed_nearest(
     *,
     use_index: bool = True,
 ) -> list[ChunkHit]:
+    """The chunks nearest to any of `vectors` (a query's, and its sentences' when long), each
+    with its best similarity to them, in one statement. Sorting a set's own chunks, they are
+    ordered by that best similarity; through the HNSW index, by their distance to the
+    vectors' mean (the index orders by one vector), then scored by the best."""
     columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language"
     pages = (
         "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id "
         "LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
     )
+    names = [f"q{n}" for n in range(len(vectors))]
     if store == "pgvector":
-        params = dict(params, q=_to_pgvector(vector))
+        params = dict(params, **{f"q{n}": _to_pgvector(v) for n, v in enumerate(vectors)})
+        distances = [f"c.embedding <=> %({name})s::vector" for name in names]
+        nearest = distances[0] if len(distances) == 1 else f"LEAST({', '.join(distances)})"
+        # A set's own chunks are ordered by their similarity, an expression the HNSW index
+        # cannot serve: reading the index without its iterative scan (the settings below) would
+        # stop after hnsw.ef_search chunks of the whole wiki, few or none of them in the set
+        # (a 2,031-page subtree got 8 chunks where 60 were wanted, once the readers' sections
+        # made the planner think the set tiny).
+        order = "similarity DESC"
+        if use_index:
+            order = nearest
+        if use_index and len(vectors) > 1:
+            params["mean"] = _to_pgvector(_normalised(np.mean(np.stack(vectors), axis=0)[None])[0])
+            order = "c.embedding <=> %(mean)s::vector"
         sql = f"""
             {with_covered}
-            SELECT {columns}, 1 - (c.embedding <=> %(q)s::vector) AS similarity
+            SELECT {columns}, 1 - ({nearest}) AS similarity
             FROM {pages}
             WHERE c.embedding IS NOT NULL AND {live} {in_scope}
-            ORDER BY c.embedding <=> %(q)s::vector
+            ORDER BY {order}
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
         if not use_index:
-            # The planner sorts the set's chunks by distance, as it should for a few pages.
+            # The planner scores the set's chunks and keeps the `limit` best (a top-N heap
+            # sort), as it should for a few pages.
             return [_hit(row) for row in search_rows(sql, params)]
         # The HNSW index goes on reading past chunks outside the set until it has enough.
         # The planner guesses one row for the join on the live version and would sort every
@@ -798,10 +853,14 @@ def _indexed_nearest(
         # order (6 ms): only the index avoids the sort. Settings of this statement alone
         # (wiki.search_limits.search_rows).
         return [_hit(row) for row in search_rows(sql, params, settings=HNSW_SETTINGS)]
-    params = dict(params, q=vector.astype(np.float32).tobytes())
+    params = dict(
+        params, **{f"q{n}": v.astype(np.float32).tobytes() for n, v in enumerate(vectors)}
+    )
+    distances = [f"vec_distance_cosine(c.vector, %({name})s)" for name in names]
+    nearest = distances[0] if len(distances) == 1 else f"min({', '.join(distances)})"
     sql = f"""
         {with_covered}
-        SELECT {columns}, 1 - vec_distance_cosine(c.vector, %(q)s) AS similarity
+        SELECT {columns}, 1 - {nearest} AS similarity
         FROM {pages}
         WHERE c.vector IS NOT NULL AND {live} {in_scope}
         ORDER BY similarity DESC
