@@ -30,7 +30,6 @@ from reviews.models import (
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope
 from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -227,18 +226,18 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
     """Version `number` of `page`, if `reader` may read it (see
     `wiki.selectors.unapproved_text_readable_by`; and a proposal waiting on a step they
     decide, see reviews.deciders); a hidden one is answered as a missing one."""
+    version: Version | None
     try:
         version = _with_people(page.versions.filter(unapproved_text_readable_by(reader))).get(
             number=number
         )
     except Version.DoesNotExist:
-        deciding = _deciding(page, number, reader)
-        if deciding is None:
-            raise NotFound(
-                f"page {page.public_id} has no version {number} that you can read; open its "
-                "history for the versions there are."
-            ) from None
-        version = deciding
+        version = _deciding(page, number, reader)
+    if version is None:
+        raise NotFound(
+            f"page {page.public_id} has no version {number} that you can read; open its "
+            "history for the versions there are."
+        )
     version.page = page  # share the page row (and its live version) already loaded
     return version
 
@@ -284,9 +283,8 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
     return versions
 
 
-def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
-    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
+def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
+    pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
@@ -327,12 +325,12 @@ def proposed_content(version: Version) -> dict[str, Any]:
     }
 
 
-def search_live_pages(query: str, *, reader: Scope, tag: str = "", parent: str = "") -> list[Page]:
+def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Page]:
     from wiki.search import search_pages
 
-    hits = search_pages(query, scope=reader, limit=50)
+    hits = search_pages(query, limit=50)
     order = {hit.page_id: i for i, hit in enumerate(hits)}
-    pages = list(live_pages(reader=reader, tag=tag, parent=parent).filter(pk__in=list(order)))
+    pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
     return sorted(pages, key=lambda page: order[page.pk])
 
 

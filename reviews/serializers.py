@@ -308,8 +308,7 @@ class RejectInputSerializer(serializers.Serializer):
     )
 
 
-class RequestChangesInputSerializer(serializers.Serializer):
-    step = _step_field()
+class _ChangesCommentSerializer(serializers.Serializer):
     comment = CommentField(
         max_length=COMMENT_MAX,
         validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
@@ -322,7 +321,11 @@ class RequestChangesInputSerializer(serializers.Serializer):
     )
 
 
-class CommentInputSerializer(RequestChangesInputSerializer):
+class RequestChangesInputSerializer(_ChangesCommentSerializer):
+    step = _step_field()
+
+
+class CommentInputSerializer(_ChangesCommentSerializer):
     line = serializers.IntegerField(
         required=False,
         min_value=1,

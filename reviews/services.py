@@ -153,6 +153,17 @@ def decision_refusal(
     return refusal_reason(actor, review, version)
 
 
+def _check_decider_first(actor: Actor, version: Version, step: int | None) -> None:
+    """Refuse someone who may not decide before reading what they sent (as the doors
+    loaded the proposal); a decision for a step the review has left is answered once the
+    rows are locked (409, it moved on), not as a lack of right."""
+    if version.status != VersionStatus.IN_REVIEW:
+        return  # decided already: the version's own move check says by whom
+    review = review_of(version)
+    if step is None or review is None or review.step + 1 == step:
+        _check_can_decide(actor, version)
+
+
 def _check_can_decide(actor: Actor, version: Version) -> User:
     refusal = decision_refusal(actor, version)
     if refusal is not None:
@@ -891,6 +902,7 @@ def version_approve(
     be live, so nothing is overwritten unseen; the edit resets the approvals given to the
     text before it, so the review goes back to the first step they were given at.
     """
+    _check_decider_first(actor, version, step)
     comment = validate_comment(comment)
     page, version = _lock_version(version)
     version.check_move(VersionStatus.APPROVED)
@@ -1139,6 +1151,7 @@ def _review_answer(
     as locked."""
     kind, action = _ANSWERS[transition]
     rejecting = transition == "reject"
+    _check_decider_first(actor, version, step)
     comment = validate_comment(comment, required=rejecting)
     if not comment:
         raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")

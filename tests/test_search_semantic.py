@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from io import StringIO
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -26,8 +27,10 @@ from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
 
-from .fixtures_mcp import rpc_tool
+from .fixtures_mcp import MCP, AgentKey, rpc_tool
+from .fixtures_servers import QuireServer
 from .prerequisites import PGVECTOR, POSTGRES, require
+from .waits import HTTP_TIMEOUT
 
 pytestmark = [
     pytest.mark.django_db,
@@ -600,6 +603,21 @@ def test_a_subtree_the_planner_finds_small_sorts_its_own_chunks(
     assert "hnsw.iterative_scan" in large and "<=>" in large
 
 
+def test_pgvector_keeps_each_vector_in_its_chunk_s_row(handbook: dict[str, Page]) -> None:
+    # pgvector stores a vector column EXTERNAL: every vector in the TOAST table, a fetch more
+    # for each chunk a search in a small set reads (a 2,031-page subtree: 69 ms, 26,008
+    # buffers). MAIN keeps it in the row (migration 0019, and enable_pgvector after it).
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute "
+            "WHERE attrelid = 'wiki_pagechunk'::regclass AND attname = 'embedding'"
+        )
+        [(storage,)] = cursor.fetchall()
+
+    assert storage == "m"
+
+
 def test_a_set_s_size_is_asked_of_the_planner_once_not_by_every_search(
     make_page: MakePage, client: Client
 ) -> None:
@@ -688,3 +706,37 @@ def test_the_query_is_embedded_while_its_words_are_ranked(
     monkeypatch.setattr(search, "keyword_search", ranking)
     assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
     assert seen_during_ranking == [True]
+
+
+# gunicorn's master loads the app, and the model, once; the workers it forks share it (about
+# 250 MB less each, docs/search.md). Before, a worker forked while the warm-up threads held a
+# lock hung on its first search, and each preloaded worker aborted as it exited (ONNX
+# Runtime's state, made before the fork): gunicorn logged "was sent SIGABRT".
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_preloaded_workers_search_with_the_master_s_model_and_stop_cleanly(
+    quire_servers: Callable[..., QuireServer],
+    make_page: MakePage,
+    make_agent: Callable[..., AgentKey],
+) -> None:
+    page = make_page(*HANDBOOK_PAGES[2])
+    semantic.embed_pages([page.pk])
+    key = make_agent("support-bot", pages=(page,))
+    server = quire_servers(
+        workers=2,
+        env={
+            "GUNICORN_CMD_ARGS": "--preload",
+            "QUIRE_EMBEDDING_MODEL": semantic.DEFAULT_MODEL,
+        },
+    )
+    health = httpx.get(server.url + "/healthz", timeout=HTTP_TIMEOUT).json()
+    assert health["search"]["mode"] == "hybrid"
+    for _ in range(6):  # a new connection each: both workers search
+        found = MCP(server.url).ok(key, "search_pages", query="weeks off for surgery")
+        assert [hit["title"] for hit in found["results"]] == ["Medical leave of absence"]
+
+    server.stop()
+
+    assert server.process.returncode == 0
+    assert "SIGABRT" not in server.output()
+    assert "terminate called" not in server.output()

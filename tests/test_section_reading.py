@@ -104,6 +104,8 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
         "/search/?q=counsel+notes",
         "/search/?q=sign+form",
         "/pages/pick/?q=the",
+        "/reviews/",  # nick reviews, but not what he may not read
+        "/api/v1/reviews/",
         "/api/v1/pages/",
         "/api/v1/pages/?q=sign+form",
         f"/api/v1/pages/{public.public_id}/",
@@ -128,6 +130,7 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
     assert SECTION in lana.get("/").content.decode()
     assert INSIDE in lana.get("/api/v1/pages/?q=sign+form").content.decode()
     assert lana.get(f"/reviews/pages/{nda.public_id}/history/").status_code == 200
+    assert INSIDE in lana.get("/reviews/").content.decode()
     # An editor outside Legal publishes nowhere in it either: they cannot even open it.
     assert client_as(editor).get(f"/p/{nda.public_id}/edit/").status_code == 404
 

@@ -545,6 +545,7 @@ def search_pages(
 
 
 _warming: list[threading.Thread] = []
+_fork_safe = False
 
 
 def warm_up() -> None:
@@ -554,6 +555,14 @@ def warm_up() -> None:
     calls it as it starts (config/wsgi.py); a search that comes meanwhile waits for what it
     needs rather than loading it a second time, and one that comes after a failed loading
     loads it itself."""
+    global _fork_safe
+    if not _fork_safe:
+        # A server that forks its workers after loading the app (gunicorn --preload, so that
+        # they share one copy of the models) must not fork while these threads hold a lock
+        # or a connection: a worker forked then hung on its first search. The fork waits
+        # for them (a second at most); the workers then start with the models loaded.
+        os.register_at_fork(before=wait_for_warm_up)
+        _fork_safe = True
     read_in_background()
     thread = threading.Thread(target=_load_models, name="quire-search-warm-up", daemon=True)
     try:
