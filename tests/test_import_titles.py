@@ -131,7 +131,7 @@ def test_the_migration_repairs_titles_addresses_and_search_rows_imported_before(
     from wiki.models import SearchDocument, Version
     from wiki.search import search_pages
 
-    migration = importlib.import_module("wiki.migrations.0019_decode_title_entities")
+    migration = importlib.import_module("wiki.migrations.0020_decode_title_entities")
     guide = make_page("C&oacute;mo pedir vacaciones", "El formulario.\n")
     child = make_page("Paso 1", "Primero.\n", parent=guide)
     grandchild = make_page("Detalle", "Luego.\n", parent=child)

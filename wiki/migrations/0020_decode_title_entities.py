@@ -77,6 +77,6 @@ def _free(page_model: Any, page: Any, slug: str) -> str:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0018_page_grants")]
+    dependencies = [("wiki", "0019_pagechunk_embedding_inline")]
 
     operations = [migrations.RunPython(decode_title_entities, migrations.RunPython.noop)]
