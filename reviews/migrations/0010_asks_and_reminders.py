@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0008_nobody_decides'),
+        ('reviews', '0009_notification_message_id'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
