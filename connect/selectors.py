@@ -134,6 +134,11 @@ def grant_by_code(code: str, application: Any) -> Grant:
     )
 
 
+def code_is_live(code: str, application: Any) -> bool:
+    """Whether the code still stands for a grant (not exchanged, not burnt)."""
+    return Grant.objects.filter(code=code, application=application).exists()
+
+
 def revoked_refresh_family(refresh_token: str) -> Any:
     """The chain a refresh token belonged to, if it was used (revoked) already: None else."""
     return (

@@ -24,7 +24,7 @@ from oauth2_provider.models import Application, RefreshToken
 from agents.models import Agent
 from agents.services import can_manage_agents
 from config.cache import counter_hit
-from connect.models import Connection, Grant
+from connect.models import Connection, Grant, code_digest
 from core.actors import SystemActor
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument, RateLimited
@@ -235,7 +235,11 @@ def connection_open(*, grant: Grant) -> Connection:
     if agent is None or not can_connect(grant.user, agent):
         raise Forbidden("the agent this code was issued for can no longer be connected.")
     connection = Connection.objects.create(
-        application=grant.application, agent=agent, allowed_by=grant.user
+        # The grant's code as stored: its digest.
+        application=grant.application,
+        agent=agent,
+        allowed_by=grant.user,
+        code=grant.code,
     )
     audit_record(
         action="oauth.connect",
@@ -332,6 +336,21 @@ def connection_end_chain(*, family: Any, reason: str) -> None:
     someone else may hold it; or the app revoked its token): the connection ends with it."""
     with transaction.atomic():
         _end(_live(family=family), actor=SystemActor(f"oauth: {reason}"), reason=reason)
+
+
+def code_burn(*, grant: Grant) -> None:
+    """A code presented with the wrong PKCE verifier is used up: whoever sent it does not
+    hold the verifier, and the client starts again."""
+    Grant.objects.filter(pk=grant.pk).delete()
+
+
+def connection_end_for_replayed_code(*, code: str, application: Any) -> None:
+    """A code that was exchanged already came back: someone else may hold it, so the
+    connection it opened ends and its tokens with it (RFC 6749 4.1.2)."""
+    digest = code_digest(code)
+    with transaction.atomic():
+        live = Connection.objects.filter(code=digest, application=application, ended_at=None)
+        _end(list(live), actor=SystemActor("oauth: code replayed"), reason="code replayed")
 
 
 def connection_mark_used(connection: Connection) -> None:

@@ -172,7 +172,8 @@ def _check_decider_first(actor: Actor, version: Version, step: int | None) -> No
     if version.status != VersionStatus.IN_REVIEW:
         return  # decided already: the version's own move check says by whom
     review = review_of(version)
-    if step is None or review is None or review.step + 1 == step:
+    # Without a step (a caller holding an older copy), the locked rows alone decide.
+    if step is not None and (review is None or review.step + 1 == step):
         _check_can_decide(actor, version)
 
 
