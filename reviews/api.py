@@ -688,8 +688,8 @@ class PageGrantsView(QuireAPIView):
         responses={201: GrantSerializer(many=True), **WRITE_ERRORS},
     )
     def post(self, request: Request, page_id: str) -> Response:
-        page = page_for_person(self.user(), page_id)
         _check_admin_reads_grants(self.user())
+        page = page_for_person(self.user(), page_id)
         body = request.data if isinstance(request.data, list) else [request.data]
         if not body:
             raise InvalidArgument(

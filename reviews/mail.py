@@ -20,6 +20,7 @@ from reviews.models import (
     Notification,
     NotificationKind,
     Review,
+    ReviewAsk,
     ReviewComment,
 )
 from wiki.models import Version, VersionKind, VersionStatus
@@ -78,6 +79,25 @@ def compose(notification: Notification) -> EmailMessage | None:
         if version.status != VersionStatus.IN_REVIEW:
             return None
         return compose_one_request(recipient, version)
+    elif notification.kind in (NotificationKind.REVIEW_ASKED, NotificationKind.REVIEW_REMINDER):
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
+        context = _version_context(version)
+        if notification.kind == NotificationKind.REVIEW_ASKED:
+            ask = (
+                ReviewAsk.objects.filter(review__version=version, person=recipient)
+                .select_related("asked_by")
+                .first()
+            )
+            asked_by = ask.asked_by.get_username() if ask and ask.asked_by else "Someone"
+            subject = f"[Quire] {asked_by} asks you to review {version.title} (v{version.number})"
+            extra: dict[str, object] = {"asked_by": asked_by}
+        else:
+            subject = f"[Quire] Reminder: {version.title} (v{version.number}) still waits"
+            extra = {"reminder": True}
+        body = render_to_string(
+            "email/review_requested.txt", {"recipient": recipient, **context, **extra}
+        )
     elif notification.kind == NotificationKind.NOBODY_DECIDES:
         if version.status != VersionStatus.IN_REVIEW:
             return None

@@ -40,6 +40,8 @@ class NotificationKind(models.TextChoices):
     DECISION = "decision", "Decision"
     CHANGES_REQUESTED = "changes_requested", "Changes requested"
     NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
+    REVIEW_ASKED = "review_asked", "Asked by name"
+    REVIEW_REMINDER = "review_reminder", "Reminder"
 
 
 class NotificationDelivery(models.TextChoices):
@@ -402,3 +404,49 @@ class ReviewVisit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} saw {self.version_id} at {self.seen_at}"
+
+
+class ReviewAsk(models.Model):
+    """A person asked by name to review (the author or a reviewer asks "alice")."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="asks")
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_asks"
+    )
+    asked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["review", "person"], name="review_ask_once")]
+
+    def __str__(self) -> str:
+        return f"{self.person_id} asked on {self.review_id}"
+
+
+class ReminderStage(models.TextChoices):
+    DECIDERS = "deciders", "The step's deciders"
+    ADMINS = "admins", "The admins"
+
+
+class ReviewReminder(models.Model):
+    """A reminder sent about a review waiting past its due time: once per step (and revision)
+    to the deciders, then once to the admins. The row makes "once" hold."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="reminders")
+    step = models.PositiveSmallIntegerField()
+    revision = models.PositiveSmallIntegerField()
+    stage = models.CharField(max_length=10, choices=ReminderStage.choices)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "step", "revision", "stage"], name="review_reminder_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} reminded on {self.review_id} step {self.step}"

@@ -185,6 +185,32 @@ def queue_decision(version: Version) -> list[int]:
     return _save_and_dispatch([row])
 
 
+def queue_asked(version: Version, *, person_id: int) -> list[int]:
+    """Owe a person asked by name (reviews.asking) the request, whatever their review email
+    timing: being asked by a colleague is not for the daily digest."""
+    row = Notification(
+        kind=NotificationKind.REVIEW_ASKED,
+        delivery=NotificationDelivery.IMMEDIATE,
+        version=version,
+        recipient_id=person_id,
+    )
+    return _save_and_dispatch([row])
+
+
+def queue_reminders(version: Version, *, person_ids: Sequence[int]) -> list[int]:
+    """Owe each of `person_ids` a reminder that `version` still waits (reviews.asking)."""
+    rows = [
+        Notification(
+            kind=NotificationKind.REVIEW_REMINDER,
+            delivery=NotificationDelivery.IMMEDIATE,
+            version=version,
+            recipient_id=person_id,
+        )
+        for person_id in person_ids
+    ]
+    return _save_and_dispatch(rows)
+
+
 def drop_decision(version: Version) -> int:
     """The approval of `version` was taken back: its decision email, still waiting out the
     undo window, is not sent. Returns how many were dropped."""

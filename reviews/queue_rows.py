@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.asking import asks_by_review
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
@@ -37,6 +38,7 @@ class QueueRow:
     waiting_on: str = ""  # "you", a group's name, or "the author"
     reviewing: list[str] = field(default_factory=list)  # others who opened it just now
     nobody_decides: bool = False  # no one may decide its step (shown to admins)
+    asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
 
     @property
     def waits_on_you(self) -> bool:
@@ -150,8 +152,10 @@ def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
         if (review := review_of(version)) is not None
     }
     present = reviewing_now(list(by_review), besides=reviewer, deciders=by_review)
+    asked = asks_by_review(list(by_review))
     for row in rows:
         review = review_of(row.version)
         if review is not None:
             row.reviewing.extend(present.get(review.pk, []))
+            row.asked.extend(asked.get(review.pk, []))
     return sorted(rows, key=lambda row: not row.waits_on_you)

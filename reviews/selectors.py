@@ -598,3 +598,10 @@ def public_ids(page_pks: Iterable[int]) -> dict[int, str]:
     """The public id of each page, by primary key (for conflicts that name parents)."""
     pks = set(page_pks)
     return dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}
+
+
+def active_person(username: str) -> User | None:
+    """An active person by user name (whom to ask for a review)."""
+    if not username:
+        return None
+    return User.objects.filter(username=username, is_active=True).first()

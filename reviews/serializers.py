@@ -28,8 +28,18 @@ NULLABLE_STR = serializers.CharField(allow_null=True)
 NULLABLE_INT = serializers.IntegerField(allow_null=True)
 # What the schema promises a comment may hold; DRF refuses NUL, and a reason must say something.
 NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
+# What a comment may not hold (wiki.validators' rule for text of several lines: control,
+# bidi and zero-width characters), stated in the schema too, so that a client (or a fuzzer)
+# reading it does not send what check_text refuses.
+_NOT_IN_COMMENT = (
+    r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f"
+    r"\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\u180e"
+)
+VISIBLE_COMMENT = RegexValidator(
+    rf"^[^{_NOT_IN_COMMENT}]*$", message="Remove the control or invisible characters."
+)
 SAYS_SOMETHING = RegexValidator(
-    r"^[^\x00]*\S[^\x00]*$",
+    rf"^[^{_NOT_IN_COMMENT}]*[^\s{_NOT_IN_COMMENT}][^{_NOT_IN_COMMENT}]*$",
     message=REASON_REQUIRED,
 )
 
@@ -280,6 +290,7 @@ class ApproveInputSerializer(serializers.Serializer):
     comment = CommentField(
         required=False,
         allow_blank=True,
+        validators=[VISIBLE_COMMENT],
         max_length=COMMENT_MAX,
         error_messages={"max_length": COMMENT_TOO_LONG},
         help_text="At most 5,000 characters.",
@@ -311,7 +322,7 @@ class RejectInputSerializer(serializers.Serializer):
 class _ChangesCommentSerializer(serializers.Serializer):
     comment = CommentField(
         max_length=COMMENT_MAX,
-        validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
+        validators=[RegexValidator(SAYS_SOMETHING.regex.pattern, message=CHANGES_REASON_REQUIRED)],
         help_text="What the author should change (at most 5,000 characters).",
         error_messages={
             "required": CHANGES_REASON_REQUIRED,

@@ -115,6 +115,18 @@ def _check_can_propose(actor: Actor) -> None:
         raise Forbidden("log in to propose changes.")
 
 
+def _check_can_propose_here(actor: Actor, page: Page | None) -> None:
+    """A person proposes where their grants let them (wiki.permissions); an agent is held
+    by its set and its owner's reading instead (agents.selectors)."""
+    if is_agent(actor) or permissions.holds(actor, permissions.PROPOSE, page):
+        return
+    groups: frozenset[str] = permissions.access_at(page).groups(permissions.PROPOSE) or frozenset()
+    raise Forbidden(
+        f"only members of {', '.join(sorted(groups)) or 'no group'} can propose changes here; "
+        "ask an admin if you need to."
+    )
+
+
 def _check_can_publish(actor: Actor, page: Page | None, *, move_under: Any = UNSET) -> User:
     """`actor` may change `page` (None: add at the top level) without review, and move it
     under `move_under` (a page, or None for the top level) when given: wiki.permissions'
@@ -160,7 +172,8 @@ def _check_decider_first(actor: Actor, version: Version, step: int | None) -> No
     if version.status != VersionStatus.IN_REVIEW:
         return  # decided already: the version's own move check says by whom
     review = review_of(version)
-    if step is None or review is None or review.step + 1 == step:
+    # Without a step (a caller holding an older copy), the locked rows alone decide.
+    if step is not None and (review is None or review.step + 1 == step):
         _check_can_decide(actor, version)
 
 
@@ -377,10 +390,12 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         return []
     checked = [_checked(new) for new in pages]
     _check_can_propose(actor)
-    if publish:
-        parents = {new.parent.pk if new.parent else None: new.parent for new in checked}
-        for parent in parents.values():
+    parents = {new.parent.pk if new.parent else None: new.parent for new in checked}
+    for parent in parents.values():
+        if publish:
             _check_can_publish(actor, parent)
+        else:
+            _check_can_propose_here(actor, parent)
     rows = page_rows_create(
         [
             PageRow(
@@ -581,6 +596,8 @@ def version_propose(
     _check_can_propose(actor)
     if publish:
         _check_can_publish(actor, page, move_under=parent)
+    else:
+        _check_can_propose_here(actor, page)
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")

@@ -18,7 +18,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
-from reviews import selectors, services, workflows
+from reviews import asking, selectors, services, workflows
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -420,6 +420,12 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             and services.approval_undo_refusal(user, version) is None,
             "undo_seconds": services.approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
+            "asks": list(path.review.asks.select_related("person", "asked_by"))
+            if path is not None
+            else [],
+            "askable": asking.askable(user, path.review, version)
+            if path is not None and context["in_review"]
+            else [],
             "next_version": (selectors.next_waiting(user, besides=version) if looks else None),
             "crumbs": [
                 *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
@@ -749,3 +755,24 @@ def workflow_remove(request: HttpRequest, workflow_id: int) -> HttpResponse:
         "proposals in review keep their steps.",
     )
     return redirect("reviews:workflows")
+
+
+@login_required
+@require_http_methods(["POST"])
+def review_ask(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
+    """Ask one person by name to review this proposal (reviews.asking)."""
+    user = _user(request)
+    page = _page_or_404(request, page_id)
+    version = _version_or_404(request, page, number)
+    person = selectors.active_person(str(request.POST.get("person", "")))
+    try:
+        if person is None:
+            raise InvalidArgument("choose a person who decides this step.", field="person")
+        asking.review_ask(actor=user, version=version, person=person)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(request, f"Asked {person.get_username()} to review it.")
+    return redirect(reverse("reviews:review", args=[page.public_id, version.number]) + "#asked")

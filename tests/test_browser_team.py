@@ -1,21 +1,23 @@
 """A team runs Quire itself, in Debian's Chromium at 390 and 1280 px with axe: an admin invites
 a person and gives their group a section; the person signs in through the company's OpenID
-Connect provider (a real one, tests/fixtures_oidc.py), is asked to review there and finds it
-in the inbox, which marks it read when opened."""
+Connect provider (a real one, tests/fixtures_oidc.py), is asked by name to review there, finds
+it in the inbox (read once opened) and is reminded after the due time (the clock moved)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.utils import timezone
 
 from inbox.models import InboxItem
 from people.models import SsoIdentity
-from reviews import services
+from reviews import asking, services
 from reviews.workflows import workflow_assign, workflow_create
 from tests.fixtures_oidc import Provider
 from tests.test_browser_team_scale import PASSWORD, check_screen, open_menu, sized_page
@@ -107,21 +109,56 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
         assert SsoIdentity.objects.get(subject="sub-grace").user == grace
 
         # Someone proposes a change in Contracts: it waits on Legal, so on Grace.
-        services.version_propose(
+        proposal = services.version_propose(
             actor=reader, page=contracts, body="Templates, reviewed.\n", change_summary="Wording"
         )
         as_grace.reload()
         open_menu(as_grace)
         inbox_link = as_grace.get_by_role("link", name=re.compile(r"^Inbox"))
         expect(inbox_link.locator(".count")).to_have_text("1")
+
+        # The admin asks Grace by name, on the review page.
+        review_url = f"{base}/reviews/pages/{contracts.public_id}/v{proposal.number}/"
+        page.goto(review_url)
+        page.select_option("#ask-person", "grace")
+        page.get_by_role("button", name="Ask", exact=True).click()
+        expect(page.get_by_text("Asked grace to review it.")).to_be_visible()
+        check_screen(page, screenshots, "team-review-asked")
+
+        as_grace.reload()
+        open_menu(as_grace)
+        inbox_link = as_grace.get_by_role("link", name=re.compile(r"^Inbox"))
+        expect(inbox_link.locator(".count")).to_have_text("2")
         inbox_link.click()
+        expect(
+            as_grace.get_by_role("button", name=re.compile("Asked of you by name"))
+        ).to_be_visible()
         check_screen(as_grace, screenshots, "team-inbox")
-        as_grace.get_by_role("button", name=re.compile("Contracts")).click()
+
+        # Two days pass (the clock moved in the test): the reminder reaches her inbox.
+        assert asking.reviews_remind(now=timezone.now() + timedelta(hours=49)) == {
+            "deciders": 1,
+            "admins": 0,
+        }
+        as_grace.reload()
+        expect(
+            as_grace.get_by_role("button", name=re.compile("Reminder: still waiting"))
+        ).to_be_visible()
+        mails = [mail.subject for mail in mailoutbox if mail.to == ["grace@example.com"]]
+        assert mails[-2:] == [
+            "[Quire] ada asks you to review Contracts (v2)",
+            "[Quire] Reminder: Contracts (v2) still waits",
+        ]
+        check_screen(as_grace, screenshots, "team-inbox-reminded")
+
+        # Opening one marks it read.
+        as_grace.get_by_role("button", name=re.compile("Asked of you by name")).click()
         as_grace.wait_for_url(re.compile(rf"/reviews/pages/{contracts.public_id}/v\d+/$"))
-        assert InboxItem.objects.get(recipient=grace).read_at is not None
+        asked = InboxItem.objects.get(recipient=grace, kind="review_asked")
+        assert asked.read_at is not None
         open_menu(as_grace)
         expect(
             as_grace.get_by_role("link", name=re.compile(r"^Inbox")).locator(".count")
-        ).to_have_count(0)
+        ).to_have_text("2")
     finally:
         grace_context.close()

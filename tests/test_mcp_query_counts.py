@@ -51,6 +51,8 @@ EXPECTED = {
 # row and its first revision row (a revision: the review locked, moved on, a revision row).
 # Its review-request mail 4 (reviews.deciders): the deciders' memberships, their approvals,
 # whether a section grant applies, and the deciders' email preferences.
+# Its review requests cost 2 more for the inbox (inbox.services.deliver): the deciders'
+# choices of channel and the inbox items, one statement each whatever their number.
 
 
 def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:

@@ -603,6 +603,40 @@ def test_a_subtree_the_planner_finds_small_sorts_its_own_chunks(
     assert "hnsw.iterative_scan" in large and "<=>" in large
 
 
+def plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from plan_nodes(child)
+
+
+def test_a_small_set_keeps_its_best_chunks_by_id_and_score_and_reads_only_those_whole(
+    make_page: MakePage, client: Client
+) -> None:
+    # A small set's chunks are scored, not read through the HNSW index (which, without its
+    # iterative scan, stops after ef_search chunks of the whole wiki), and what is sorted to
+    # keep the best 60 is their ids and scores (16 bytes a row), not whole chunks with their
+    # texts and vectors; the best are read whole after.
+    handbook = make_page("Handbook")
+    pages = [make_page(title, body, parent=handbook) for title, body in HANDBOOK_PAGES]
+    semantic.embed_pages([page.pk for page in pages])
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    token = agent_token([handbook])
+    with CaptureQueriesContext(connection) as captured:
+        hits = mcp_search(client, token, "I need several weeks off for surgery")
+    assert hits[0]["title"] == "Medical leave of absence"
+    [vector_sql] = [q["sql"] for q in captured.captured_queries if "<=>" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + vector_sql)
+        [(plan,)] = cursor.fetchall()
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    nodes = list(plan_nodes(plan[0]["Plan"]))
+
+    assert not [n for n in nodes if "hnsw" in n.get("Index Name", "")]
+    sorts = [n for n in nodes if n["Node Type"] == "Sort"]
+    assert sorts and min(n["Plan Width"] for n in sorts) <= 16
+
+
 def test_pgvector_keeps_each_vector_in_its_chunk_s_row(handbook: dict[str, Page]) -> None:
     # pgvector stores a vector column EXTERNAL: every vector in the TOAST table, a fetch more
     # for each chunk a search in a small set reads (a 2,031-page subtree: 69 ms, 26,008

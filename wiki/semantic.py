@@ -844,8 +844,28 @@ def _indexed_nearest(
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
         if not use_index:
-            # The planner scores the set's chunks and keeps the `limit` best (a top-N heap
-            # sort), as it should for a few pages.
+            # The set's chunks scored, the `limit` best kept (a top-N heap sort of ids and
+            # scores), and only those read whole: their text, page and language.
+            scored = "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id" + (
+                " LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
+                if "d." in in_scope
+                else ""
+            )
+            sql = f"""
+                {with_covered}
+                SELECT {columns}, best.similarity
+                FROM (
+                    SELECT c.id, 1 - ({nearest}) AS similarity
+                    FROM {scored}
+                    WHERE c.embedding IS NOT NULL AND {live} {in_scope}
+                    ORDER BY similarity DESC
+                    LIMIT %(limit)s
+                ) best
+                JOIN wiki_pagechunk c ON c.id = best.id
+                JOIN wiki_page p ON p.id = c.page_id
+                LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
+                ORDER BY best.similarity DESC
+            """  # noqa: S608 - only constants are interpolated
             return [_hit(row) for row in search_rows(sql, params)]
         # The HNSW index goes on reading past chunks outside the set until it has enough.
         # The planner guesses one row for the join on the live version and would sort every
