@@ -53,6 +53,37 @@ def _text(block: str) -> str:
     return lxml_html.fragment_fromstring(block, create_parent="div").text_content()
 
 
+# Elements whose children are only certain elements (a list holds list items). htmldiff marks
+# the white space between those children, and sometimes a list item's last words, as an <ins>
+# or <del> of the list itself, which screen readers meet as a stray item (axe-core's "list"
+# rule): the words go back into the item beside them, and marks of white space alone go.
+_ITEM_OF = {"ul": "li", "ol": "li", "dl": "dd", "tr": "td"}
+_STRICT_PARENTS = {*_ITEM_OF, "table", "thead", "tbody", "tfoot"}
+
+
+def _word_marks(old: str, new: str) -> str:
+    marked = lxml_html.fragment_fromstring(htmldiff(old, new), create_parent="div")
+    for mark in list(marked.iter("ins", "del")):
+        parent = mark.getparent()
+        if parent is None or parent.tag not in _STRICT_PARENTS:
+            continue
+        if not mark.text_content().strip():
+            mark.drop_tree()
+            continue
+        item = mark.getprevious()
+        if item is not None and item.tag in (_ITEM_OF.get(parent.tag), "th"):
+            mark.tail = None
+            item.append(mark)  # the words at the end of the item before them
+        else:
+            nxt = mark.getnext()
+            if nxt is not None and nxt.tag in (_ITEM_OF.get(parent.tag), "th"):
+                mark.tail = None
+                nxt.insert(0, mark)
+    return (marked.text or "") + "".join(
+        lxml_html.tostring(child, encoding="unicode") for child in marked
+    )
+
+
 def _wrap(kind: str, block: str) -> str:
     return f'<div class="rv-block-{kind}">{block}</div>'
 
@@ -72,7 +103,7 @@ def rendered_diff(old_html: str, new_html: str) -> RenderedDiff:
             if olds and news:
                 ratio = difflib.SequenceMatcher(None, _text(olds[0]), _text(news[0])).ratio()
                 if ratio >= SAME_BLOCK:
-                    parts.append(_wrap("changed", htmldiff(olds.pop(0), news.pop(0))))
+                    parts.append(_wrap("changed", _word_marks(olds.pop(0), news.pop(0))))
                     changed += 1
                     continue
             if olds and (not news or len(olds) >= len(news)):

@@ -194,3 +194,19 @@ def test_it_ends_the_workflow_line_without_a_space_before_the_full_stop(
             words = _text(line.group(1))
             assert words.endswith(".") and not words.endswith(" ."), words
             assert re.search(r"\s\.", words) is None, words
+
+
+def test_it_leaves_no_stray_mark_inside_a_changed_list() -> None:
+    from lxml import html as lxml_html
+
+    from reviews.rendered_diff import rendered_diff
+    from wiki.markdown import render_markdown
+
+    old = render_markdown("> Search files.\n\n- Search for a pattern within files:\n")
+    new = render_markdown("> Find patterns in files.\n\n- Search for a pattern in files:\n")
+
+    marked = lxml_html.fragment_fromstring(str(rendered_diff(old, new).html), create_parent="div")
+
+    lists = marked.xpath("//ul | //ol")
+    assert lists and all(child.tag == "li" for item in lists for child in item)
+    assert marked.xpath("//ins") and marked.xpath("//del")

@@ -943,7 +943,7 @@ def _search_postgres(
     in_scope = ""
     if _only_read_grants(scope):
         assert isinstance(scope, Scope)
-        in_scope = "AND " + scope.not_hidden_sql("d.page_id", "postgresql")
+        in_scope = "AND " + scope.visible_page_sql("d.page_id", "postgresql")
     elif scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
@@ -1083,7 +1083,7 @@ def _search_sqlite(
     in_scope = ""
     if _only_read_grants(scope):
         assert isinstance(scope, Scope)
-        in_scope = "AND " + scope.not_hidden_sql(f"+{fts}.rowid", "sqlite")
+        in_scope = "AND " + scope.visible_page_sql(f"+{fts}.rowid", "sqlite")
     elif scope is not None:
         ctes = f"covered(id) AS MATERIALIZED ({_covered_sql(scope, params, 'sqlite')}),"
         # The unary + keeps the rowid condition away from FTS5, which would otherwise run
