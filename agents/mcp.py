@@ -340,6 +340,10 @@ class ToolCall:
     outcome: str = "ok"
     # The live version a read tool showed: the base of the agent's next replace proposal.
     read_live: int | None = None
+    # A write tool's answer once its version has committed: whatever fails after that (the
+    # audit row, a hook after commit, building the full answer), the agent is told it was
+    # saved, never "try again" (it would propose twice).
+    written: dict[str, Any] | None = None
 
     def touched(
         self,
@@ -548,8 +552,28 @@ def call_tool_for(
         result = _call(request, call, name, arguments, counted)
     finally:
         _current_call.reset(token)
-    _record(call)
+    try:
+        _record(call)
+    except Exception:
+        if call.written is None:
+            raise  # a read, or nothing written: a 503 "try again" is true
+        # The version is saved (and its own audit row with it): the call's row is lost.
+        logger.exception("The audit row of %s could not be written after it saved", name)
     return result
+
+
+def _saved_anyway(written: dict[str, Any]) -> dict[str, Any]:
+    """A write's answer when something failed after its version committed."""
+    answer = {
+        **written,
+        "warning": "Your proposal was saved, but the server failed afterwards while "
+        "answering; do not send it again. Call get_page_source to see it.",
+    }
+    return {
+        "content": [{"type": "text", "text": pretty_json(answer)}],
+        "structuredContent": answer,
+        "isError": False,
+    }
 
 
 def _call(
@@ -585,6 +609,8 @@ def _call(
             error = _invalid_arguments(exc)
         except Exception:
             logger.exception("MCP tool %s failed", name)
+            if call.written is not None:
+                return _saved_anyway(call.written)
             call.outcome = "error"
             return _error(INTERNAL_ERROR)
     refused(call, error, arguments)
@@ -799,6 +825,13 @@ class PageTools(MCPToolset):
         assert agent is not None, "the MCP view authenticates every request"
         return agent
 
+    def _read(self, agent: Agent, page_id: int, version_number: int) -> None:
+        """Record the live version the agent read: the base of its next replace. Not for
+        the admin's preview of what the agent sees (a GET, which never writes): those reads
+        were the admin's, and would let the agent's later blind update_page through."""
+        if not getattr(self.request, "quire_preview", False):
+            agent_page_read(agent=agent, page_id=page_id, version_number=version_number)
+
     def _touched(
         self,
         page: Page | None = None,
@@ -811,6 +844,11 @@ class PageTools(MCPToolset):
         if call is not None:
             call.touched(page, page_ids=page_ids, versions=versions)
             call.read_live = read_live if read_live is not None else call.read_live
+
+    def _written(self, version: Version) -> None:
+        call = _current_call.get(None)
+        if call is not None:
+            call.written = dict(_write_result(version, None))
 
     def _note(self, **extra: Any) -> None:
         call = _current_call.get(None)
@@ -964,7 +1002,7 @@ class PageTools(MCPToolset):
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
         pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
-        agent_page_read(agent=agent, page_id=page.pk, version_number=page.version_number)
+        self._read(agent, page.pk, page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
             Page.from_db(DEFAULT_DB_ALIAS, ["id", "public_id"], [page.pk, page.public_id]),
@@ -1056,7 +1094,7 @@ class PageTools(MCPToolset):
         part = shown_text(markdown, section)
         parent = selectors.parent_in_set(page)
         if live is not None:
-            agent_page_read(agent=agent, page_id=page.pk, version_number=live.number)
+            self._read(agent, page.pk, live.number)
         self._touched(
             page,
             versions=[v.number for v in (live, draft) if v is not None],
@@ -1134,6 +1172,7 @@ class PageTools(MCPToolset):
             tags=tags,
             change_summary=changeSummary or "",
         )
+        self._written(version)
         self._touched(version.page, versions=[version.number])
         result = _write_result(version, None)
         if twin is not None:
@@ -1295,6 +1334,7 @@ class PageTools(MCPToolset):
             change_summary=change_summary,
             base_number=base_version,
         )
+        self._written(version)
         self._touched(page, versions=[version.number])
         return _write_result(
             version,

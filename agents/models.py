@@ -35,6 +35,9 @@ class Agent(models.Model):
     # Not stored: set on the agent of a request that came with an OAuth access token, the
     # name of the client it was issued to, so that the call's audit row names it.
     oauth_client: str | None = None
+    # The person whose OAuth connection the agent acts through in this request (set by the
+    # MCP door): they may not decide what it proposes, as its owner may not.
+    oauth_allowed_by_id: int | None = None
     # How core.actors (and the apps below this one) tell an agent from a person.
     actor_kind: ClassVar[ActorKind] = ActorKind.AGENT
 

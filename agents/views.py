@@ -587,7 +587,7 @@ def agent_preview(request: HttpRequest, agent_id: int) -> HttpResponse:
     _admin(request)
     agent = _agent_or_404(agent_id)
     # The tools read the caller from the request, as the MCP view leaves it.
-    tools = PageTools(request=SimpleNamespace(quire_agent=agent))
+    tools = PageTools(request=SimpleNamespace(quire_agent=agent, quire_preview=True))
     browse = _run(tools.browse)
     query = request.GET.get("q")
     page_id = (request.GET.get("page") or "").strip()

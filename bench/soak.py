@@ -84,6 +84,8 @@ class Tally:
     outcomes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     http_5xx: list[str] = field(default_factory=list)
     writes: list[tuple[str, str, int]] = field(default_factory=list)  # agent, page, number
+    # The line each write added, by (page, number): an approved one must stay in the page.
+    markers: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def record(self, kind: str, started: float, outcome: str) -> None:
         self.latencies[kind].append((time.monotonic() - started) * 1000)
@@ -150,13 +152,20 @@ async def agent_client(
                     "changeSummary": f"Log {marker}.",
                 }
             elif kind == "update_page":
-                page_id = rng.choice(pages["draft"])
-                # A whole-page replace starts from the version the agent read.
-                await session.call_tool("get_page_source", {"pageId": page_id})
+                page_id = rng.choice(pages["draft"] + pages["log"])
+                # A whole-page replace of the text the agent was shown (its own pending
+                # draft if it has one), with the liveVersion shown beside it as baseVersion,
+                # as the tool says: approving it must never erase what went live since.
+                source = await session.call_tool("get_page_source", {"pageId": page_id})
+                shown = source.structuredContent or {}
+                if source.isError or shown.get("truncated") or shown.get("liveVersion") is None:
+                    continue
+                marker = f"soak-{name}-{n}"
                 arguments = {
                     "pageId": page_id,
-                    "markdown": f"# Draft\n\nRewritten by {name} at step {n}.\n",
-                    "changeSummary": "Rewrite the draft.",
+                    "markdown": shown["markdown"].rstrip("\n") + f"\n\n- rewrite {marker}\n",
+                    "changeSummary": "Add a line to the page.",
+                    "baseVersion": shown["liveVersion"],
                 }
             else:
                 arguments = {
@@ -179,6 +188,8 @@ async def agent_client(
             if kind in ("append_to_page", "update_page", "create_page"):
                 data = result.structuredContent or {}
                 tally.writes.append((name, data["pageId"], int(data["versionNumber"])))
+                if kind != "create_page":
+                    tally.markers[(data["pageId"], int(data["versionNumber"]))] = marker
 
 
 async def reviewer_client(base: str, name: str, key: str, tally: Tally, stop: float) -> None:
@@ -530,6 +541,23 @@ def verify(
         if kind == VersionKind.APPEND and status == VersionStatus.APPROVED and page in live
     ]
     missing_appends = [page for page, body in approved_appends if body.strip() not in live[page]]
+    # Every write only adds a line to the text its agent was shown: a line approved once
+    # must be in its page now, or an approval erased it.
+    bodies = dict(
+        Page.objects.filter(public_id__in={page for page, _ in tally.markers})
+        .exclude(live_version=None)
+        .values_list("public_id", "live_version__body")
+    )
+    approved = {
+        (page, number)
+        for page, number, _, _, status, _ in versions
+        if status == VersionStatus.APPROVED
+    }
+    erased = [
+        f"{page} v{number}"
+        for (page, number), marker in tally.markers.items()
+        if (page, number) in approved and marker not in bodies.get(page, "")
+    ]
 
     rows = dict(Notification.objects.values_list("pk", "status"))
     delivered: Counter[int] = Counter()
@@ -553,6 +581,7 @@ def verify(
             sorted(found) == list(range(1, len(found) + 1)) for found in numbers.values()
         ),
         "every approved append is in its live page": not missing_appends,
+        "no approved edit erased (agents pass baseVersion)": not erased,
         "every notification sent or skipped": set(statuses)
         <= {NotificationStatus.SENT, NotificationStatus.SKIPPED},
         # Delivery is at least once (reviews/outbox.py): a repeat is allowed, and must carry
@@ -566,6 +595,8 @@ def verify(
         "versions": len(versions),
         "agent_writes_answered": len(tally.writes),
         "approved_appends": len(approved_appends),
+        "approved_edits_checked": sum(1 for key in tally.markers if key in approved),
+        "erased_edits": erased[:20],
         "notifications": dict(statuses),
         "emails": len(smtp.inbox.messages),
         "repeated_notifications": sum(1 for count in delivered.values() if count > 1),

@@ -347,6 +347,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "people.tasks.recheck_sso_identities",
         "schedule": float(QUIRE_OIDC_RECHECK_SECONDS),
     },
+    "remind-overdue-reviews": {
+        "task": "reviews.tasks.remind_overdue_reviews",
+        "schedule": 3600.0,
+    },
     "send-review-digests": {
         "task": "reviews.tasks.send_review_digests",
         "schedule": crontab(hour=env_int("QUIRE_DIGEST_HOUR", 7, maximum=23), minute=0),
@@ -438,6 +442,10 @@ QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
 
 # A reviewer may take back an approval this long after it (the page goes back to what it
 # showed); the author's decision email waits as long, and is dropped if it is taken back.
+# A proposal that has not moved (proposed, revised, approved at a step) for this many hours
+# reminds its step's deciders once (0: no reminders); this many hours later, the admins.
+QUIRE_REVIEW_DUE_HOURS = env_int("QUIRE_REVIEW_DUE_HOURS", 48, maximum=24 * 365)
+QUIRE_REVIEW_ESCALATE_HOURS = env_int("QUIRE_REVIEW_ESCALATE_HOURS", 24, maximum=24 * 365)
 QUIRE_APPROVAL_UNDO_SECONDS = env_int("QUIRE_APPROVAL_UNDO_SECONDS", 120, minimum=0, maximum=3600)
 
 # The outbox sweep leaves rows younger than this to the task queued on commit.

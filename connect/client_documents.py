@@ -2,13 +2,20 @@
 
 django-oauth-toolkit's fetcher does the fetching: https only, public addresses only (the
 resolved address is the one connected to), no redirects, a timeout and a size cap. Quire adds
-its own rules for what a document may say (redirect URIs, name), and, for tests alone
-(QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS), documents served on a loopback address.
+its own rules for what a document may say (redirect URIs, name), a deadline for the whole
+fetch, and, for tests alone (QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS), documents served on a
+loopback address.
+
+The library's timeout bounds the connection and each read, not the body: urllib3 restarts
+the read timeout at every byte, so a document sent a byte a second held a worker for a
+minute through a 5-second timeout. The body is read here in pieces until the deadline, each
+wait on the socket no longer than what is left of it.
 """
 
 from __future__ import annotations
 
 import ssl
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,8 +27,40 @@ from oauth2_provider.settings import oauth2_settings
 from connect import services
 
 
+class _BoundedBody:
+    """A response whose `read` stops at `deadline`, for the library's `_read_document`."""
+
+    def __init__(self, response: Any, deadline: float) -> None:
+        self.response = response
+        self.deadline = deadline
+        self.status = response.status
+        self.headers = response.headers
+
+    def read(self, limit: int) -> bytes:
+        body = bytearray()
+        while len(body) < limit:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise CIMDError(
+                    "client_id document took longer than "
+                    f"{oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS} seconds to arrive"
+                )
+            connection = getattr(self.response, "connection", None)
+            if connection is not None and getattr(connection, "sock", None) is not None:
+                connection.sock.settimeout(left)
+            try:
+                piece = self.response.read1(limit - len(body))
+            except (TimeoutError, urllib3.exceptions.ReadTimeoutError):
+                continue  # the deadline check above says so
+            if not piece:
+                break
+            body += piece
+        return bytes(body)
+
+
 class ClientDocumentFetcher(SafeMetadataFetcher):
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        self._deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
         host = urlsplit(client_id).hostname or ""
         if settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS and services.is_loopback(host):
             metadata, max_age = self._fetch_from_loopback(client_id)
@@ -32,6 +71,13 @@ class ClientDocumentFetcher(SafeMetadataFetcher):
         except services.InvalidClientMetadata as error:
             raise CIMDError(f"client ID metadata document refused: {error.message}") from None
         return metadata, max_age
+
+    def _read_document(self, response: Any) -> tuple[dict[str, Any], int]:
+        deadline = getattr(self, "_deadline", None)
+        if deadline is None:
+            deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
+        read: tuple[dict[str, Any], int] = super()._read_document(_BoundedBody(response, deadline))
+        return read
 
     def _fetch_from_loopback(self, client_id: str) -> tuple[dict[str, Any], int]:
         parts = urlsplit(client_id)

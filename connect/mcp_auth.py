@@ -18,11 +18,13 @@ def agent_for_access_token(request: HttpRequest, token: str) -> Agent | None:
     connection = selectors.connection_for_access_token(
         token, resource=selectors.mcp_resource(request)
     )
-    if connection is None:
+    if connection is None or services.connection_end_if_not_allowed(connection):
         return None
     services.connection_mark_used(connection)
     agent = connection.agent
     agent.oauth_client = connection.application.name or connection.application.client_id
+    # Whoever allowed the connection may not decide what the agent proposes through it.
+    agent.oauth_allowed_by_id = connection.allowed_by_id
     return agent
 
 

@@ -56,6 +56,9 @@ class Connection(models.Model):
     )
     # The token_family of every refresh token issued under this connection.
     family = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
+    # The SHA-256 of the code it was opened with: a code that comes back after it was used
+    # ends the connection (RFC 6749 4.1.2: the tokens issued from it are revoked).
+    code = models.CharField(max_length=80, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

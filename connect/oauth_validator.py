@@ -8,6 +8,9 @@ back after it was used ends its connection (the library revokes the chain).
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from typing import Any
 
 from oauth2_provider.models import AbstractAccessToken, RefreshToken
@@ -16,6 +19,13 @@ from oauthlib.common import Request
 
 from connect import selectors, services
 from connect.models import Grant
+
+
+def pkce_s256_matches(verifier: str, challenge: str) -> bool:
+    """RFC 7636 S256 (the only method Quire accepts): BASE64URL(SHA256(verifier)) == challenge."""
+    digest = hashlib.sha256(verifier.encode("ascii", "replace")).digest()
+    computed = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return hmac.compare_digest(computed, challenge)
 
 
 class QuireOAuth2Validator(OAuth2Validator):
@@ -40,8 +50,16 @@ class QuireOAuth2Validator(OAuth2Validator):
         self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
         if not super().validate_code(client_id, code, client, request, *args, **kwargs):
+            if not selectors.code_is_live(code, client):
+                services.connection_end_for_replayed_code(code=code, application=client)
             return False
         grant = selectors.grant_by_code(code, client)
+        if grant.code_challenge and not pkce_s256_matches(
+            getattr(request, "code_verifier", None) or "", grant.code_challenge
+        ):
+            # oauthlib would refuse it after this and leave the code usable for another try.
+            services.code_burn(grant=grant)
+            return False
         return grant.agent is not None and services.can_connect(grant.user, grant.agent)
 
     def _save_bearer_token(

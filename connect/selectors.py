@@ -41,7 +41,7 @@ def connection_for_access_token(token: str, *, resource: str) -> Connection | No
     digest = token_hash(token)
     token_rows = AccessToken.objects.filter(token_checksum=digest, expires__gt=timezone.now())
     connection = (
-        Connection.objects.select_related("agent", "application")
+        Connection.objects.select_related("agent", "application", "allowed_by")
         .annotate(audiences=Subquery(token_rows.values("resource")[:1], output_field=JSONField()))
         .filter(
             family=Subquery(token_rows.values("refresh_token__token_family")[:1]),
@@ -132,6 +132,11 @@ def grant_by_code(code: str, application: Any) -> Grant:
     return Grant.objects.select_related("agent", "user", "application").get(
         code=code, application=application
     )
+
+
+def code_is_live(code: str, application: Any) -> bool:
+    """Whether the code still stands for a grant (not exchanged, not burnt)."""
+    return Grant.objects.filter(code=code, application=application).exists()
 
 
 def revoked_refresh_family(refresh_token: str) -> Any:

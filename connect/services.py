@@ -24,7 +24,7 @@ from oauth2_provider.models import Application, RefreshToken
 from agents.models import Agent
 from agents.services import can_manage_agents
 from config.cache import counter_hit
-from connect.models import Connection, Grant
+from connect.models import Connection, Grant, code_digest
 from core.actors import SystemActor
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument, RateLimited
@@ -235,7 +235,11 @@ def connection_open(*, grant: Grant) -> Connection:
     if agent is None or not can_connect(grant.user, agent):
         raise Forbidden("the agent this code was issued for can no longer be connected.")
     connection = Connection.objects.create(
-        application=grant.application, agent=agent, allowed_by=grant.user
+        # The grant's code as stored: its digest.
+        application=grant.application,
+        agent=agent,
+        allowed_by=grant.user,
+        code=grant.code,
     )
     audit_record(
         action="oauth.connect",
@@ -312,11 +316,41 @@ def connections_end_for_person(*, person: User, reason: str) -> None:
         _end(_live(allowed_by=person), actor=SystemActor("account deactivated"), reason=reason)
 
 
+def connection_end_if_not_allowed(connection: Connection) -> bool:
+    """End `connection` when the person who allowed it may no longer connect its agent (the
+    agent was given to another owner, or they lost the admin group that let them): their
+    grant does not outlive their right. True when it ended."""
+    if can_connect(connection.allowed_by, connection.agent):
+        return False
+    with transaction.atomic():
+        _end(
+            _live(pk=connection.pk),
+            actor=SystemActor("the right to connect this agent ended"),
+            reason="no longer allowed to connect this agent",
+        )
+    return True
+
+
 def connection_end_chain(*, family: Any, reason: str) -> None:
     """The library ended the connection's chain of tokens (a used refresh token came back, so
     someone else may hold it; or the app revoked its token): the connection ends with it."""
     with transaction.atomic():
         _end(_live(family=family), actor=SystemActor(f"oauth: {reason}"), reason=reason)
+
+
+def code_burn(*, grant: Grant) -> None:
+    """A code presented with the wrong PKCE verifier is used up: whoever sent it does not
+    hold the verifier, and the client starts again."""
+    Grant.objects.filter(pk=grant.pk).delete()
+
+
+def connection_end_for_replayed_code(*, code: str, application: Any) -> None:
+    """A code that was exchanged already came back: someone else may hold it, so the
+    connection it opened ends and its tokens with it (RFC 6749 4.1.2)."""
+    digest = code_digest(code)
+    with transaction.atomic():
+        live = Connection.objects.filter(code=digest, application=application, ended_at=None)
+        _end(list(live), actor=SystemActor("oauth: code replayed"), reason="code replayed")
 
 
 def connection_mark_used(connection: Connection) -> None:

@@ -15,6 +15,7 @@ it follows the frontmatter (a first `# heading` used as the title stays in the b
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -210,6 +211,9 @@ def parse_source(
     else:
         title = heading or humanise(name.stem if folder is None else name.name)
         from_heading = heading is not None
+    # As a reader of the rendered page sees it: `C&oacute;mo` is "Cómo" (a title with an
+    # entity reached titles, addresses and what agents and the consent screen were shown).
+    title = html.unescape(title)
     if len(title) > TITLE_MAX:
         # Too long for a title, not for the page: shortened here, whole in the body (where a
         # heading already has it; a frontmatter title becomes the body's first heading).

@@ -10,6 +10,9 @@ class Kind(models.TextChoices):
     REVIEW_REQUESTED = "review_requested", "Waiting on you"
     DECISION = "decision", "Decided about yours"
     CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
+    REVIEW_ASKED = "review_asked", "Asked of you by name"
+    REVIEW_REMINDER = "review_reminder", "Reminder: still waiting"
 
 
 class Channel(models.TextChoices):

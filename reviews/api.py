@@ -245,6 +245,16 @@ def _version(user: User, page_id: str, number: int) -> Version:
     return selectors.version_of(page_for_person(user, page_id), number, reader=user)
 
 
+def _step(data: dict[str, Any], version: Version) -> int | None:
+    """The step a decision is given for: the one the body names, else the one the proposal
+    was at when the request read it (so a decision racing others cannot land on the next
+    step)."""
+    if data.get("step") is not None:
+        return int(data["step"])
+    review = selectors.review_of(version)
+    return review.step + 1 if review is not None else None
+
+
 class PageListView(QuireListView):
     serializer_class = PageSerializer
 
@@ -373,7 +383,9 @@ class ReviewListView(QuireListView):
             "Give agent or human, or leave it out.",
         )
         _check_filter(self.request, "step", STEP_FILTER_PATTERN, "Give a step number from 1 to 99.")
-        return selectors.review_queue(selectors.QueueFilters.from_params(self.request.query_params))
+        return selectors.review_queue(
+            selectors.QueueFilters.from_params(self.request.query_params), for_user=self.user()
+        )
 
 
 def _input(serializer_class: type[Any], request: Request) -> dict[str, Any]:
@@ -392,9 +404,11 @@ class ApproveView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(ApproveInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_approve(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data.get("comment", ""),
             expected_live_number=data.get("expectedLiveVersion"),
         )
@@ -412,9 +426,11 @@ class RejectView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RejectInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_reject(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data.get("comment", ""),
         )
         return Response(
@@ -433,9 +449,11 @@ class RequestChangesView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RequestChangesInputSerializer, request)
+        version = _version(self.user(), page_id, number)
         version = services.version_request_changes(
             actor=self.user(),
-            version=_version(self.user(), page_id, number),
+            version=version,
+            step=_step(data, version),
             comment=data["comment"],
         )
         return Response(
@@ -567,7 +585,10 @@ class WorkflowPagesView(QuireAPIView):
         data = _input(AssignInputSerializer, request)
         workflow = workflows.workflow_by_id(workflow_id)
         workflows.workflow_assign(
-            actor=self.user(), workflow=workflow, page=page_for_person(self.user(), data["pageId"])
+            actor=self.user(),
+            workflow=workflow,
+            page=page_for_person(self.user(), data["pageId"]),
+            replace=data["replace"],
         )
         return Response(
             WorkflowSerializer(workflows.workflow_by_id(workflow_id)).data,
@@ -667,8 +688,8 @@ class PageGrantsView(QuireAPIView):
         responses={201: GrantSerializer(many=True), **WRITE_ERRORS},
     )
     def post(self, request: Request, page_id: str) -> Response:
-        page = page_for_person(self.user(), page_id)
         _check_admin_reads_grants(self.user())
+        page = page_for_person(self.user(), page_id)
         body = request.data if isinstance(request.data, list) else [request.data]
         if not body:
             raise InvalidArgument(

@@ -14,7 +14,15 @@ from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from reviews.models import CommentKind, Notification, NotificationKind, Review, ReviewComment
+from reviews.models import (
+    Approval,
+    CommentKind,
+    Notification,
+    NotificationKind,
+    Review,
+    ReviewAsk,
+    ReviewComment,
+)
 from wiki.models import Version, VersionKind, VersionStatus
 
 DIFF_EXCERPT_LINES = 20
@@ -70,9 +78,32 @@ def compose(notification: Notification) -> EmailMessage | None:
     if notification.kind == NotificationKind.REVIEW_REQUESTED:
         if version.status != VersionStatus.IN_REVIEW:
             return None
+        return compose_one_request(recipient, version)
+    elif notification.kind in (NotificationKind.REVIEW_ASKED, NotificationKind.REVIEW_REMINDER):
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
         context = _version_context(version)
-        subject = f"[Quire] Review requested: {version.title} (v{version.number})"
-        body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
+        if notification.kind == NotificationKind.REVIEW_ASKED:
+            ask = (
+                ReviewAsk.objects.filter(review__version=version, person=recipient)
+                .select_related("asked_by")
+                .first()
+            )
+            asked_by = ask.asked_by.get_username() if ask and ask.asked_by else "Someone"
+            subject = f"[Quire] {asked_by} asks you to review {version.title} (v{version.number})"
+            extra: dict[str, object] = {"asked_by": asked_by}
+        else:
+            subject = f"[Quire] Reminder: {version.title} (v{version.number}) still waits"
+            extra = {"reminder": True}
+        body = render_to_string(
+            "email/review_requested.txt", {"recipient": recipient, **context, **extra}
+        )
+    elif notification.kind == NotificationKind.NOBODY_DECIDES:
+        if version.status != VersionStatus.IN_REVIEW:
+            return None
+        context = _version_context(version)
+        subject = f"[Quire] Nobody can decide: {version.title} (v{version.number})"
+        body = render_to_string("email/nobody_decides.txt", {"recipient": recipient, **context})
     elif notification.kind == NotificationKind.CHANGES_REQUESTED:
         if version.status != VersionStatus.IN_REVIEW:
             return None
@@ -90,6 +121,14 @@ def compose(notification: Notification) -> EmailMessage | None:
             "email/decision.txt", {"recipient": recipient, "verb": verb, **context}
         )
     return EmailMessage(subject=subject, body=body, to=[recipient.email])
+
+
+def compose_one_request(recipient: AbstractBaseUser, version: Version) -> EmailMessage:
+    """The email asking a decider to review one proposal."""
+    context = _version_context(version)
+    subject = f"[Quire] Review requested: {version.title} (v{version.number})"
+    body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
+    return EmailMessage(subject=subject, body=body, to=[getattr(recipient, "email", "")])
 
 
 def _changes_request(version: Version) -> ReviewComment | None:
@@ -111,7 +150,19 @@ def _version_context(version: Version) -> dict[str, object]:
         "review_url": review_url(version),
         "decided_by": version.decided_by.get_username() if version.decided_by else "",
         "step": _step(version),
+        "text_changed": _text_changed(version),
     }
+
+
+def _text_changed(version: Version) -> str:
+    """Said to the next approver when a reviewer edited the text after others approved it."""
+    from reviews.selectors import text_changed
+
+    if version.status != VersionStatus.IN_REVIEW or not version.edited_by_reviewer:
+        return ""
+    return text_changed(
+        list(Approval.objects.filter(version=version).select_related("user").order_by("pk"))
+    )
 
 
 def _step(version: Version) -> str:
@@ -129,7 +180,9 @@ def _step(version: Version) -> str:
 
 def compose_digest(recipient: AbstractBaseUser, waiting: list[Version]) -> EmailMessage:
     """One email listing `waiting` proposals for a reviewer (the daily digest, or a batch)."""
-    items = [_version_context(version) for version in waiting]
+    # A proposal asked about twice (its step came round again) is listed once.
+    unique = list({version.pk: version for version in waiting}.values())
+    items = [_version_context(version) for version in unique]
     body = render_to_string(
         "email/review_digest.txt",
         {

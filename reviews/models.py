@@ -1,12 +1,14 @@
 """Review-side state: workflows and each proposal's review, notification preferences, the
 outbox, API tokens."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
 from django.db.models import Q
+
+from core.errors import Conflict
 
 
 class NotificationPreference(models.TextChoices):
@@ -37,6 +39,9 @@ class NotificationKind(models.TextChoices):
     REVIEW_REQUESTED = "review_requested", "Review requested"
     DECISION = "decision", "Decision"
     CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
+    REVIEW_ASKED = "review_asked", "Asked by name"
+    REVIEW_REMINDER = "review_reminder", "Reminder"
 
 
 class NotificationDelivery(models.TextChoices):
@@ -78,6 +83,9 @@ class Notification(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     # Not sent before then: an approval's email waits out the time it can be taken back.
     not_before = models.DateTimeField(null=True, blank=True)
+    # The Message-ID of the email that stands for this row, kept from its first try: an
+    # email sent again after a fault carries it again, so the repeat is recognisable.
+    message_id = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -199,6 +207,15 @@ class Review(models.Model):
         max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.OPEN
     )
     revision = models.PositiveSmallIntegerField(default=1)
+    # The person whose OAuth connection carried the agent's revision under review: they may
+    # not decide it, as the agent's owner may not.
+    connected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -208,6 +225,70 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"review of {self.version_id} ({self.status}, step {self.step + 1})"
+
+    # The life of a review, stated once: each transition, the statuses it may start from and
+    # the status it leads to. reviews.services has one function per transition; each asks
+    # `check_move` first, so a move this table does not allow is refused before anything changes.
+    TRANSITIONS: ClassVar[dict[str, tuple[frozenset[str], str]]] = {
+        "approve": (frozenset({ReviewStatus.OPEN}), ReviewStatus.OPEN),  # a step, or all
+        "merge": (frozenset({ReviewStatus.OPEN}), ReviewStatus.APPROVED),
+        "publish": (frozenset({ReviewStatus.OPEN}), ReviewStatus.APPROVED),
+        "reject": (
+            frozenset({ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED}),
+            ReviewStatus.REJECTED,
+        ),
+        "request_changes": (frozenset({ReviewStatus.OPEN}), ReviewStatus.CHANGES_REQUESTED),
+        "revise": (
+            frozenset({ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED}),
+            ReviewStatus.OPEN,
+        ),
+        "withdraw": (
+            frozenset({ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED}),
+            ReviewStatus.WITHDRAWN,
+        ),
+        "undo": (frozenset({ReviewStatus.APPROVED}), ReviewStatus.OPEN),
+    }
+    # The transitions a reviewer takes at a step: they name the step they were given for.
+    STEP_DECISIONS: ClassVar[frozenset[str]] = frozenset(
+        {"approve", "merge", "publish", "reject", "request_changes"}
+    )
+
+    def check_move(self, transition: str, *, step: int | None = None) -> None:
+        """Refuse, saying why and what to do, a transition the table does not allow from
+        where the review is, or a decision given for a step the review has left (`step`
+        counts from 1, as every screen shows it)."""
+        allowed, _ = self.TRANSITIONS[transition]
+        if self.status not in allowed:
+            raise self._refusal(transition)
+        if step is not None and transition in self.STEP_DECISIONS and step != self.step + 1:
+            given = self.steps[step - 1]["name"] if 0 < step <= len(self.steps) else "?"
+            now = self.current_step
+            raise Conflict(
+                f"you decided step {step} ({given}), but this proposal is at step "
+                f"{self.step + 1} of {len(self.steps)} ({now['name']}, decided by "
+                f"{now['group']}) now: it moved on since you opened it. Nothing was recorded; "
+                "reload the proposal and decide again if the step is yours.",
+                detail={"step": self.step + 1, "givenFor": step, "review": self.status},
+            )
+
+    def move_to(self, transition: str, *, step: int | None = None) -> None:
+        """Take `transition` (the caller saves): checked against the table first."""
+        self.check_move(transition, step=step)
+        self.status = self.TRANSITIONS[transition][1]
+
+    def _refusal(self, transition: str) -> Conflict:
+        where = self.get_status_display().lower()
+        if self.status == ReviewStatus.CHANGES_REQUESTED:
+            return Conflict(
+                "changes were requested on this proposal; it waits for its author's "
+                "revision. Reject it, or wait for the revision to decide again.",
+                detail={"review": self.status},
+            )
+        return Conflict(
+            f"this review is {where}, so it cannot be {transition.replace('_', ' ')}d "
+            "now; open the review queue for the proposals still waiting.",
+            detail={"review": self.status},
+        )
 
     @property
     def current_step(self) -> dict[str, Any]:
@@ -240,7 +321,11 @@ class ReviewRevision(models.Model):
 
 
 class Approval(models.Model):
-    """One reviewer's approval of one revision at one step; nobody counts twice."""
+    """One reviewer's approval of one revision at one step; nobody counts twice in a review.
+
+    `reset`: a reviewer edited the text after this approval; it stays in the history but
+    counts for nothing. `edited`: this approval came with its reviewer's edit of the text.
+    """
 
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="approvals")
     version = models.ForeignKey("wiki.Version", on_delete=models.CASCADE, related_name="approvals")
@@ -249,13 +334,19 @@ class Approval(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="approvals"
     )
     comment = models.TextField(blank=True, default="")
+    edited = models.BooleanField(default=False)
+    reset = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
+            # One person counts once per revision, across steps: two racing requests of the
+            # same reviewer, or one at step 1 and again at step 2, cannot both count.
             models.UniqueConstraint(
-                fields=["version", "step", "user"], name="approval_once_per_step"
+                fields=["version", "user"],
+                condition=Q(reset=False),
+                name="approval_once_per_review",
             )
         ]
 
@@ -313,3 +404,49 @@ class ReviewVisit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} saw {self.version_id} at {self.seen_at}"
+
+
+class ReviewAsk(models.Model):
+    """A person asked by name to review (the author or a reviewer asks "alice")."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="asks")
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_asks"
+    )
+    asked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["review", "person"], name="review_ask_once")]
+
+    def __str__(self) -> str:
+        return f"{self.person_id} asked on {self.review_id}"
+
+
+class ReminderStage(models.TextChoices):
+    DECIDERS = "deciders", "The step's deciders"
+    ADMINS = "admins", "The admins"
+
+
+class ReviewReminder(models.Model):
+    """A reminder sent about a review waiting past its due time: once per step (and revision)
+    to the deciders, then once to the admins. The row makes "once" hold."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="reminders")
+    step = models.PositiveSmallIntegerField()
+    revision = models.PositiveSmallIntegerField()
+    stage = models.CharField(max_length=10, choices=ReminderStage.choices)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "step", "revision", "stage"], name="review_reminder_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} reminded on {self.review_id} step {self.step}"

@@ -8,7 +8,9 @@ What an email says is reviews/mail.py's business.
 Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
 marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
 sends it again, so the email can arrive twice. Every email of a notification carries the same
-Message-ID, so a repeat is recognisable (mail clients drop it).
+Message-ID, so a repeat is recognisable (mail clients drop it): the id is stored on the rows
+before the first try, and rows tried before go out again as the email they were, under that
+id, never gathered with newer rows into an email with a new one.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from inbox import services as inbox_services
 from reviews import mail
+from reviews.deciders import deciders_of
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -45,8 +48,6 @@ from reviews.models import (
 )
 from wiki.models import Version, VersionStatus
 from wiki.permissions import reads
-from wiki.roles import REVIEWERS
-from wiki.scope import hidden_from_sql
 
 logger = logging.getLogger(__name__)
 
@@ -89,77 +90,74 @@ def batched() -> Iterator[list[int]]:
         transaction.on_commit(lambda: send_digests(ids=ids))
 
 
-def queue_review_requested(version: Version, *, group: str = REVIEWERS) -> list[int]:
-    """Owe every member of `group` (the workflow step `version` waits on) an email about it:
-    now, in the digest, or not at all, as each one prefers."""
-    return queue_reviews_requested([version], group=group)
+def queue_review_requested(version: Version) -> list[int]:
+    """Owe every person who may decide the step `version` waits on (reviews.deciders) an
+    email about it: now, in the digest, or not at all, as each one prefers."""
+    return queue_reviews_requested([version])
 
 
-def queue_reviews_requested(versions: Sequence[Version], *, group: str = REVIEWERS) -> list[int]:
-    """`queue_review_requested` for several versions by one author, in two queries.
-
-    Superusers hear about the default step (Reviewers), as before workflows; a step of
-    another group is announced to that group's members alone.
-    """
+def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
+    """`queue_review_requested` for several versions (an import), in a fixed number of
+    queries; each proposal's mail goes to its own deciders."""
     if not versions:
         return []
-    first = versions[0]
-    assert all(
-        (v.author_user_id, v.author_agent_id) == (first.author_user_id, first.author_agent_id)
-        for v in versions
-    ), "one author's versions at a time"
-    user_model = get_user_model()
-    members = (
-        Q(groups__name=group) | Q(is_superuser=True)
-        if group == REVIEWERS
-        else Q(groups__name=group)
-    )
-    reviewers = (
-        user_model.objects.filter(members, is_active=True)
+    reviews = [version.review for version in versions]
+    deciders = deciders_of(reviews)
+    everyone = set().union(*deciders.values())
+    preferences = dict(
+        get_user_model()
+        .objects.filter(pk__in=everyone)
         .exclude(email="")
         .values_list("pk", "reviewer_settings__notifications")
-        .distinct()
     )
-    # Nobody hears about a page they may not read (wiki.permissions): no query more, the
-    # read grants are asked for each reviewer in the same statement.
-    page_ids = sorted({version.page_id for version in versions})
-    unread = hidden_from_sql(f"{user_model._meta.db_table}.id")
-    reviewers = reviewers.extra(  # noqa: S610 - only our SQL; the page ids are parameters
-        where=[
-            f"NOT EXISTS (SELECT 1 FROM ({unread}) unread WHERE unread.id IN "  # noqa: S608
-            f"({', '.join('%s' for _ in page_ids)}))"
-        ],
-        params=page_ids,
-    )
-    if first.author_user_id is not None:
-        reviewers = reviewers.exclude(pk=first.author_user_id)
-    else:
-        # The agent's owner may not decide it (services.decision_refusal), so is not asked to.
-        reviewers = reviewers.exclude(agents=first.author_agent_id)
-    deliveries = []
-    email_off = set()
-    for user_id, preference in reviewers:
-        preference = preference or NotificationPreference.IMMEDIATE
-        if preference == NotificationPreference.OFF:
-            # No email, but the inbox still shows what waits on them.
-            email_off.add(user_id)
-        delivery = (
-            NotificationDelivery.DIGEST
-            if preference == NotificationPreference.DAILY
-            else NotificationDelivery.IMMEDIATE
-        )
-        deliveries.append((user_id, delivery))
-    rows = [
-        Notification(
-            kind=NotificationKind.REVIEW_REQUESTED,
-            delivery=delivery,
-            version=version,
-            recipient_id=user_id,
-        )
-        for version in versions
-        for user_id, delivery in deliveries
+    rows = []
+    email_off: set[int] = set()
+    stuck = [
+        version
+        for version, review in zip(versions, reviews, strict=True)
+        if not deciders[review.version_id]
     ]
+    if stuck:
+        rows.extend(_nobody_decides(stuck))
+    for version, review in zip(versions, reviews, strict=True):
+        for user_id in sorted(deciders[review.version_id]):
+            if user_id not in preferences:
+                continue
+            preference = preferences[user_id] or NotificationPreference.IMMEDIATE
+            if preference == NotificationPreference.OFF:
+                # No email, but the inbox still shows what waits on them.
+                email_off.add(user_id)
+            delivery = (
+                NotificationDelivery.DIGEST
+                if preference == NotificationPreference.DAILY
+                else NotificationDelivery.IMMEDIATE
+            )
+            rows.append(
+                Notification(
+                    kind=NotificationKind.REVIEW_REQUESTED,
+                    delivery=delivery,
+                    version=version,
+                    recipient_id=user_id,
+                )
+            )
     return _save_and_dispatch(rows, email_off=email_off)
+
+
+def _nobody_decides(versions: Sequence[Version]) -> list[Notification]:
+    """A proposal waits on a step nobody may decide (an empty group, or its only members
+    wrote it or approved it already): the admins are told at once, whatever their review
+    email preference, so that it does not wait unseen."""
+    admins = (
+        get_user_model()
+        .objects.filter(is_superuser=True, is_active=True)
+        .exclude(email="")
+        .values_list("pk", flat=True)
+    )
+    return [
+        Notification(kind=NotificationKind.NOBODY_DECIDES, version=version, recipient_id=pk)
+        for version in versions
+        for pk in admins
+    ]
 
 
 def queue_decision(version: Version) -> list[int]:
@@ -185,6 +183,32 @@ def queue_decision(version: Version) -> list[int]:
         not_before=not_before,
     )
     return _save_and_dispatch([row])
+
+
+def queue_asked(version: Version, *, person_id: int) -> list[int]:
+    """Owe a person asked by name (reviews.asking) the request, whatever their review email
+    timing: being asked by a colleague is not for the daily digest."""
+    row = Notification(
+        kind=NotificationKind.REVIEW_ASKED,
+        delivery=NotificationDelivery.IMMEDIATE,
+        version=version,
+        recipient_id=person_id,
+    )
+    return _save_and_dispatch([row])
+
+
+def queue_reminders(version: Version, *, person_ids: Sequence[int]) -> list[int]:
+    """Owe each of `person_ids` a reminder that `version` still waits (reviews.asking)."""
+    rows = [
+        Notification(
+            kind=NotificationKind.REVIEW_REMINDER,
+            delivery=NotificationDelivery.IMMEDIATE,
+            version=version,
+            recipient_id=person_id,
+        )
+        for person_id in person_ids
+    ]
+    return _save_and_dispatch(rows)
 
 
 def drop_decision(version: Version) -> int:
@@ -335,6 +359,30 @@ def deliver(notification_id: int) -> str:
     return _send([notification], lambda: mail.compose(notification))
 
 
+def _send_as_before(
+    rows: list[Notification], build: Callable[[list[Notification]], EmailMessage | None]
+) -> str:
+    """Send `rows` (claimed by the caller) as emails built by `build`: the rows an earlier
+    try stored a Message-ID on go again together under it, as the email they were; the
+    rest go together in a new one. Returns the last email's outcome."""
+    groups: dict[str, list[Notification]] = {}
+    for row in rows:
+        groups.setdefault(row.message_id, []).append(row)
+    # The repeats first, newest rows last, as they were gathered.
+    ordered = sorted(groups.items(), key=lambda item: item[0] == "")
+    outcome: str = NotificationStatus.SKIPPED
+    for number, (_, group) in enumerate(ordered):
+        try:
+            outcome = _send(group, partial(build, group))
+        except Exception as exc:
+            # The rows not tried yet are given back, as a failed try leaves its own.
+            later = [row.pk for _, rest in ordered[number + 1 :] for row in rest]
+            if later:
+                _failed_attempt(later, exc)
+            raise
+    return outcome
+
+
 def message_id(ids: list[int]) -> str:
     """The Message-ID of the email standing for the rows `ids`: the same each time it is
     sent, so that a repeat (see the module's docstring) is recognisable."""
@@ -357,7 +405,7 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
             # ", " lets a long list fold over several header lines: SMTP refuses a line
             # over 1,000 characters, which a follow-up gathering ~200 proposals reached.
             message.extra_headers["X-Quire-Notifications"] = ", ".join(map(str, ids))
-            message.extra_headers["Message-ID"] = message_id(ids)
+            message.extra_headers["Message-ID"] = _stored_message_id(rows)
             message.message()
     except Exception as exc:  # noqa: BLE001 - any failure to build is recorded on the row
         _unbuildable(ids, exc)
@@ -373,6 +421,20 @@ def _send(rows: list[Notification], build: Callable[[], EmailMessage | None]) ->
         raise
     _finish(ids, NotificationStatus.SENT)
     return NotificationStatus.SENT
+
+
+def _stored_message_id(rows: list[Notification]) -> str:
+    """The Message-ID an earlier try stored on the rows, or a new one, stored on them now
+    (committed before the email leaves, so a fault after sending cannot lose it)."""
+    kept = {row.message_id for row in rows} - {""}
+    if len(kept) == 1:
+        return kept.pop()
+    ids = [row.pk for row in rows]
+    new = message_id(ids)
+    Notification.objects.filter(pk__in=ids).update(message_id=new)
+    for row in rows:
+        row.message_id = new
+    return new
 
 
 def _unbuildable(ids: list[int], exc: BaseException) -> None:
@@ -458,42 +520,35 @@ def send_review_requests(recipient_id: int) -> str:
         _finish(passed, NotificationStatus.SKIPPED)
     if not waiting:
         return NotificationStatus.SKIPPED
-    if len(waiting) == 1:
-        return _send(waiting, lambda: mail.compose(waiting[0]))
-    recipient = waiting[0].recipient
-    return _send(
-        waiting,
-        lambda: (
-            mail.compose_digest(recipient, [row.version for row in waiting])
-            if recipient.email and recipient.is_active
-            else None
-        ),
-    )
+    return _send_as_before(waiting, _review_requests_email)
+
+
+def _review_requests_email(rows: list[Notification]) -> EmailMessage | None:
+    """One review request's email, or one listing several."""
+    if len(rows) == 1:
+        return mail.compose(rows[0])
+    recipient = rows[0].recipient
+    if not recipient.email or not recipient.is_active:
+        return None
+    return mail.compose_digest(recipient, [row.version for row in rows])
 
 
 def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int]]:
-    """The review requests whose proposal still waits on a step their recipient decides, and
-    the ids of the rest: proposals decided since, or moved on to another group's step (a
-    gathered follow-up or a digest can come after Legal has finished and Reviewers decide).
-
-    Superusers are asked at the default step (Reviewers), as `queue_reviews_requested` does.
-    """
-    recipients = {row.recipient_id for row in rows}
-    groups: dict[int, set[str]] = {pk: set() for pk in recipients}
-    for pk, name in (
-        get_user_model().objects.filter(pk__in=recipients).values_list("pk", "groups__name")
-    ):
-        if name:
-            groups[pk].add(name)
+    """The review requests whose proposal still waits on a step their recipient decides
+    (reviews.deciders), and the ids of the rest: proposals decided since, or moved on to
+    another group's step (a gathered follow-up or a digest can come after Legal has finished
+    and Reviewers decide)."""
+    reviews = {
+        row.version.review.pk: row.version.review
+        for row in rows
+        if row.version.status == VersionStatus.IN_REVIEW
+        and getattr(row.version, "review", None) is not None
+    }
+    deciders = deciders_of(reviews.values())
     asked, passed = [], []
     for row in rows:
-        version = row.version
-        review = getattr(version, "review", None)
-        group = review.current_step["group"] if review is not None else REVIEWERS
-        deciders = groups[row.recipient_id]
-        if version.status == VersionStatus.IN_REVIEW and (
-            group in deciders or (group == REVIEWERS and row.recipient.is_superuser)
-        ):
+        review = getattr(row.version, "review", None)
+        if review is not None and row.recipient_id in deciders.get(review.version_id, set()):
             asked.append(row)
         else:
             passed.append(row.pk)
@@ -620,14 +675,16 @@ def send_digests(*, ids: list[int] | None = None) -> int:
             _finish(passed, NotificationStatus.SKIPPED)
         if not asked:
             continue
-        rows = asked
-        waiting = [row.version for row in asked]
         try:
-            outcome = _send(rows, partial(_digest, recipient, waiting))
+            outcome = _send_as_before(asked, partial(_digest_of, recipient))
         except (SMTPException, OSError):
             continue  # the rows wait for the next digest
         sent += outcome == NotificationStatus.SENT
     return sent
+
+
+def _digest_of(recipient: Any, rows: list[Notification]) -> EmailMessage | None:
+    return _digest(recipient, [row.version for row in rows])
 
 
 def _digest(recipient: Any, waiting: list[Version]) -> EmailMessage | None:

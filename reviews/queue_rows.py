@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.asking import asks_by_review
+from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
 from reviews.models import ReviewStatus
@@ -35,6 +37,8 @@ class QueueRow:
     step: str = ""  # "Step 1 of 2: Legal (1 of 2 approvals)"
     waiting_on: str = ""  # "you", a group's name, or "the author"
     reviewing: list[str] = field(default_factory=list)  # others who opened it just now
+    nobody_decides: bool = False  # no one may decide its step (shown to admins)
+    asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
 
     @property
     def waits_on_you(self) -> bool:
@@ -55,7 +59,7 @@ def _changed_lines(old: str, new: str) -> int:
     )
 
 
-def queue_row(version: Version, reviewer: User) -> QueueRow:
+def queue_row(version: Version, reviewer: User, deciders: set[int] | None = None) -> QueueRow:
     page = version.page
     live = page.live_version
     stale = is_stale(version)
@@ -69,7 +73,7 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
             *version.tags,
         )
     )
-    refusal = decision_refusal(reviewer, version)
+    refusal = decision_refusal(reviewer, version, deciders=deciders)
     own = refusal is not None
     preview = None
     if live is not None:
@@ -106,6 +110,10 @@ def queue_row(version: Version, reviewer: User) -> QueueRow:
         refusal,
         step=step,
         waiting_on=waiting_on,
+        nobody_decides=deciders is not None
+        and not deciders
+        and review_of(version) is not None
+        and version.review.status == ReviewStatus.OPEN,
     )
 
 
@@ -117,7 +125,9 @@ def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, s
     current = review.current_step
     # Prefetched with the queue (selectors.with_reviews): no query per row.
     approvals = [
-        a for a in review.approvals.all() if a.version_id == version.pk and a.step == review.step
+        a
+        for a in review.approvals.all()
+        if a.version_id == version.pk and a.step == review.step and not a.reset
     ]
     label = (
         f"Step {review.step + 1} of {len(review.steps)}: {current['name']} "
@@ -125,7 +135,7 @@ def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, s
     )
     if review.status == ReviewStatus.CHANGES_REQUESTED:
         return label, "the author"
-    if refusal is None and not any(a.user_id == reviewer.pk for a in approvals):
+    if refusal is None:
         return label, "you"
     return label, current["group"]
 
@@ -133,11 +143,19 @@ def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, s
 def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
     """The rows of a screen of the queue: those awaiting the reviewer first, then the others
     (each part oldest first), with who else is looking at each."""
-    rows = [queue_row(version, reviewer) for version in versions]
-    review_ids = [r.version.review.pk for r in rows if review_of(r.version) is not None]
-    present = reviewing_now(review_ids, besides=reviewer)
+    # Who may decide each row's step: one query for the whole screen (reviews.deciders).
+    deciders = deciders_of(review_of(v) or transient_review(v) for v in versions)
+    rows = [queue_row(version, reviewer, deciders[version.pk]) for version in versions]
+    by_review = {
+        review.pk: deciders[version.pk]
+        for version in versions
+        if (review := review_of(version)) is not None
+    }
+    present = reviewing_now(list(by_review), besides=reviewer, deciders=by_review)
+    asked = asks_by_review(list(by_review))
     for row in rows:
         review = review_of(row.version)
         if review is not None:
             row.reviewing.extend(present.get(review.pk, []))
+            row.asked.extend(asked.get(review.pk, []))
     return sorted(rows, key=lambda row: not row.waits_on_you)

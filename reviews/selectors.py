@@ -15,6 +15,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
+from reviews.deciders import deciders_of, is_default_step, step_group
 from reviews.merge import appended_body
 from reviews.models import (
     Approval,
@@ -24,11 +25,11 @@ from reviews.models import (
     ReviewerSettings,
     ReviewStatus,
     ReviewVisit,
+    WorkflowStep,
 )
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope
 from wiki.selectors import unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -99,18 +100,55 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
     )
 
 
+def decides_a_step(user: Any) -> bool:
+    """Whether `user` is in a group that some workflow step names (Legal, say), so that
+    proposals may wait on them without their being in Reviewers."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return (
+        WorkflowStep.objects.filter(group__user=user).exists()
+        or Review.objects.filter(
+            status__in=[ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED],
+            workflow_page__isnull=False,
+            version__status=VersionStatus.IN_REVIEW,
+            approvals__user=user,
+        ).exists()
+    )
+
+
 def check_can_see_queue(user: Any) -> None:
-    """The queue of proposals is for reviewers: its pages may be drafts nobody approved."""
-    if not can_review(user):
+    """The queue of proposals is for the people who decide them: reviewers see every one
+    (its pages may be drafts nobody approved); a member of a step's group sees the ones
+    waiting on steps they decide (`review_queue(for_user=...)`)."""
+    if not (can_review(user) or decides_a_step(user)):
         raise Forbidden(
-            "only reviewers can see the proposals waiting for review; ask an admin to add you "
-            "to the Reviewers group."
+            "only reviewers, and the members of a group a review workflow names, can see the "
+            "proposals waiting for review; ask an admin to add you to the Reviewers group."
         )
 
 
-def review_queue(filters: QueueFilters | None = None) -> QuerySet[Version]:
-    """Versions waiting for a decision, oldest first."""
+def _only_decidable(versions: QuerySet[Version], user: User) -> QuerySet[Version]:
+    """The proposals whose review waits on a step of a group `user` is in, now (for a
+    member of a step's group who is not a reviewer: they read no other drafts). Whether
+    they may decide each one (not their own, not twice) the row says, from reviews.deciders."""
+    waiting = (
+        Review.objects.filter(version__status=VersionStatus.IN_REVIEW, workflow_page__isnull=False)
+        .only("pk", "steps", "step", "workflow_page_id")
+        .order_by()
+    )
+    names = set(user.groups.values_list("name", flat=True))
+    ids = [r.pk for r in waiting if not is_default_step(r) and step_group(r) in names]
+    return versions.filter(review__in=ids)
+
+
+def review_queue(
+    filters: QueueFilters | None = None, *, for_user: User | None = None
+) -> QuerySet[Version]:
+    """Versions waiting for a decision, oldest first; `for_user` not a reviewer: the ones
+    waiting on a step of their group."""
     versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    if for_user is not None and not can_review(for_user):
+        versions = _only_decidable(versions, for_user)
     filters = filters or QueueFilters()
     if filters.agent:
         versions = versions.filter(author_agent__name=filters.agent)
@@ -148,7 +186,7 @@ def next_waiting(user: User, *, besides: Version) -> Version | None:
     """The oldest proposal `user` could decide next: not `besides`, not their own, not one of
     their agents' (see services.decision_refusal)."""
     return (
-        review_queue()
+        review_queue(for_user=user)
         .exclude(pk=besides.pk)
         .exclude(author_user=user)
         .exclude(author_agent__owner=user)
@@ -186,18 +224,41 @@ def recent_decisions(user: User, *, limit: int = 10) -> list[Version]:
 
 def version_of(page: Page, number: int, *, reader: Any) -> Version:
     """Version `number` of `page`, if `reader` may read it (see
-    `wiki.selectors.unapproved_text_readable_by`); a hidden one is answered as a missing one."""
+    `wiki.selectors.unapproved_text_readable_by`; and a proposal waiting on a step they
+    decide, see reviews.deciders); a hidden one is answered as a missing one."""
+    version: Version | None
     try:
         version = _with_people(page.versions.filter(unapproved_text_readable_by(reader))).get(
             number=number
         )
     except Version.DoesNotExist:
+        version = _deciding(page, number, reader)
+    if version is None:
         raise NotFound(
             f"page {page.public_id} has no version {number} that you can read; open its "
             "history for the versions there are."
-        ) from None
+        )
     version.page = page  # share the page row (and its live version) already loaded
     return version
+
+
+def _deciding(page: Page, number: int, reader: Any) -> Version | None:
+    """Version `number` of `page` when it waits on a step `reader` decides, or on which they
+    gave their approval in this review: the text they are asked to judge."""
+    if reader is None or not reader.is_authenticated or not reader.is_active:
+        return None
+    version = (
+        _with_people(page.versions.filter(status=VersionStatus.IN_REVIEW, number=number))
+        .select_related("author_agent__owner")
+        .first()
+    )
+    review = review_of(version) if version is not None else None
+    if version is None or review is None:
+        return None
+    approved = review.approvals.filter(version=version, user=reader).exists()
+    if approved or reader.pk in deciders_of([review])[version.pk]:
+        return version
+    return None
 
 
 def page_versions(page: Page, *, reader: Any) -> list[Version]:
@@ -222,9 +283,8 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
     return versions
 
 
-def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
-    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
+def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
+    pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
@@ -265,12 +325,12 @@ def proposed_content(version: Version) -> dict[str, Any]:
     }
 
 
-def search_live_pages(query: str, *, reader: Scope, tag: str = "", parent: str = "") -> list[Page]:
+def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Page]:
     from wiki.search import search_pages
 
-    hits = search_pages(query, scope=reader, limit=50)
+    hits = search_pages(query, limit=50)
     order = {hit.page_id: i for i, hit in enumerate(hits)}
-    pages = list(live_pages(reader=reader, tag=tag, parent=parent).filter(pk__in=list(order)))
+    pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
     return sorted(pages, key=lambda page: order[page.pk])
 
 
@@ -309,7 +369,9 @@ def review_summary(version: Version) -> dict[str, Any] | None:
         return None
     step = review.current_step
     approvals = _approvals(review)
-    current = [a for a in approvals if a.version_id == version.pk and a.step == review.step]
+    current = [
+        a for a in approvals if a.version_id == version.pk and a.step == review.step and not a.reset
+    ]
     return {
         "workflow": review.workflow_name,
         "status": review.status,
@@ -330,7 +392,7 @@ def review_summary(version: Version) -> dict[str, Any] | None:
                 "approvedBy": [
                     a.user.get_username()
                     for a in approvals
-                    if a.version_id == version.pk and a.step == number - 1
+                    if a.version_id == version.pk and a.step == number - 1 and not a.reset
                 ],
             }
             for number, each in enumerate(review.steps, start=1)
@@ -402,6 +464,7 @@ class ReviewPath:
     revisions: list[int]  # version numbers, first to current
     workflow_changed: bool  # the workflow of the page is not the one it started with
     reviewing: list[str] = field(default_factory=list)  # others looking at it now
+    text_changed: str = ""  # a reviewer edited the text after others approved it
 
     @property
     def current(self) -> StepState | None:
@@ -420,7 +483,8 @@ def review_path(version: Version, *, viewer: User | None = None) -> ReviewPath |
     prefetch_related_objects(
         [review], "approvals__user", "comments__author", "comments__version", "revisions__version"
     )
-    approvals = [a for a in _approvals(review) if a.version_id == version.pk]
+    given = [a for a in _approvals(review) if a.version_id == version.pk]
+    approvals = [a for a in given if not a.reset]
     decided = version.status != VersionStatus.IN_REVIEW
     steps = []
     for index, step in enumerate(review.steps):
@@ -448,10 +512,33 @@ def review_path(version: Version, *, viewer: User | None = None) -> ReviewPath |
         comments=_comments(review),
         revisions=[r.version.number for r in review.revisions.all()],
         workflow_changed=not decided and _workflow_changed(review, version.page),
+        text_changed=text_changed(given),
         reviewing=reviewing_now([review.pk], besides=viewer).get(review.pk, [])
         if viewer is not None and not decided
         else [],
     )
+
+
+def text_changed(approvals: list[Approval]) -> str:
+    """What the next approver must know when a reviewer edited the text under review after
+    others approved it: who edited, at which step, and whose approvals no longer count."""
+    edits = [a for a in approvals if a.edited and not a.reset]
+    if not edits:
+        return ""
+    edit = edits[-1]
+    reset = sorted(
+        {a.user.get_username() for a in approvals if a.reset and a.created_at <= edit.created_at}
+    )
+    said = (
+        f"{edit.user.get_username()} edited the text at step {edit.step + 1} before approving "
+        "it: what you approve is the edited text, not what the author proposed."
+    )
+    if reset:
+        said += (
+            f" The approvals of the earlier text ({', '.join(reset)}) were reset and count no "
+            "longer; read it again before you decide."
+        )
+    return said
 
 
 def _workflow_changed(review: Review, page: Page) -> bool:
@@ -459,16 +546,27 @@ def _workflow_changed(review: Review, page: Page) -> bool:
     return (now.name, now.steps) != (review.workflow_name, review.steps)
 
 
-def reviewing_now(review_ids: list[int], *, besides: User | None) -> dict[int, list[str]]:
-    """Who opened each review in the last few minutes (but `besides`): {review id: names}."""
+def reviewing_now(
+    review_ids: list[int], *, besides: User | None, deciders: dict[int, set[int]] | None = None
+) -> dict[int, list[str]]:
+    """Who of the people who may decide each review (reviews.deciders) opened it in the last
+    few minutes, but `besides`: {review id: names}. `deciders`: worked out by the caller."""
     visits = ReviewVisit.objects.filter(
         review_id__in=review_ids, seen_at__gte=timezone.now() - PRESENCE_WINDOW
     )
     if besides is not None:
         visits = visits.exclude(user=besides)
     found: dict[int, list[str]] = {}
-    for review_id, name in visits.order_by("seen_at").values_list("review_id", "user__username"):
-        found.setdefault(review_id, []).append(name)
+    rows = list(visits.order_by("seen_at").values_list("review_id", "user_id", "user__username"))
+    if deciders is None and rows:
+        reviews = Review.objects.filter(pk__in={row[0] for row in rows}).select_related(
+            "version__author_agent"
+        )
+        by_version = deciders_of(reviews)
+        deciders = {review.pk: by_version[review.version_id] for review in reviews}
+    for review_id, user_id, name in rows:
+        if deciders is not None and user_id in deciders.get(review_id, set()):
+            found.setdefault(review_id, []).append(name)
     return found
 
 
@@ -500,3 +598,10 @@ def public_ids(page_pks: Iterable[int]) -> dict[int, str]:
     """The public id of each page, by primary key (for conflicts that name parents)."""
     pks = set(page_pks)
     return dict(Page.objects.filter(pk__in=pks).values_list("pk", "public_id")) if pks else {}
+
+
+def active_person(username: str) -> User | None:
+    """An active person by user name (whom to ask for a review)."""
+    if not username:
+        return None
+    return User.objects.filter(username=username, is_active=True).first()

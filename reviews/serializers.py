@@ -28,8 +28,18 @@ NULLABLE_STR = serializers.CharField(allow_null=True)
 NULLABLE_INT = serializers.IntegerField(allow_null=True)
 # What the schema promises a comment may hold; DRF refuses NUL, and a reason must say something.
 NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
+# What a comment may not hold (wiki.validators' rule for text of several lines: control,
+# bidi and zero-width characters), stated in the schema too, so that a client (or a fuzzer)
+# reading it does not send what check_text refuses.
+_NOT_IN_COMMENT = (
+    r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f"
+    r"\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\u180e"
+)
+VISIBLE_COMMENT = RegexValidator(
+    rf"^[^{_NOT_IN_COMMENT}]*$", message="Remove the control or invisible characters."
+)
 SAYS_SOMETHING = RegexValidator(
-    r"^[^\x00]*\S[^\x00]*$",
+    rf"^[^{_NOT_IN_COMMENT}]*[^\s{_NOT_IN_COMMENT}][^{_NOT_IN_COMMENT}]*$",
     message=REASON_REQUIRED,
 )
 
@@ -264,10 +274,23 @@ class CommentField(serializers.CharField):
         return super().run_validation(data)
 
 
+def _step_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=99,
+        help_text="The workflow step (from 1) you decide, as the version's review.step showed "
+        "it; refused with 409 when the proposal has moved on to another step. Left out: the "
+        "step the proposal was at when your request arrived.",
+    )
+
+
 class ApproveInputSerializer(serializers.Serializer):
+    step = _step_field()
     comment = CommentField(
         required=False,
         allow_blank=True,
+        validators=[VISIBLE_COMMENT],
         max_length=COMMENT_MAX,
         error_messages={"max_length": COMMENT_TOO_LONG},
         help_text="At most 5,000 characters.",
@@ -281,6 +304,7 @@ class ApproveInputSerializer(serializers.Serializer):
 
 
 class RejectInputSerializer(serializers.Serializer):
+    step = _step_field()
     # The service refuses a rejection without a reason; the schema says so too, with the
     # service's own sentence.
     comment = CommentField(
@@ -295,10 +319,10 @@ class RejectInputSerializer(serializers.Serializer):
     )
 
 
-class RequestChangesInputSerializer(serializers.Serializer):
+class _ChangesCommentSerializer(serializers.Serializer):
     comment = CommentField(
         max_length=COMMENT_MAX,
-        validators=[RegexValidator(r"^[^\x00]*\S[^\x00]*$", message=CHANGES_REASON_REQUIRED)],
+        validators=[RegexValidator(SAYS_SOMETHING.regex.pattern, message=CHANGES_REASON_REQUIRED)],
         help_text="What the author should change (at most 5,000 characters).",
         error_messages={
             "required": CHANGES_REASON_REQUIRED,
@@ -308,7 +332,11 @@ class RequestChangesInputSerializer(serializers.Serializer):
     )
 
 
-class CommentInputSerializer(RequestChangesInputSerializer):
+class RequestChangesInputSerializer(_ChangesCommentSerializer):
+    step = _step_field()
+
+
+class CommentInputSerializer(_ChangesCommentSerializer):
     line = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -370,6 +398,12 @@ class WorkflowSerializer(serializers.Serializer):
 class AssignInputSerializer(serializers.Serializer):
     pageId = serializers.RegexField(
         r"^pg_[a-z2-7]{8}$", error_messages={"invalid": "Give a page id like pg_abcdefgh."}
+    )
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Replace another workflow assigned to this page; without it, that is "
+        "refused with 409 naming the current workflow.",
     )
 
 

@@ -24,6 +24,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
+from reviews.deciders import counted_approvers, deciders_of, refusal_reason, transient_review
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import (
     Approval,
@@ -33,7 +34,6 @@ from reviews.models import (
     ReviewComment,
     ReviewerSettings,
     ReviewRevision,
-    ReviewStatus,
     ReviewVisit,
 )
 from reviews.selectors import review_of
@@ -48,7 +48,7 @@ from wiki.models import (
     VersionKind,
     VersionStatus,
 )
-from wiki.roles import can_review, in_group
+from wiki.roles import can_review
 from wiki.services import (
     PageRow,
     allocate_version_number,
@@ -115,6 +115,18 @@ def _check_can_propose(actor: Actor) -> None:
         raise Forbidden("log in to propose changes.")
 
 
+def _check_can_propose_here(actor: Actor, page: Page | None) -> None:
+    """A person proposes where their grants let them (wiki.permissions); an agent is held
+    by its set and its owner's reading instead (agents.selectors)."""
+    if is_agent(actor) or permissions.holds(actor, permissions.PROPOSE, page):
+        return
+    groups: frozenset[str] = permissions.access_at(page).groups(permissions.PROPOSE) or frozenset()
+    raise Forbidden(
+        f"only members of {', '.join(sorted(groups)) or 'no group'} can propose changes here; "
+        "ask an admin if you need to."
+    )
+
+
 def _check_can_publish(actor: Actor, page: Page | None, *, move_under: Any = UNSET) -> User:
     """`actor` may change `page` (None: add at the top level) without review, and move it
     under `move_under` (a page, or None for the top level) when given: wiki.permissions'
@@ -134,38 +146,43 @@ def _check_can_publish(actor: Actor, page: Page | None, *, move_under: Any = UNS
     return actor  # type: ignore[return-value]
 
 
-def decision_refusal(actor: Actor, version: Version, *, step: bool = True) -> str | None:
-    """Why `actor` may not approve or reject `version`, or None when they may.
+def decision_refusal(
+    actor: Actor, version: Version, *, deciders: set[int] | None = None
+) -> str | None:
+    """Why `actor` may not approve, reject or send back `version` now, or None when they may.
 
-    The one statement of who decides, for every door and screen: a reviewer, and never the
-    proposal's author or the owner of the agent that wrote it (nobody approves their own words).
+    The one statement of who decides, for every door and screen: `actor` is among
+    `reviews.deciders` of the step the proposal waits on (`deciders`: that set when the
+    caller worked it out for many rows at once).
     """
-    if is_agent(actor) or not can_review(actor):
-        return "only reviewers can approve or reject proposals."
-    if version.author_user_id is not None and version.author_user_id == actor.pk:
-        return "you cannot decide your own proposal; ask another reviewer."
-    agent = version.author_agent if version.author_agent_id is not None else None
-    if agent is not None:
-        if agent.owner_id is not None and agent.owner_id == actor.pk:
-            return (
-                f"{agent.name} is your agent, so you cannot decide what it proposes; "
-                "ask another reviewer."
-            )
-    review = review_of(version) if step else None
-    if review is not None and version.status == VersionStatus.IN_REVIEW:
-        current = review.current_step
-        if not actor.is_superuser and not in_group(actor, current["group"]):
-            return (
-                f"this proposal waits on step {review.step + 1} of {len(review.steps)} "
-                f"({current['name']}), which members of {current['group']} decide, and you "
-                f"are not in {current['group']}."
-            )
-    return None
+    if is_agent(actor) or not isinstance(actor, User) or not actor.is_active:
+        return "only people can approve or reject proposals."
+    review = review_of(version) or transient_review(version)
+    if deciders is None:
+        deciders = deciders_of([review])[version.pk]
+    if actor.pk in deciders:
+        return None
+    return refusal_reason(actor, review, version)
 
 
-def _check_can_decide(actor: Actor, version: Version, *, step: bool = True) -> User:
-    refusal = decision_refusal(actor, version, step=step)
+def _check_decider_first(actor: Actor, version: Version, step: int | None) -> None:
+    """Refuse someone who may not decide before reading what they sent (as the doors
+    loaded the proposal); a decision for a step the review has left is answered once the
+    rows are locked (409, it moved on), not as a lack of right."""
+    if version.status != VersionStatus.IN_REVIEW:
+        return  # decided already: the version's own move check says by whom
+    review = review_of(version)
+    # Without a step (a caller holding an older copy), the locked rows alone decide.
+    if step is not None and (review is None or review.step + 1 == step):
+        _check_can_decide(actor, version)
+
+
+def _check_can_decide(actor: Actor, version: Version) -> User:
+    refusal = decision_refusal(actor, version)
     if refusal is not None:
+        review = review_of(version)
+        if review is not None and actor.pk in counted_approvers([review])[review.pk]:
+            raise _approved_twice(review)  # a conflict with the state, not a lack of right
         raise Forbidden(refusal)
     assert isinstance(actor, User)
     return actor
@@ -373,10 +390,12 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         return []
     checked = [_checked(new) for new in pages]
     _check_can_propose(actor)
-    if publish:
-        parents = {new.parent.pk if new.parent else None: new.parent for new in checked}
-        for parent in parents.values():
+    parents = {new.parent.pk if new.parent else None: new.parent for new in checked}
+    for parent in parents.values():
+        if publish:
             _check_can_publish(actor, parent)
+        else:
+            _check_can_propose_here(actor, parent)
     rows = page_rows_create(
         [
             PageRow(
@@ -428,8 +447,8 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         ]
     )
     if not publish:
-        for group, started in _reviews_start(versions).items():
-            outbox.queue_reviews_requested(started, group=group)
+        _reviews_start(versions, connected_by=_connected_by(actor))
+        outbox.queue_reviews_requested(versions)
     return versions
 
 
@@ -577,6 +596,8 @@ def version_propose(
     _check_can_propose(actor)
     if publish:
         _check_can_publish(actor, page, move_under=parent)
+    else:
+        _check_can_propose_here(actor, page)
     change_summary = validate_change_summary(change_summary)
     if kind not in VersionKind.values:
         raise InvalidArgument("kind must be 'replace' or 'append'.", field="kind")
@@ -591,9 +612,14 @@ def version_propose(
         raise NotFound(f"page {page.public_id} has no versions.")
     pending = _pending_of(page, actor)
     drafts = [v for v in pending if v.kind == VersionKind.REPLACE and v.base_version]
-    if base_number is None and kind == VersionKind.REPLACE and drafts:
-        # A revised draft keeps the version its author started from.
-        base_number = drafts[0].base_version.number  # type: ignore[union-attr]
+    if kind == VersionKind.REPLACE and drafts:
+        # A revised draft keeps the version its author started from: the author revises
+        # the draft they were shown, never the live text published since (an agent that
+        # sends the liveVersion get_page_source gave beside its draft would otherwise make
+        # the revision look current, and approving it would erase what went live since).
+        started = drafts[0].base_version.number  # type: ignore[union-attr]
+        if base_number is None or base_number > started:
+            base_number = started
     base = _base_version(page, base_number=base_number)
     if kind == VersionKind.APPEND:
         more = title is not None or tags is not None or parent is not UNSET or bool(instructions)
@@ -668,22 +694,31 @@ def _submit(
         data={"kind": version.kind, "withdrawn": withdrawn, "carried": carried},
     )
     if publish:
-        _reviews_end(earlier, ReviewStatus.WITHDRAWN)
+        _reviews_end(earlier)
         return
-    review = _review_continue(earlier, version) if earlier is not None else None
+    connected_by = _connected_by(actor)
+    review = (
+        _review_continue(earlier, version, connected_by=connected_by)
+        if earlier is not None
+        else None
+    )
     if review is None:
-        _reviews_start([version])
-        review = version.review
-    outbox.queue_review_requested(version, group=review.current_step["group"])
+        _reviews_start([version], connected_by=connected_by)
+    outbox.queue_review_requested(version)
 
 
 # --- reviews: a proposal's way through its workflow --------------------------------------
 
 
-def _reviews_start(versions: Sequence[Version]) -> dict[str, list[Version]]:
+def _connected_by(actor: Actor) -> int | None:
+    """The person whose OAuth connection the agent acts through (set by the MCP door), if
+    any: like the agent's owner, they may not decide what it proposes."""
+    return getattr(actor, "oauth_allowed_by_id", None) if is_agent(actor) else None
+
+
+def _reviews_start(versions: Sequence[Version], *, connected_by: int | None = None) -> None:
     """Start the review of each new proposal at step 1 of the workflow that applies to its
-    page, the steps copied so that later changes to the workflow leave it alone. Returns the
-    versions by the group of their first step (who is emailed)."""
+    page, the steps copied so that later changes to the workflow leave it alone."""
     applied = review_workflows(versions)
     reviews = []
     for version in versions:
@@ -696,27 +731,28 @@ def _reviews_start(versions: Sequence[Version]) -> dict[str, list[Version]]:
                 workflow_name=workflow.name,
                 workflow_page=workflow.source,
                 steps=workflow.steps,
+                connected_by_id=connected_by,
             )
         )
     Review.objects.bulk_create(reviews)
     ReviewRevision.objects.bulk_create(
         ReviewRevision(review=review, version=review.version, number=1) for review in reviews
     )
-    by_group: dict[str, list[Version]] = {}
     for review in reviews:
         review.version.review = review
-        by_group.setdefault(review.current_step["group"], []).append(review.version)
-    return by_group
 
 
-def _review_continue(earlier: Version, version: Version) -> Review | None:
+def _review_continue(
+    earlier: Version, version: Version, *, connected_by: int | None
+) -> Review | None:
     """The author revised `earlier`: its review goes on with `version`, from step 1."""
     review = Review.objects.select_for_update().filter(version=earlier).first()
     if review is None:
         return None
+    review.move_to("revise")
     review.version = version
     review.step = 0
-    review.status = ReviewStatus.OPEN
+    review.connected_by_id = connected_by
     review.revision += 1
     review.save()
     ReviewRevision.objects.create(review=review, version=version, number=review.revision)
@@ -724,42 +760,59 @@ def _review_continue(earlier: Version, version: Version) -> Review | None:
     return review
 
 
-def _reviews_end(version: Version | None, status: str) -> None:
-    if version is not None:
-        Review.objects.filter(version=version).update(status=status, updated_at=timezone.now())
+def _reviews_end(version: Version | None) -> None:
+    """The author withdrew `version` (or published over it): its review ends with it."""
+    if version is None:
+        return
+    review = Review.objects.select_for_update().filter(version=version).first()
+    if review is not None:
+        review.move_to("withdraw")
+        review.save(update_fields=["status", "updated_at"])
 
 
-def _checked_review(version: Version) -> Review:
-    """The review of a locked version, which must be waiting on its reviewers."""
+def _checked_review(version: Version, transition: str, *, step: int | None = None) -> Review:
+    """The review of a locked version, checked for `transition` (given for `step`, from 1)
+    against the table in `Review.TRANSITIONS`."""
     review = review_of(version)
     if review is None:
         # A proposal made before workflows existed: it goes through the workflow of its page.
         _reviews_start([version])
         review = version.review
-    if review.status == ReviewStatus.CHANGES_REQUESTED:
-        raise Conflict(
-            f"changes were requested on v{version.number}; it waits for its author's "
-            "revision. Reject it, or wait for the revision to decide again.",
-            detail={"review": review.status},
-        )
+    review.check_move(transition, step=step)
     return review
 
 
-def _approvals_at_step(review: Review, version: Version) -> list[Approval]:
+def _counted(review: Review, version: Version) -> list[Approval]:
+    """The approvals of the text under review that count (a reviewer's edit resets the ones
+    given before it), at every step."""
     return list(
-        Approval.objects.filter(review=review, version=version, step=review.step).select_related(
-            "user"
-        )
+        Approval.objects.filter(review=review, version=version, reset=False).select_related("user")
     )
 
 
-def _record_approval(review: Review, version: Version, approver: User, comment: str) -> None:
-    """One approval row; the unique constraint makes a second one by the same person a 409
-    even if two requests of theirs race."""
+def _open_step(review: Review, approvals: list[Approval]) -> int | None:
+    """The first step still short of approvals (a reviewer's edit can send a review back to
+    an earlier step), or None when every step has its approvals."""
+    for index, step in enumerate(review.steps):
+        if sum(1 for a in approvals if a.step == index) < step["approvals"]:
+            return index
+    return None
+
+
+def _record_approval(
+    review: Review, version: Version, approver: User, comment: str, *, edited: bool
+) -> Approval:
+    """One approval row; the partial unique constraint (one counted approval per person and
+    text) makes a second one by the same person a 409 even if two requests of theirs race."""
     try:
         with transaction.atomic():
-            Approval.objects.create(
-                review=review, version=version, step=review.step, user=approver, comment=comment
+            return Approval.objects.create(
+                review=review,
+                version=version,
+                step=review.step,
+                user=approver,
+                comment=comment,
+                edited=edited,
             )
     except IntegrityError:
         raise _approved_twice(review) from None
@@ -768,10 +821,21 @@ def _record_approval(review: Review, version: Version, approver: User, comment: 
 def _approved_twice(review: Review) -> Conflict:
     step = review.current_step
     return Conflict(
-        f"you already approved step {review.step + 1} ({step['name']}); it needs approvals "
-        f"from other members of {step['group']}.",
+        f"you already approved this text in this review, and one person counts once across "
+        f"its steps; step {review.step + 1} ({step['name']}) needs approvals from other "
+        f"members of {step['group']}.",
         detail={"step": review.step + 1},
     )
+
+
+def _reset_approvals(review: Review, version: Version) -> list[str]:
+    """A reviewer edited the text: the approvals given to the text before no longer count
+    (kept in the history, marked reset). Returns who gave them."""
+    earlier = list(
+        Approval.objects.filter(review=review, version=version, reset=False).select_related("user")
+    )
+    Approval.objects.filter(pk__in=[a.pk for a in earlier]).update(reset=True)
+    return [a.user.get_username() for a in earlier]
 
 
 # --- deciding -------------------------------------------------------------------------------
@@ -840,27 +904,27 @@ def version_approve(
     edited_title: str | None = None,
     edited_tags: Iterable[str] | None = None,
     expected_live_number: int | None = None,
+    step: int | None = None,
 ) -> Version:
-    """Approve a proposal at the step of its workflow it waits on.
+    """Approve a proposal at the step of its workflow it waits on (`step`, from 1: the step
+    the reviewer saw; refused with a 409 when the review has moved on since).
 
     The approval is recorded; when the step has its approvals the proposal moves to the
-    next step (whose members are emailed then), and the last approval of the last step
-    publishes it. Publishing: an append lands on top of whatever is live now; a replace whose
-    base is still live goes live as written; a stale one is merged three-way when the changes
-    do not overlap and refused with the conflicts when they do (at every step). A reviewer
-    may edit the proposal first (`edited_*`) against the live version they saw
-    (`expected_live_number`), which must still be live, so nothing is overwritten unseen.
+    next step (whose deciders are emailed then), and the last approval of the last step
+    publishes it. One person counts once per review, across steps. Publishing: an append
+    lands on top of whatever is live now; a replace whose base is still live goes live as
+    written; a stale one is merged three-way when the changes do not overlap and refused with
+    the conflicts when they do (at every step). A reviewer may edit the proposal first
+    (`edited_*`) against the live version they saw (`expected_live_number`), which must still
+    be live, so nothing is overwritten unseen; the edit resets the approvals given to the
+    text before it, so the review goes back to the first step they were given at.
     """
-    _check_can_decide(actor, version, step=False)  # the step is checked once locked
+    _check_decider_first(actor, version, step)
     comment = validate_comment(comment)
     page, version = _lock_version(version)
-    # Checked again on the locked rows: the proposal may have moved on to another step.
-    approver = _check_can_decide(actor, version)
     version.check_move(VersionStatus.APPROVED)
-    review = _checked_review(version)
-    approvals = _approvals_at_step(review, version)
-    if any(approval.user_id == approver.pk for approval in approvals):
-        raise _approved_twice(review)
+    review = _checked_review(version, "approve", step=step)
+    approver = _check_can_decide(actor, version)
     live_number = page.live_version.number if page.live_version else None
     if expected_live_number is not None and expected_live_number != (live_number or 0):
         raise Conflict(
@@ -869,6 +933,7 @@ def version_approve(
             detail={"liveVersion": live_number},
         )
     edited = any(value is not None for value in (edited_body, edited_title, edited_tags))
+    reset: list[str] = []
     if edited:
         if is_stale(version) and expected_live_number is None:
             raise Conflict(
@@ -877,17 +942,27 @@ def version_approve(
                 detail={"liveVersion": live_number},
             )
         _apply_edit(page, version, body=edited_body, title=edited_title, tags=edited_tags)
+        reset = _reset_approvals(review, version)
     elif version.kind == VersionKind.APPEND:
         _fill_append(page, version)
     elif is_stale(version):
         _apply_merge(version, keep=set(), live_number=live_number)
-    _record_approval(review, version, approver, comment)
-    step = review.current_step
-    if len(approvals) + 1 < step["approvals"] or not review.is_last_step:
-        _approve_step(page, version, review, approver=approver, comment=comment, edited=edited)
+    _record_approval(review, version, approver, comment, edited=edited)
+    waiting = _open_step(review, _counted(review, version))
+    if waiting is not None:
+        _approve_step(
+            page,
+            version,
+            review,
+            approver=approver,
+            comment=comment,
+            to_step=waiting,
+            edited=edited,
+            reset=reset,
+        )
         return version
     published = _publish(page, version, approver=approver, comment=comment)
-    review.status = ReviewStatus.APPROVED
+    review.move_to("merge" if version.merged else "publish")
     review.save(update_fields=["status", "updated_at"])
     audit_record(
         action="version.approve",
@@ -900,6 +975,7 @@ def version_approve(
             "merged": version.merged,
             "step": review.step + 1,
             "published_as": published.number,
+            "reset": reset,
         },
     )
     outbox.queue_decision(version)
@@ -907,11 +983,20 @@ def version_approve(
 
 
 def _approve_step(
-    page: Page, version: Version, review: Review, *, approver: User, comment: str, edited: bool
+    page: Page,
+    version: Version,
+    review: Review,
+    *,
+    approver: User,
+    comment: str,
+    to_step: int,
+    edited: bool,
+    reset: list[str],
 ) -> None:
-    """An approval that does not publish yet: the proposal stays in review, at the next step
-    once this one has its approvals. A reviewer's edit is kept as the text under review,
-    written against the live version (an append becomes the whole page)."""
+    """An approval that does not publish yet: the proposal stays in review, at `to_step` (the
+    next step once this one has its approvals; an earlier one after a reviewer's edit reset
+    approvals). A reviewer's edit is kept as the text under review, written against the live
+    version (an append becomes the whole page)."""
     if edited:
         version.kind = VersionKind.REPLACE
         version.proposed_body = version.proposed_body or version.body
@@ -922,21 +1007,27 @@ def _approve_step(
         # the last step publishes, on whatever is live then.
         version.refresh_from_db()
     step_number = review.step + 1
-    approvals = Approval.objects.filter(review=review, version=version, step=review.step).count()
-    moved = approvals >= review.current_step["approvals"]
+    moved = to_step != review.step
+    review.move_to("approve")
     if moved:
-        review.step += 1
-        review.save(update_fields=["step", "updated_at"])
+        review.step = to_step
+        review.save(update_fields=["step", "status", "updated_at"])
     audit_record(
         action="version.approval",
         actor=approver,
         page=page,
         version_number=version.number,
         comment=comment,
-        data={"step": step_number, "approvals": approvals, "advanced": moved, "edited": edited},
+        data={
+            "step": step_number,
+            "advanced": moved,
+            "to_step": to_step + 1,
+            "edited": edited,
+            "reset": reset,
+        },
     )
-    if moved:
-        outbox.queue_review_requested(version, group=review.current_step["group"])
+    if moved or reset:
+        outbox.queue_review_requested(version)
 
 
 def approval_undo_seconds() -> int:
@@ -1019,7 +1110,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     Approval.objects.filter(
         review=review, version=version, step=review.step, user_id=actor.pk
     ).delete()
-    review.status = ReviewStatus.OPEN
+    review.move_to("undo")
     review.save(update_fields=["status", "updated_at"])
     # The author was not told yet (the email waits out the window): now they never are.
     outbox.drop_decision(version)
@@ -1038,79 +1129,88 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
 
 
 @atomic_retried
-def version_reject(*, actor: Actor, version: Version, comment: str) -> Version:
+def version_reject(
+    *, actor: Actor, version: Version, comment: str, step: int | None = None
+) -> Version:
     """Decline a proposal, at any step, with a reason the author reads."""
     _, version = _review_answer(
-        actor=actor, version=version, comment=comment, status=ReviewStatus.REJECTED
+        actor=actor, version=version, comment=comment, transition="reject", step=step
     )
     outbox.queue_decision(version)
     return version
 
 
 @atomic_retried
-def version_request_changes(*, actor: Actor, version: Version, comment: str) -> Version:
+def version_request_changes(
+    *, actor: Actor, version: Version, comment: str, step: int | None = None
+) -> Version:
     """Send a proposal back to its author with what to change. It stays in review, waiting
     on the author; their revision continues the same review from step 1."""
     reviewer, version = _review_answer(
-        actor=actor, version=version, comment=comment, status=ReviewStatus.CHANGES_REQUESTED
+        actor=actor, version=version, comment=comment, transition="request_changes", step=step
     )
     outbox.queue_changes_requested(version, requested_by=reviewer)
     return version
 
 
 _ANSWERS = {
-    ReviewStatus.REJECTED: (CommentKind.REJECTED, "version.reject"),
-    ReviewStatus.CHANGES_REQUESTED: (CommentKind.CHANGES_REQUESTED, "version.request_changes"),
+    "reject": (CommentKind.REJECTED, "version.reject"),
+    "request_changes": (CommentKind.CHANGES_REQUESTED, "version.request_changes"),
 }
 
 
 def _review_answer(
-    *, actor: Actor, version: Version, comment: str, status: ReviewStatus
+    *, actor: Actor, version: Version, comment: str, transition: str, step: int | None
 ) -> tuple[User, Version]:
     """A reviewer's "no" or "not yet", with the reason: the checks, the version's move (a
-    rejection ends it; a request for changes leaves it in review), the review's new status,
+    rejection ends it; a request for changes leaves it in review), the review's transition,
     the reason in its conversation, and the audit row. Returns the reviewer and the version
     as locked."""
-    kind, action = _ANSWERS[status]
-    rejecting = status == ReviewStatus.REJECTED
-    _check_can_decide(actor, version, step=False)  # the step is checked once locked
+    kind, action = _ANSWERS[transition]
+    rejecting = transition == "reject"
+    _check_decider_first(actor, version, step)
     comment = validate_comment(comment, required=rejecting)
     if not comment:
         raise InvalidArgument(CHANGES_REASON_REQUIRED, field="comment")
     page, version = _lock_version(version)
+    version.check_move(VersionStatus.REJECTED)  # refuses, saying why, unless in review
+    review = _checked_review(version, transition, step=step)
     reviewer = _check_can_decide(actor, version)
     if rejecting:
         version.move_to(VersionStatus.REJECTED, by=reviewer, comment=comment)
         version.save()
-        review = review_of(version)
-    else:
-        version.check_move(VersionStatus.REJECTED)  # refuses, saying why, unless in review
-        review = _checked_review(version)
-    if review is not None:  # a proposal from before workflows has none
-        review.status = status
-        review.save(update_fields=["status", "updated_at"])
-        ReviewComment.objects.create(
-            review=review, version=version, author=reviewer, kind=kind, body=comment
-        )
+    review.move_to(transition, step=step)
+    review.save(update_fields=["status", "updated_at"])
+    ReviewComment.objects.create(
+        review=review, version=version, author=reviewer, kind=kind, body=comment
+    )
     audit_record(
         action=action,
         actor=reviewer,
         page=page,
         version_number=version.number,
         comment=comment,
-        data={"step": review.step + 1} if review is not None else None,
+        data={"step": review.step + 1},
     )
     return reviewer, version
 
 
 def may_comment(actor: Actor, version: Version) -> bool:
-    """Reviewers and the proposal's author (a person, or the owner of the agent) talk on it."""
+    """Reviewers, the people deciding its steps and the proposal's author (a person, or the
+    owner of the agent) talk on it."""
     if is_agent(actor) or not actor.is_authenticated or not actor.is_active:
         return False
     if can_review(actor) or version.author_user_id == actor.pk:
         return True
     agent = version.author_agent
-    return agent is not None and agent.owner_id == actor.pk
+    if agent is not None and agent.owner_id == actor.pk:
+        return True
+    # A member of a step's group who decides it, or approved it at an earlier step.
+    review = review_of(version)
+    return review is not None and (
+        decision_refusal(actor, version) is None
+        or actor.pk in counted_approvers([review])[review.pk]
+    )
 
 
 @atomic_retried
@@ -1198,7 +1298,7 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
     page, version = _lock_version(version)
     version.move_to(VersionStatus.WITHDRAWN)
     version.save()
-    _reviews_end(version, ReviewStatus.WITHDRAWN)
+    _reviews_end(version)
     audit_record(action="version.withdraw", actor=actor, page=page, version_number=version.number)
     return version
 

@@ -5,7 +5,7 @@ from smtplib import SMTPException
 
 from celery import Task, shared_task
 
-from reviews import outbox
+from reviews import asking, outbox
 from reviews.models import NotificationStatus
 
 # Sending tasks retry with backoff on an SMTP or network failure.
@@ -50,3 +50,8 @@ def retry_pending_notifications() -> int:
 @shared_task
 def send_review_digests() -> int:
     return outbox.send_digests()
+
+
+@shared_task
+def remind_overdue_reviews() -> dict[str, int]:
+    return asking.reviews_remind()

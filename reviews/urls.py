@@ -9,6 +9,7 @@ urlpatterns = [
     path("pages/<str:page_id>/history/", views.history, name="history"),
     path("pages/<str:page_id>/compare/", views.compare, name="compare"),
     path("pages/<str:page_id>/v<int:number>/", views.review, name="review"),
+    path("pages/<str:page_id>/v<int:number>/ask/", views.review_ask, name="ask"),
     path("workflows/", views.workflow_list, name="workflows"),
     path("workflows/<int:workflow_id>/", views.workflow_detail, name="workflow"),
     path("workflows/<int:workflow_id>/pages/", views.workflow_pages, name="workflow_pages"),

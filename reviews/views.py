@@ -18,7 +18,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
-from reviews import selectors, services, workflows
+from reviews import asking, selectors, services, workflows
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -65,6 +65,16 @@ def _page_or_404(request: HttpRequest, page_id: str) -> Page:
         raise Http404(error.message) from None
 
 
+def _posted_step(request: HttpRequest, version: Version) -> int | None:
+    """The step a decision is given for: the one the review page showed (its form carries
+    it), else the one the proposal was at when the request read it."""
+    posted = str(request.POST.get("step") or "")
+    if posted.isdigit() and 0 < int(posted) < 100:
+        return int(posted)
+    review = selectors.review_of(version)
+    return review.step + 1 if review is not None else None
+
+
 def _version_or_404(request: HttpRequest, page: Page, number: int) -> Version:
     try:
         return selectors.version_of(page, number, reader=request.user)
@@ -85,7 +95,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     except InvalidArgument as error:
         messages.error(request, f"{sentence(error.message)} The filter was left out.")
         filters, status = selectors.QueueFilters(), 400
-    paginator = Paginator(selectors.review_queue(filters), QUEUE_PAGE_SIZE)
+    paginator = Paginator(selectors.review_queue(filters, for_user=user), QUEUE_PAGE_SIZE)
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
@@ -278,8 +288,12 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     changes_form = RequestChangesForm()
     comment_form = CommentForm()
     status = 200
-    refusal = services.decision_refusal(user, version)
     action = request.POST.get("action", "") if request.method == "POST" else ""
+    review_now = selectors.review_of(version)
+    deciding = action in {"approve", "edit", "reject", "request_changes"} and (
+        review_now is None or _posted_step(request, version) == review_now.step + 1
+    )
+    refusal = services.decision_refusal(user, version) if deciding else None
     if action == "comment":
         comment_form = CommentForm(request.POST)
         if comment_form.is_valid():
@@ -314,7 +328,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 f"v{live_now.number if live_now else 0} as before.",
             )
         return redirect(request.path)
-    elif request.method == "POST" and refusal is not None and context["in_review"]:
+    elif refusal is not None and context["in_review"]:
+        # Refused before any form is read; a decision for a step the proposal has left is
+        # the service's to answer (409, saying it moved on).
         raise PermissionDenied(sentence(refusal))
     elif request.method == "POST":
         try:
@@ -324,6 +340,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     services.version_request_changes(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=changes_form.cleaned_data["comment"],
                     )
                     return _decided(request, version, "sent back to its author for changes")
@@ -334,6 +351,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     decided = services.version_approve(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=data["comment"],
                         expected_live_number=data["expected_live_number"],
                     )
@@ -345,6 +363,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                     decided = services.version_approve(
                         actor=user,
                         version=version,
+                        step=_posted_step(request, version),
                         comment=data["comment"],
                         edited_body=data["body"],
                         edited_title=data["title"],
@@ -356,12 +375,17 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
                     services.version_reject(
-                        actor=user, version=version, comment=reject_form.cleaned_data["comment"]
+                        actor=user,
+                        version=version,
+                        step=_posted_step(request, version),
+                        comment=reject_form.cleaned_data["comment"],
                     )
                     return _decided(request, version, "rejected")
             else:
                 context["error"] = "Choose approve, edit then approve, request changes, or reject."
             status = 400
+        except Forbidden as error:
+            raise PermissionDenied(sentence(error.message)) from None
         except QuireError as error:
             context["error"] = sentence(error.message)
             status = error.http_status
@@ -371,8 +395,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
     refusal = services.decision_refusal(user, version)  # the version may have been reloaded
-    since = services.review_visit(actor=user, version=version) if can_review(user) else None
     path = selectors.review_path(version, viewer=user)
+    looks = can_review(user) or refusal is None
+    since = services.review_visit(actor=user, version=version) if looks else None
     context.update(
         {
             "path": path,
@@ -388,13 +413,20 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "comment_form": comment_form,
             "open_changes": action == "request_changes",
             "can_decide": context["in_review"] and refusal is None,
+            "decision_step": path.review.step + 1
+            if path is not None and context["in_review"]
+            else None,
             "can_undo": version.status == VersionStatus.APPROVED
             and services.approval_undo_refusal(user, version) is None,
             "undo_seconds": services.approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
-            "next_version": (
-                selectors.next_waiting(user, besides=version) if can_review(user) else None
-            ),
+            "asks": list(path.review.asks.select_related("person", "asked_by"))
+            if path is not None
+            else [],
+            "askable": asking.askable(user, path.review, version)
+            if path is not None and context["in_review"]
+            else [],
+            "next_version": (selectors.next_waiting(user, besides=version) if looks else None),
             "crumbs": [
                 *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
                 (f"v{version.number}", ""),
@@ -593,9 +625,10 @@ def _workflow_screen(
     form: WorkflowForm,
     error: str = "",
     status: int = 200,
+    replacing: dict[str, Any] | None = None,
 ) -> HttpResponse:
     steps = workflows.steps_of(workflow) if workflow is not None else []
-    if request.method == "POST":
+    if request.method == "POST" and replacing is None:
         steps = form.steps()
     rows = [*steps, *[{"name": "", "group": "", "approvals": 1}] * 2][: workflows.STEPS_MAX]
     if not steps:
@@ -611,6 +644,7 @@ def _workflow_screen(
             "rows": rows,
             "groups": selectors.group_names(),
             "error": error or " ".join(str(message) for message in form.non_field_errors()),
+            "replacing": replacing,
         },
         status=status,
     )
@@ -690,10 +724,20 @@ def workflow_pages(request: HttpRequest, workflow_id: int) -> HttpResponse:
             workflows.workflow_unassign(actor=user, workflow=workflow, page=page)
             messages.success(request, f"“{workflow.name}” no longer applies to {page.path}.")
         else:
-            workflows.workflow_assign(actor=user, workflow=workflow, page=page)
+            replace = request.POST.get("replace") == "1"
+            workflows.workflow_assign(actor=user, workflow=workflow, page=page, replace=replace)
             messages.success(
                 request, f"“{workflow.name}” now applies to {page.path} and every page under it."
             )
+    except workflows.ReplaceUnconfirmed as error:
+        # Ask first, naming the workflow it would replace; the admin confirms or not.
+        return _workflow_screen(
+            request,
+            workflow=workflow,
+            form=WorkflowForm(rows=3),
+            replacing={"page": page, "sentence": sentence(error.message)},
+            status=409,
+        )
     except QuireError as error:
         messages.error(request, sentence(error.message))
     return redirect("reviews:workflow", workflow_id=workflow.pk)
@@ -711,3 +755,24 @@ def workflow_remove(request: HttpRequest, workflow_id: int) -> HttpResponse:
         "proposals in review keep their steps.",
     )
     return redirect("reviews:workflows")
+
+
+@login_required
+@require_http_methods(["POST"])
+def review_ask(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
+    """Ask one person by name to review this proposal (reviews.asking)."""
+    user = _user(request)
+    page = _page_or_404(request, page_id)
+    version = _version_or_404(request, page, number)
+    person = selectors.active_person(str(request.POST.get("person", "")))
+    try:
+        if person is None:
+            raise InvalidArgument("choose a person who decides this step.", field="person")
+        asking.review_ask(actor=user, version=version, person=person)
+    except Forbidden as error:
+        raise PermissionDenied(sentence(error.message)) from None
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(request, f"Asked {person.get_username()} to review it.")
+    return redirect(reverse("reviews:review", args=[page.public_id, version.number]) + "#asked")

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
@@ -26,6 +27,7 @@ from reviews.models import (
     WorkflowStep,
 )
 from wiki.models import Page, Version
+from wiki.roles import REVIEWERS
 from wiki.validators import check_text
 
 STEPS_MAX = 10
@@ -207,7 +209,54 @@ def _validate_steps(steps: Any) -> list[tuple[str, Group, int]]:
                 f"step {number} needs between 1 and {APPROVALS_MAX} approvals.", field="steps"
             )
         checked.append((name, group, approvals))
+    _check_enough_deciders(checked)
     return checked
+
+
+def _check_enough_deciders(steps: list[tuple[str, Group, int]]) -> None:
+    """Refuse steps nobody could complete: a group with no active member, fewer members
+    than the approvals asked of it, or (one person counting once per review) fewer people
+    in all the steps' groups than the approvals of the whole workflow."""
+    ids = {group.pk for _, group, _ in steps}
+    rows = (
+        User.objects.filter(is_active=True)
+        .filter(Q(groups__in=ids) | Q(is_superuser=True))
+        .values_list("pk", "groups", "is_superuser")
+    )
+    members: dict[int, set[int]] = {pk: set() for pk in ids}
+    admins = set()
+    for pk, group_id, superuser in rows:
+        if group_id in members:
+            members[group_id].add(pk)
+        if superuser:
+            admins.add(pk)
+    everyone: set[int] = set()
+    for number, (name, group, approvals) in enumerate(steps, start=1):
+        people = members[group.pk] | (admins if group.name == REVIEWERS else set())
+        everyone |= people
+        if not people:
+            raise InvalidArgument(
+                f"step {number} ({name}) names the group {group.name}, which has no active "
+                f"members, so nobody could decide it; add people to {group.name} first (in the "
+                "Django admin), or choose another group.",
+                field="steps",
+            )
+        if len(people) < approvals:
+            raise InvalidArgument(
+                f"step {number} ({name}) asks for {approvals} approvals from {group.name}, "
+                f"which has {len(people)} active member{'s' if len(people) != 1 else ''} who "
+                f"could give them; ask for at most {len(people)}, or add people to "
+                f"{group.name} first.",
+                field="steps",
+            )
+    total = sum(approvals for _, _, approvals in steps)
+    if len(everyone) < total:
+        raise InvalidArgument(
+            f"the steps ask for {total} approvals in all, and one person counts once per "
+            f"review, but their groups hold {len(everyone)} people; ask for fewer approvals "
+            "or add people to the groups first.",
+            field="steps",
+        )
 
 
 def _write_steps(workflow: Workflow, steps: list[tuple[str, Group, int]]) -> None:
@@ -275,14 +324,40 @@ def workflow_delete(*, actor: Any, workflow: Workflow) -> None:
     workflow.delete()
 
 
+class ReplaceUnconfirmed(Conflict):
+    """The page carries another workflow: assigning this one would replace it unasked."""
+
+
 @transaction.atomic
-def workflow_assign(*, actor: Any, workflow: Workflow, page: Page) -> WorkflowAssignment:
-    """Make `workflow` apply to `page` and its subtree (replacing an assignment on the page)."""
+def workflow_assign(
+    *, actor: Any, workflow: Workflow, page: Page, replace: bool = False
+) -> WorkflowAssignment:
+    """Make `workflow` apply to `page` and its subtree. Another workflow assigned to the page
+    is replaced only when the admin said so (`replace`): otherwise refused, naming it."""
     _check_admin(actor)
+    current = (
+        WorkflowAssignment.objects.select_for_update()
+        .select_related("workflow")
+        .filter(page=page)
+        .first()
+    )
+    replaced = current.workflow.name if current and current.workflow_id != workflow.pk else None
+    if replaced is not None and not replace:
+        raise ReplaceUnconfirmed(
+            f"{page.path} already goes through the workflow “{replaced}”; assigning "
+            f"“{workflow.name}” would replace it there and under it. Confirm that you want to "
+            'replace it (over REST: send "replace": true), or assign it to another page.',
+            detail={"current": replaced, "currentId": current.workflow_id if current else None},
+        )
     assignment, _ = WorkflowAssignment.objects.update_or_create(
         page=page, defaults={"workflow": workflow}
     )
-    audit_record(action="workflow.assign", actor=actor, page=page, data={"workflow": workflow.name})
+    audit_record(
+        action="workflow.assign",
+        actor=actor,
+        page=page,
+        data={"workflow": workflow.name, "replaced": replaced},
+    )
     return assignment
 
 

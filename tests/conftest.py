@@ -234,7 +234,8 @@ def outsider(make_user: Callable[..., User]) -> Iterator[User]:
 
 
 # The user's own API keys say who they are, not what they have to do with a page.
-CREDENTIALS = {"authtoken.Token", "reviews.ApiToken"}
+# Ways in, not things done: keys, and the sessions a sign-in records (people.SignInSession).
+CREDENTIALS = {"authtoken.Token", "reviews.ApiToken", "people.SignInSession"}
 
 
 def rows_pointing_at(user: User) -> list[str]:

@@ -269,6 +269,8 @@ class DocumentServer:
     documents: dict[str, bytes]
     # Seconds a path waits before it answers, to try the fetch's timeout.
     delays: dict[str, float]
+    # Seconds between the bytes of a path's body: a document that drips.
+    drips: dict[str, float]
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.server.server_port}{path}"
@@ -321,6 +323,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     cert_file, key_file = _self_signed(tmp_path)
     documents: dict[str, bytes] = {}
     delays: dict[str, float] = {}
+    drips: dict[str, float] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -333,7 +336,17 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            pause = drips.get(self.path)
+            if pause is None:
+                self.wfile.write(body)
+                return
+            for byte in body:
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:
+                    return  # the fetch gave up
+                time.sleep(pause)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -347,7 +360,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = True
     settings.QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = str(cert_file)
     try:
-        yield DocumentServer(server, cert_file, documents, delays)
+        yield DocumentServer(server, cert_file, documents, delays, drips)
     finally:
         server.shutdown()
         server.server_close()

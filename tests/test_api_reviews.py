@@ -186,8 +186,8 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
         # Not the author, a reviewer or an editor: the proposal's text is not theirs to see.
         assert _error(response)["code"] == "not_found"
     elif who in actors:
-        # The reader and the editor lack the role; the author has it.
-        reason = "decide your own proposal" if who == "author" else "only reviewers can"
+        # The editor lacks the role; the reader (who wrote it) and the author are its authors.
+        reason = "only reviewers can" if who == "editor" else "decide your own proposal"
         assert reason in _error(response)["message"]
     else:
         assert "error" in response.json()

@@ -5,6 +5,7 @@ between letters is still refused, in imports and at every other door."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,65 @@ def test_it_still_refuses_a_joiner_outside_an_emoji_sequence(title: str) -> None
 def test_titles_and_tags_take_emoji_made_with_a_joiner_at_every_door() -> None:
     assert validate_title(f"{CODER} Engineering") == f"{CODER} Engineering"
     assert validate_tags([f"{RAINBOW_FLAG} pride"]) == [f"{RAINBOW_FLAG} pride"]
+
+
+# --- HTML entities in titles (issue 37, point 1) ------------------------------------------
+
+
+def test_it_imports_a_title_with_html_entities_as_a_reader_sees_it(
+    admin_user: User, tmp_path: Path
+) -> None:
+    _out, err = import_folder(
+        tmp_path,
+        {
+            "vacaciones.md": "# C&oacute;mo pedir vacaciones\n\nEl formulario.\n",
+            "faq.md": "---\ntitle: Q&amp;A &#8211; caf&eacute;\n---\nAnswers.\n",
+        },
+    )
+
+    assert err == ""
+    vacaciones, body = page("vacaciones.md")
+    assert vacaciones.title == "Cómo pedir vacaciones"
+    assert vacaciones.slug == "cómo-pedir-vacaciones"
+    assert body.startswith("# C&oacute;mo pedir vacaciones")  # the page keeps its markdown
+    faq, _ = page("faq.md")
+    assert (faq.title, faq.slug) == ("Q&A \u2013 café", "qa-café")
+
+
+def test_the_migration_repairs_titles_addresses_and_search_rows_imported_before(
+    make_page: Callable[..., Page],
+) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    from wiki.models import SearchDocument, Version
+    from wiki.search import search_pages
+
+    migration = importlib.import_module("wiki.migrations.0020_decode_title_entities")
+    guide = make_page("C&oacute;mo pedir vacaciones", "El formulario.\n")
+    child = make_page("Paso 1", "Primero.\n", parent=guide)
+    grandchild = make_page("Detalle", "Luego.\n", parent=child)
+    plain = make_page("Fish &amp; chips", "Fried.\n")
+    same = make_page("Fish & chips", "Also fried.\n")
+    assert guide.slug == "coacutemo-pedir-vacaciones"
+
+    migration.decode_title_entities(apps, None)
+
+    for row in (guide, child, grandchild, plain, same):
+        row.refresh_from_db()
+    assert (guide.title, guide.slug, guide.path) == (
+        "Cómo pedir vacaciones",
+        "cómo-pedir-vacaciones",
+        "cómo-pedir-vacaciones",
+    )
+    assert child.path == "cómo-pedir-vacaciones/paso-1"
+    assert grandchild.path == "cómo-pedir-vacaciones/paso-1/detalle"
+    assert guide.live_version is not None
+    assert Version.objects.get(pk=guide.live_version.pk).title == "Cómo pedir vacaciones"
+    assert SearchDocument.objects.get(page=guide).title == "Cómo pedir vacaciones"
+    # Two siblings whose titles now read the same keep distinct addresses.
+    assert plain.title == same.title == "Fish & chips"
+    assert plain.slug != same.slug
+    hits = search_pages("cómo pedir vacaciones", semantic=False)
+    assert hits and hits[0].public_id == guide.public_id

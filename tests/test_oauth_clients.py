@@ -5,6 +5,7 @@ official MCP SDK's own OAuth client provider driving the consent screen in Chrom
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -101,6 +102,33 @@ def test_it_refuses_a_document_that_breaks_the_rules(
     # An unknown client: Quire's own error page, no redirect anywhere.
     assert screen.status_code in (400, 401), screen.status_code
     assert "Location" not in screen.headers and "cannot go on" in screen.text
+    assert not Application.objects.exists()
+
+
+def test_a_document_that_drips_is_given_up_at_the_deadline_and_says_why(
+    live_server: Any,
+    settings: Any,
+    document_server: DocumentServer,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+) -> None:
+    """A document sent a byte a second held a worker for a minute through a 5-second
+    timeout: urllib3 restarts the read timeout at every byte."""
+    url = document_server.url("/client.json")
+    document_server.publish("/client.json", document(url, callback.uri))
+    document_server.drips["/client.json"] = 0.25  # about a minute for the whole document
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 2}
+    client = OAuthClient(live_server.url, callback.uri, client_id=url)
+    person = browserless(owner.username)
+
+    started = time.monotonic()
+    screen = person.screen(client.authorize_url())
+    took = time.monotonic() - started
+
+    assert screen.status_code in (400, 401), screen.status_code
+    assert "cannot go on" in screen.text
+    assert took < 2 + 2.5, f"the fetch held the request {took:.1f} s"
     assert not Application.objects.exists()
 
 

@@ -114,24 +114,9 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
             )
         query = await asyncio.to_thread(callback.wait)
 
-        async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, verify=TLS) as http:
-            # A wrong verifier gets nothing; the right one, once.
-            wrong = await http.post(
-                base + "/oauth/token/",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": query["code"],
-                    "redirect_uri": callback.uri,
-                    "client_id": client.client_id,
-                    "code_verifier": "x" * 64,
-                    "resource": base + "/mcp",
-                },
-            )
-        assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+        # A wrong verifier or a code sent twice: test_a_wrong_verifier_burns_the_code... below.
         tokens = await asyncio.to_thread(client.exchange, query["code"])
         assert tokens.status_code == 200, tokens.text
-        again = await asyncio.to_thread(client.exchange, query["code"])
-        assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
         pair = tokens.json()
         names, titles, pages = await _tools_and_pages(base + "/mcp", pair["access_token"])
         return {
@@ -547,3 +532,61 @@ def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent)
     assert revoked.status_code == 200
     assert consent.mcp_status(pair["access_token"]) == 401
     assert Connection.objects.get().ended_reason == "revoked by the app"
+
+
+def test_the_consent_screen_says_what_an_all_pages_agent_reads(
+    live_server: Any,
+    browserless: Callable[[str], Browserless],
+    callback: CallbackServer,
+    owner: User,
+    make_page: Callable[..., Page],
+) -> None:
+    """It said "Its page set is empty: it reads nothing" while the token read every page."""
+    make_page("Payroll")
+    for name, can_edit in (("wiki-reader", False), ("wiki-editor", True)):
+        agent_services.agent_create(
+            actor=SystemActor("tests"),
+            name=name,
+            owner=owner,
+            all_pages=True,
+            can_edit_pages=can_edit,
+        )
+    client = registered_client(live_server.url, callback.uri)
+
+    screen = browserless(owner.username).screen(client.authorize_url()).text
+
+    assert "reads nothing" not in screen
+    said = re.findall(r'<span class="muted small connect-set">([^<]*)</span>', screen)
+    assert said == [
+        "Reads every page its owner may read, now and later, pages added after today too, "
+        "read only.",
+        "Reads every page its owner may read, now and later, pages added after today too, "
+        "and may propose edits to any of them.",
+    ], said
+
+
+def test_a_wrong_verifier_burns_the_code_and_a_replayed_code_revokes_its_tokens(
+    consent: Consent,
+) -> None:
+    """oauthlib refused a wrong PKCE verifier and left the code usable for another try; a code
+    sent again after its exchange was refused, and the tokens issued from it kept working."""
+    client = consent.client()
+    code = consent.code(client)
+    wrong = client.exchange(code, verifier="x" * 64)
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    burnt = client.exchange(code)
+    assert burnt.status_code == 400 and burnt.json()["error"] == "invalid_grant"
+    assert not Connection.objects.exists()
+
+    code = consent.code(client)
+    tokens = client.exchange(code)
+    assert tokens.status_code == 200, tokens.text
+    pair = tokens.json()
+    assert consent.mcp_status(pair["access_token"]) == 200
+
+    replayed = client.exchange(code)
+
+    assert replayed.status_code == 400 and replayed.json()["error"] == "invalid_grant"
+    assert consent.mcp_status(pair["access_token"]) == 401
+    assert client.refresh(pair["refresh_token"]).status_code == 400
+    assert Connection.objects.get().ended_reason == "code replayed"

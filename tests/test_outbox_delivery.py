@@ -112,3 +112,77 @@ def test_it_gives_back_the_rows_of_a_digest_that_cannot_be_built(
     assert fine.status == NotificationStatus.SENT
     [message] = smtp_server.wait_for(1)
     assert str(message["To"]) == "rob@example.com"
+
+
+def message_ids_per_row(messages: list[Any]) -> dict[int, set[str]]:
+    """Each notification row and the Message-IDs of the emails that stood for it."""
+    found: dict[int, set[str]] = {}
+    for message in messages:
+        for pk in str(message["X-Quire-Notifications"]).split(","):
+            found.setdefault(int(pk), set()).add(str(message["Message-ID"]))
+    return found
+
+
+def test_a_digest_sent_again_after_a_fault_keeps_its_message_id_when_newer_rows_wait(
+    smtp_server: SMTPServer,
+    reviewer: User,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+) -> None:
+    """A digest went out and its worker died before marking it sent; by the time the lease
+    ended, a newer proposal waited too. The repeat came in one email with the newer one,
+    under a new Message-ID: mailed twice with different ids."""
+    ReviewerSettings.objects.create(user=reviewer, notifications="daily")
+    agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
+    first = services.version_propose(
+        actor=agent, page=make_page("Policy", "Old.\n"), body="New.\n", change_summary="One."
+    )
+    assert outbox.send_digests() == 1
+    row = first.notifications.get(recipient=reviewer)
+    Notification.objects.filter(pk=row.pk).update(**claimed(timedelta(minutes=3)))
+    outbox.retry_pending()  # the lease is over: the row is owed again
+    services.version_propose(
+        actor=agent, page=make_page("Hours", "Nine.\n"), body="Ten.\n", change_summary="Two."
+    )
+
+    outbox.send_digests()
+
+    messages = smtp_server.wait_for(3)
+    ids = message_ids_per_row(messages)
+    assert len(ids) == 2
+    assert all(len(kept) == 1 for kept in ids.values()), ids
+    assert ids[row.pk] != ids[max(ids)]
+    row.refresh_from_db()
+    assert {row.message_id} == ids[row.pk]
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_a_review_request_sent_again_after_a_fault_keeps_its_message_id(
+    smtp_server: SMTPServer,
+    reviewer: User,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    settings: Any,
+) -> None:
+    """The first request went out at once and its worker died before marking it sent; a
+    second one, owed within the gathering window, waited. When the lease ended, both went
+    out in one email under a new Message-ID: the first was mailed twice with different ids."""
+    settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS = 600
+    agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
+    first = services.version_propose(
+        actor=agent, page=make_page("Policy", "Old.\n"), body="New.\n", change_summary="One."
+    )
+    smtp_server.wait_for(1)
+    row = first.notifications.get(recipient=reviewer)
+    Notification.objects.filter(pk=row.pk).update(**claimed(timedelta(minutes=3)))
+    second = services.version_propose(
+        actor=agent, page=make_page("Hours", "Nine.\n"), body="Ten.\n", change_summary="Two."
+    )
+
+    outbox.retry_pending()
+
+    assert second.notifications.get(recipient=reviewer).status == NotificationStatus.SENT
+
+    ids = message_ids_per_row(smtp_server.wait_for(3))
+    assert len(ids) == 2
+    assert all(len(kept) == 1 for kept in ids.values()), ids

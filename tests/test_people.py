@@ -47,6 +47,7 @@ def test_it_lists_people_in_the_same_number_of_queries_however_many(
         admin.get("/people/")
 
 
+@pytest.mark.usefixtures("eager_tasks")
 def test_it_invites_a_person_who_sets_a_password_from_the_emailed_link(
     client_as: Callable[[User], Client],
     admin_user: User,

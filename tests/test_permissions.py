@@ -122,3 +122,54 @@ def test_it_refuses_grant_changes_with_what_to_do(
     assert PageGrant.objects.get(pk=grant.pk).rights == ["read", "decide"]
     permissions.grant_delete(actor=admin_user, page=page, grant_id=grant.pk)
     assert not PageGrant.objects.exists()
+
+
+def test_it_lets_only_the_granted_group_propose_where_propose_is_granted(
+    make_page: Callable[..., Page], make_user: Callable[..., User], reader: User, admin_user: User
+) -> None:
+    from reviews import services
+
+    drafts = make_page("Drafts")
+    writer = make_user("wendy", "Writers")
+    permissions.grant_set(
+        actor=admin_user, page=drafts, group=Group.objects.get(name="Writers"), rights=["propose"]
+    )
+    with pytest.raises(Forbidden, match="only members of Writers can propose changes here"):
+        services.version_propose(actor=fresh_user(reader), page=fresh(drafts), body="Mine.\n")
+    with pytest.raises(Forbidden, match="only members of Writers"):
+        services.page_create(actor=fresh_user(reader), title="Child", body="x\n", parent=drafts)
+    proposal = services.version_propose(actor=writer, page=fresh(drafts), body="Ours.\n")
+    assert proposal.status == "in_review"
+
+
+def test_it_answers_reading_the_same_in_python_and_in_the_scopes_sql(
+    make_page: Callable[..., Page], make_user: Callable[..., User], admin_user: User
+) -> None:
+    from wiki.scope import person_scope
+
+    legal = make_page("Legal")
+    other = make_page("Other", parent=legal)
+    shared = make_page("Shared", parent=legal)
+    below = make_page("Below", parent=shared)
+    outside = make_page("Outside")
+    people = [
+        make_user("lana", "Legal"),
+        make_user("sam", "Staff"),
+        make_user("both", "Legal", "Staff"),
+        make_user("nobody"),
+        admin_user,
+    ]
+    group = Group.objects.get
+    permissions.grant_set(actor=admin_user, page=legal, group=group(name="Legal"), rights=["read"])
+    permissions.grant_set(actor=admin_user, page=shared, group=group(name="Staff"), rights=["read"])
+    pages = [legal, other, shared, below, outside]
+    seen = {}
+    for person in people:
+        in_sql = set(Page.objects.filter(person_scope(person).q()).values_list("pk", flat=True))
+        in_python = {page.pk for page in pages if can(fresh_user(person), "read", fresh(page))}
+        assert in_sql == in_python, person.username
+        seen[person.username] = {page.title for page in pages if page.pk in in_sql}
+    assert seen["lana"] == {"Legal", "Other", "Outside"}
+    assert seen["sam"] == {"Shared", "Below", "Outside"}  # nearest grant wins, below a hidden one
+    assert seen["both"] == seen["ada"] == {"Legal", "Other", "Shared", "Below", "Outside"}
+    assert seen["nobody"] == {"Outside"}

@@ -71,11 +71,12 @@ def test_it_counts_two_approvals_at_the_same_moment_as_two(
     make_user: Callable[..., User],
     admin_user: User,
     reader: User,
+    reviewer: User,
     steps: int,
 ) -> None:
     """Legal needs two approvals; its two members approve at once: both count, the step is
     done exactly once (never skipped, never a double publish)."""
-    lawyers = [make_user(name, "Legal", REVIEWERS) for name in ("lena", "luis")]
+    lawyers = [make_user(name, "Legal") for name in ("lena", "luis")]
     page = make_page("Race", "old\n")
     plan = [{"name": "Legal", "group": "Legal", "approvals": 2}]
     if steps == 2:

@@ -202,8 +202,8 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
         assert response.status_code == 404
     else:
         assert response.status_code == 403
-        # The reader and the editor lack the role; the author has it.
-        reason = "decide your own proposal" if who == "author" else "nly reviewers can"
+        # The editor lacks the role; the reader (who wrote it) and the author are its authors.
+        reason = "nly reviewers can" if who == "editor" else "decide your own proposal"
         assert reason in response.content.decode()
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.IN_REVIEW

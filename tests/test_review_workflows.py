@@ -24,7 +24,8 @@ LEGAL_THEN_REVIEWERS = [
 
 @pytest.fixture
 def lawyers(make_user: Callable[..., User]) -> list[User]:
-    return [make_user(name, "Legal", REVIEWERS) for name in ("lena", "luis", "lara")]
+    # Legal members only: a step names its group, so they need not be Reviewers too.
+    return [make_user(name, "Legal") for name in ("lena", "luis", "lara")]
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_it_walks_a_proposal_through_two_steps(
     services.version_approve(actor=lawyers[0], version=proposal, comment="Fine by me.")
     proposal.refresh_from_db()
     assert (proposal.status, proposal.review.step) == (VersionStatus.IN_REVIEW, 0)
-    with pytest.raises(Conflict, match="already approved step 1"):
+    with pytest.raises(Conflict, match="already approved this text"):
         services.version_approve(actor=lawyers[0], version=proposal)
     services.version_approve(actor=lawyers[1], version=proposal)
     proposal.refresh_from_db()
@@ -221,13 +222,14 @@ def test_it_refuses_a_conflicting_stale_proposal_at_every_step(
     lawyers: list[User],
     editor: User,
     reader: User,
+    reviewer: User,
 ) -> None:
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(reader, page, "Seven days.\n")
     # The editor's change is a proposal too under the workflow; it goes live through it.
     newer = services.version_propose(actor=editor, page=page, body="Six days.\n", publish=False)
-    for lawyer in lawyers:
-        services.version_approve(actor=lawyer, version=newer)
+    for decider in (*lawyers[:2], reviewer):
+        services.version_approve(actor=decider, version=newer)
     assert live(page).body == "Six days.\n"
     with pytest.raises(Conflict, match="overlap"):
         services.version_approve(actor=lawyers[0], version=proposal)

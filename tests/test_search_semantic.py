@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from io import StringIO
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -26,8 +27,10 @@ from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
 from wiki.search import search_pages, strip_marks
 
-from .fixtures_mcp import rpc_tool
+from .fixtures_mcp import MCP, AgentKey, rpc_tool
+from .fixtures_servers import QuireServer
 from .prerequisites import PGVECTOR, POSTGRES, require
+from .waits import HTTP_TIMEOUT
 
 pytestmark = [
     pytest.mark.django_db,
@@ -600,6 +603,55 @@ def test_a_subtree_the_planner_finds_small_sorts_its_own_chunks(
     assert "hnsw.iterative_scan" in large and "<=>" in large
 
 
+def plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from plan_nodes(child)
+
+
+def test_a_small_set_keeps_its_best_chunks_by_id_and_score_and_reads_only_those_whole(
+    make_page: MakePage, client: Client
+) -> None:
+    # A small set's chunks are scored, not read through the HNSW index (which, without its
+    # iterative scan, stops after ef_search chunks of the whole wiki), and what is sorted to
+    # keep the best 60 is their ids and scores (16 bytes a row), not whole chunks with their
+    # texts and vectors; the best are read whole after.
+    handbook = make_page("Handbook")
+    pages = [make_page(title, body, parent=handbook) for title, body in HANDBOOK_PAGES]
+    semantic.embed_pages([page.pk for page in pages])
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    token = agent_token([handbook])
+    with CaptureQueriesContext(connection) as captured:
+        hits = mcp_search(client, token, "I need several weeks off for surgery")
+    assert hits[0]["title"] == "Medical leave of absence"
+    [vector_sql] = [q["sql"] for q in captured.captured_queries if "<=>" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + vector_sql)
+        [(plan,)] = cursor.fetchall()
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    nodes = list(plan_nodes(plan[0]["Plan"]))
+
+    assert not [n for n in nodes if "hnsw" in n.get("Index Name", "")]
+    sorts = [n for n in nodes if n["Node Type"] == "Sort"]
+    assert sorts and min(n["Plan Width"] for n in sorts) <= 16
+
+
+def test_pgvector_keeps_each_vector_in_its_chunk_s_row(handbook: dict[str, Page]) -> None:
+    # pgvector stores a vector column EXTERNAL: every vector in the TOAST table, a fetch more
+    # for each chunk a search in a small set reads (a 2,031-page subtree: 69 ms, 26,008
+    # buffers). MAIN keeps it in the row (migration 0019, and enable_pgvector after it).
+    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute "
+            "WHERE attrelid = 'wiki_pagechunk'::regclass AND attname = 'embedding'"
+        )
+        [(storage,)] = cursor.fetchall()
+
+    assert storage == "m"
+
+
 def test_a_set_s_size_is_asked_of_the_planner_once_not_by_every_search(
     make_page: MakePage, client: Client
 ) -> None:
@@ -688,3 +740,37 @@ def test_the_query_is_embedded_while_its_words_are_ranked(
     monkeypatch.setattr(search, "keyword_search", ranking)
     assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
     assert seen_during_ranking == [True]
+
+
+# gunicorn's master loads the app, and the model, once; the workers it forks share it (about
+# 250 MB less each, docs/search.md). Before, a worker forked while the warm-up threads held a
+# lock hung on its first search, and each preloaded worker aborted as it exited (ONNX
+# Runtime's state, made before the fork): gunicorn logged "was sent SIGABRT".
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_preloaded_workers_search_with_the_master_s_model_and_stop_cleanly(
+    quire_servers: Callable[..., QuireServer],
+    make_page: MakePage,
+    make_agent: Callable[..., AgentKey],
+) -> None:
+    page = make_page(*HANDBOOK_PAGES[2])
+    semantic.embed_pages([page.pk])
+    key = make_agent("support-bot", pages=(page,))
+    server = quire_servers(
+        workers=2,
+        env={
+            "GUNICORN_CMD_ARGS": "--preload",
+            "QUIRE_EMBEDDING_MODEL": semantic.DEFAULT_MODEL,
+        },
+    )
+    health = httpx.get(server.url + "/healthz", timeout=HTTP_TIMEOUT).json()
+    assert health["search"]["mode"] == "hybrid"
+    for _ in range(6):  # a new connection each: both workers search
+        found = MCP(server.url).ok(key, "search_pages", query="weeks off for surgery")
+        assert [hit["title"] for hit in found["results"]] == ["Medical leave of absence"]
+
+    server.stop()
+
+    assert server.process.returncode == 0
+    assert "SIGABRT" not in server.output()
+    assert "terminate called" not in server.output()

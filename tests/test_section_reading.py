@@ -21,9 +21,10 @@ from django.test import Client
 from agents import services as agent_services
 from core.actors import SystemActor
 from core.errors import Forbidden
+from core.models import AuditEvent
 from reviews import services
 from reviews.models import Notification
-from wiki.models import Page
+from wiki.models import Page, PageGrant
 from wiki.roles import REVIEWERS
 
 from .fixtures_mcp import rpc_tool
@@ -103,6 +104,8 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
         "/search/?q=counsel+notes",
         "/search/?q=sign+form",
         "/pages/pick/?q=the",
+        "/reviews/",  # nick reviews, but not what he may not read
+        "/api/v1/reviews/",
         "/api/v1/pages/",
         "/api/v1/pages/?q=sign+form",
         f"/api/v1/pages/{public.public_id}/",
@@ -127,6 +130,7 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
     assert SECTION in lana.get("/").content.decode()
     assert INSIDE in lana.get("/api/v1/pages/?q=sign+form").content.decode()
     assert lana.get(f"/reviews/pages/{nda.public_id}/history/").status_code == 200
+    assert INSIDE in lana.get("/reviews/").content.decode()
     # An editor outside Legal publishes nowhere in it either: they cannot even open it.
     assert client_as(editor).get(f"/p/{nda.public_id}/edit/").status_code == 404
 
@@ -208,3 +212,25 @@ def test_it_hides_a_section_added_to_an_agents_set_before_the_grant(
         ]
     ]
     assert_clean(texts)
+
+
+def test_it_lets_an_admin_see_and_change_grants_on_the_page_in_the_browser(
+    legal: Legal, admin_user: User, client_as: ClientAs, editor: User
+) -> None:
+    url = f"/p/{legal.nda.public_id}/access/"
+    assert client_as(editor).get(f"/p/{legal.public.public_id}/access/").status_code == 403
+    assert client_as(editor).get(url).status_code == 404  # they may not even read it
+    admin = client_as(admin_user)
+    screen = admin.get(url).content.decode()
+    # Read comes from the section's grant, publish from the default.
+    assert f'<a href="/p/{legal.section.public_id}/access/">{legal.section.path}</a>' in screen
+    assert "Editors" in screen and "The default" in screen
+    refused = admin.post(url, {"group": "Legal"})
+    assert refused.status_code == 400 and "Tick at least one right" in refused.content.decode()
+    admin.post(url, {"group": "Reviewers", "rights": ["read", "decide"]}, follow=True)
+    grant = PageGrant.objects.get(page=legal.nda)
+    assert (grant.group.name, grant.rights) == ("Reviewers", ["read", "decide"])
+    assert AuditEvent.objects.filter(action="grant.set", page=legal.nda).exists()
+    admin.post(url, {"remove": grant.pk})
+    assert not PageGrant.objects.filter(page=legal.nda).exists()
+    assert AuditEvent.objects.filter(action="grant.delete", page=legal.nda).exists()

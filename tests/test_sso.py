@@ -3,11 +3,13 @@ their first sign-in, groups from a claim, and the provider's refusal ending ever
 
 from __future__ import annotations
 
+from io import StringIO
 from typing import Any
 
 import httpx
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 from django.test import Client
 
 from connect.models import Connection
@@ -17,6 +19,7 @@ from people.models import SignInSession, SsoIdentity
 from people.sealed import unseal
 from reviews.api_tokens import api_token_create
 from tests.fixtures_oidc import Provider, path_of
+from tests.test_settings_env import start
 
 
 def sign_in(client: Client, provider: Provider, sub: str, *, deny: bool = False) -> Any:
@@ -170,4 +173,42 @@ def test_it_ends_sessions_api_keys_and_connections_when_the_provider_refuses(
     assert api.status_code == 401
     assert not SignInSession.objects.filter(user=owner).exists()
     # Nothing more to ask the provider until she signs in again.
-    assert services.sso_recheck_all() == {}
+    out = StringIO()
+    call_command("sso_recheck", stdout=out)
+    assert out.getvalue().strip() == "checked 0 people (none)"
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"OIDC_RP_CLIENT_ID": "quire", "OIDC_RP_CLIENT_SECRET": "s"}, "OIDC_OP_AUTHORIZATION"),
+        ({"QUIRE_LOCAL_PASSWORDS": "0"}, "QUIRE_LOCAL_PASSWORDS"),
+        ({"OIDC_OP_TOKEN_ENDPOINT": "ftp://sso.example.com/token"}, "OIDC_OP_TOKEN_ENDPOINT"),
+        ({"QUIRE_OIDC_RECHECK_SECONDS": "5"}, "QUIRE_OIDC_RECHECK_SECONDS"),
+    ],
+)
+def test_it_stops_start_up_on_an_incomplete_single_sign_on_naming_the_variable(
+    env: dict[str, str | None], named: str
+) -> None:
+    result = start(env)
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and named in last_line
+
+
+def test_it_starts_with_single_sign_on_set_up_from_the_environment() -> None:
+    base = "https://sso.example.com/realms/acme/protocol/openid-connect"
+    result = start(
+        {
+            "OIDC_RP_CLIENT_ID": "quire",
+            "OIDC_RP_CLIENT_SECRET": "secret",
+            "OIDC_OP_AUTHORIZATION_ENDPOINT": f"{base}/auth",
+            "OIDC_OP_TOKEN_ENDPOINT": f"{base}/token",
+            "OIDC_OP_USER_ENDPOINT": f"{base}/userinfo",
+            "OIDC_OP_JWKS_ENDPOINT": f"{base}/certs",
+            "QUIRE_LOCAL_PASSWORDS": "0",
+        },
+        then="from django.conf import settings; print(settings.AUTHENTICATION_BACKENDS)",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['people.sso.QuireOIDCBackend']"

@@ -203,3 +203,27 @@ class SearchForm(forms.Form):
         return str(
             _checked(lambda v: validators.validate_query(v, required=False), self.cleaned_data["q"])
         )
+
+
+class GrantForm(forms.Form):
+    """A group's rights on a page and everything under it (wiki.permissions)."""
+
+    group = forms.ChoiceField(label="Group", choices=())
+    rights = forms.MultipleChoiceField(
+        label="Rights",
+        choices=[
+            ("read", "Read: see it anywhere (tree, search, history, mail, agents)"),
+            ("propose", "Propose changes, which a reviewer decides"),
+            ("publish", "Publish without review (not where a review workflow applies)"),
+            ("decide", "Decide proposals (review)"),
+        ],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={
+            "required": "Tick at least one right; to take rights away, remove "
+            "the group's grant below."
+        },
+    )
+
+    def __init__(self, *args: Any, groups: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["group"].choices = [(name, name) for name in groups]  # type: ignore[attr-defined]

@@ -315,6 +315,11 @@ def checked_rights(rights: Any) -> list[str]:
     return [right for right in RIGHTS if right in rights]
 
 
+def group_names_all() -> list[str]:
+    """Every group's name, for the screen that grants them rights."""
+    return list(Group.objects.order_by("name").values_list("name", flat=True))
+
+
 def group_named(name: Any) -> Group:
     if not isinstance(name, str) or not name.strip():
         raise InvalidArgument('name the group, e.g. {"group": "Legal"}.', field="group")

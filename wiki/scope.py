@@ -160,7 +160,7 @@ class Scope:
     roots_sql: tuple[str, tuple[Any, ...]] | None = field(default=None, compare=False)
     # The person whose read grants (wiki.models.PageGrant) restrict the Scope: a person's own
     # pk, an agent's owner's (0: no one's, the sections nobody restricted); None: no grant
-    # restricts it (a superuser). See `hidden_sql`.
+    # restricts it (a superuser). See `hidden_sql` (the module's function).
     reader: int | None = None
 
     # --- building --------------------------------------------------------------------------
@@ -300,27 +300,31 @@ class Scope:
             sql = f"(SELECT min(scope_root.path) {covering})"
         if self.reader is None:
             return sql, params
-        return f"(CASE WHEN {self.not_hidden_sql(pk, vendor)} THEN {sql} END)", params
+        return f"(CASE WHEN {self.not_hidden_sql(key, vendor)} THEN {sql} END)", params
 
-    def not_hidden_sql(self, pk: str, vendor: str | None = None) -> str:
-        """The condition that the page whose primary key is `pk` is not hidden from the
-        reader ("" without a reader)."""
+    def not_hidden_sql(self, key: str, vendor: str | None = None) -> str:
+        """The condition that the row whose tree key is `key` is not hidden from the reader
+        by their read grants ("" without a reader). See `hidden_sql` for the rule."""
         if self.reader is None:
             return ""
-        return f"{pk} NOT IN ({self.hidden_sql(vendor)})"
+        return f"NOT {hidden_sql(key, str(int(self.reader)), vendor or connection.vendor)}"
 
     def visible_sql(self, alias: str = "p", vendor: str | None = None) -> str:
         """`readable_sql` and `not_hidden_sql` together, for SQL written by hand."""
-        not_hidden = self.not_hidden_sql(_column(alias, "id"), vendor)
+        not_hidden = self.not_hidden_sql(tree_key_sql(alias, vendor), vendor)
         return readable_sql(alias) + (f" AND {not_hidden}" if not_hidden else "")
 
-    def hidden_sql(self, vendor: str | None = None) -> str:
-        """A query of the ids of the pages `reader`'s read grants hide (none when no grant
-        restricts reading), uncorrelated so that the database runs it once per statement.
-        The reader's pk is written into it (an int, never text), so it adds no parameter to
-        any statement. See `hidden_from_sql` for the rule."""
-        assert self.reader is not None, "only a Scope with a reader hides pages"
-        return hidden_from_sql(str(int(self.reader)), vendor)
+    def visible_page_sql(self, page_id: str, vendor: str | None = None) -> str:
+        """The condition that the page whose id the SQL expression `page_id` gives (a search
+        document's, say) is not hidden from the reader ("" without a reader): one lookup of
+        the page by its key."""
+        if self.reader is None:
+            return ""
+        vendor = vendor or connection.vendor
+        return (
+            f"EXISTS (SELECT 1 FROM wiki_page shown WHERE shown.id = {page_id} AND "  # noqa: S608
+            f"{self.not_hidden_sql(tree_key_sql('shown', vendor), vendor)})"
+        )
 
     def root_path(self) -> Expression:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
@@ -363,7 +367,7 @@ class Scope:
         """The coverage alone, for the row whose tree key is `key` and primary key `pk`:
         the roots, and what the reader's read grants hide."""
         covered, params = self._roots_covered_sql(key, pk, vendor)
-        not_hidden = self.not_hidden_sql(pk, vendor)
+        not_hidden = self.not_hidden_sql(key, vendor)
         if not not_hidden:
             return covered, params
         return (f"{covered} AND {not_hidden}" if covered else not_hidden), params
@@ -405,37 +409,66 @@ def _under_sql(key: str, under: tuple[str, ...]) -> tuple[str, list[Any]]:
     return f"({parts})", [bound for path in under for bound in subtree_range(path)]
 
 
-def hidden_from_sql(reader: str, vendor: str | None = None) -> str:
-    """A query of the ids of the pages hidden from the person whose pk the SQL expression
-    `reader` gives: a literal pk (`Scope.hidden_sql`, run once per statement), or a column
-    such as "auth_user.id" to ask for each row (who of a list of people may read a page).
+# The read rule's two lists of tree keys, for the reader whose pk the SQL expression {reader}
+# gives: the pages carrying a read grant to none of their groups ("denied"), and those carrying
+# one to one of their groups ("allowed"). Neither depends on the row asked about, so each is
+# worked out once per statement (grants are few), and the row is then compared in memory.
+_DENIED_SQL = (
+    "SELECT {aggregate} FROM wiki_pagegrant denied_grant INNER JOIN wiki_page denied_root "
+    "ON denied_root.id = denied_grant.page_id WHERE denied_grant.read "
+    "AND NOT EXISTS (SELECT 1 FROM auth_user superuser WHERE superuser.id = {reader} "
+    "AND superuser.is_superuser AND superuser.is_active) "
+    "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant own INNER JOIN auth_user_groups own_member "
+    "ON own_member.group_id = own.group_id WHERE own.page_id = denied_root.id AND own.read "
+    "AND own_member.user_id = {reader})"
+)
+_ALLOWED_SQL = (
+    "SELECT {aggregate} FROM wiki_pagegrant allowed_grant INNER JOIN auth_user_groups member "
+    "ON member.group_id = allowed_grant.group_id INNER JOIN wiki_page allowed_root "
+    "ON allowed_root.id = allowed_grant.page_id WHERE allowed_grant.read "
+    "AND member.user_id = {reader}"
+)
 
-    The rule of wiki.permissions in SQL: a page is hidden when a page on its path carries
-    a read grant to none of the reader's groups ("d") and no page between that one and
-    the page itself (or the page) carries a read grant to one of them. An active
-    superuser's reader hides nothing (an agent's Scope knows its owner by pk alone)."""
-    vendor = vendor or connection.vendor
+
+def hidden_sql(key: str, reader: str, vendor: str) -> str:
+    """The condition that the row whose tree key is `key` is hidden from the person whose pk
+    the SQL expression `reader` gives (a literal pk, or a column such as "auth_user.id" to
+    ask for each person of a list): the rule of wiki.permissions in SQL.
+
+    A page is hidden when a page on its path carries a read grant to none of the reader's
+    groups (a denied root) and no page between that one and the page itself (or the page)
+    carries a read grant to one of them (an allowed root deeper than the denied one: below it
+    on the same path, so its key is the greater). An active superuser is denied nothing."""
     after = _AFTER_SUBTREE_SQL[vendor]
-    rkey = TREE_KEY_SQL[vendor].format(path="hidden_root.path")
-    hkey = TREE_KEY_SQL[vendor].format(path="hidden.path")
-    akey = TREE_KEY_SQL[vendor].format(path="allowed_root.path")
-    sql = (
-        "SELECT hidden.id FROM wiki_pagegrant hidden_grant "  # noqa: S608
-        "INNER JOIN wiki_page hidden_root ON hidden_root.id = hidden_grant.page_id "
-        f"INNER JOIN wiki_page hidden ON {hkey} >= {rkey} AND {hkey} < {rkey} || {after} "
-        "WHERE hidden_grant.read AND NOT EXISTS (SELECT 1 FROM auth_user superuser "
-        f"WHERE superuser.id = {reader} AND superuser.is_superuser AND superuser.is_active) "
-        "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant own "
-        "INNER JOIN auth_user_groups own_member ON own_member.group_id = own.group_id "
-        f"WHERE own.page_id = hidden_root.id AND own.read AND own_member.user_id = {reader}) "
-        "AND NOT EXISTS (SELECT 1 FROM wiki_pagegrant allowed "
-        "INNER JOIN auth_user_groups member ON member.group_id = allowed.group_id "
-        "INNER JOIN wiki_page allowed_root ON allowed_root.id = allowed.page_id "
-        f"WHERE allowed.read AND member.user_id = {reader} "
-        "AND length(allowed_root.path) > length(hidden_root.path) "
-        f"AND {hkey} >= {akey} AND {hkey} < {akey} || {after})"
+    if vendor == "postgresql":
+        denied = _DENIED_SQL.format(
+            aggregate=f"coalesce(array_agg({tree_key_sql('denied_root', vendor)}), '{{}}')",
+            reader=reader,
+        )
+        allowed = _ALLOWED_SQL.format(
+            aggregate=f"coalesce(array_agg({tree_key_sql('allowed_root', vendor)}), '{{}}')",
+            reader=reader,
+        )
+        return (
+            f"EXISTS (SELECT 1 FROM unnest(({denied})) AS denied(lo) "  # noqa: S608
+            f"WHERE {key} >= denied.lo AND {key} < denied.lo || {after} "
+            f"AND NOT EXISTS (SELECT 1 FROM unnest(({allowed})) AS allowed(lo) "
+            f"WHERE allowed.lo > denied.lo AND {key} >= allowed.lo "
+            f"AND {key} < allowed.lo || {after}))"
+        )
+    denied = _DENIED_SQL.format(
+        aggregate=f"json_group_array({tree_key_sql('denied_root', vendor)})", reader=reader
     )
-    return sql
+    allowed = _ALLOWED_SQL.format(
+        aggregate=f"json_group_array({tree_key_sql('allowed_root', vendor)})", reader=reader
+    )
+    return (
+        f"EXISTS (SELECT 1 FROM json_each(({denied})) AS denied "  # noqa: S608
+        f"WHERE {key} >= denied.value AND {key} < denied.value || {after} "
+        f"AND NOT EXISTS (SELECT 1 FROM json_each(({allowed})) AS allowed "
+        f"WHERE allowed.value > denied.value AND {key} >= allowed.value "
+        f"AND {key} < allowed.value || {after}))"
+    )
 
 
 class _InScope(Expression):

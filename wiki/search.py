@@ -545,6 +545,7 @@ def search_pages(
 
 
 _warming: list[threading.Thread] = []
+_fork_safe = False
 
 
 def warm_up() -> None:
@@ -554,6 +555,14 @@ def warm_up() -> None:
     calls it as it starts (config/wsgi.py); a search that comes meanwhile waits for what it
     needs rather than loading it a second time, and one that comes after a failed loading
     loads it itself."""
+    global _fork_safe
+    if not _fork_safe:
+        # A server that forks its workers after loading the app (gunicorn --preload, so that
+        # they share one copy of the models) must not fork while these threads hold a lock
+        # or a connection: a worker forked then hung on its first search. The fork waits
+        # for them (a second at most); the workers then start with the models loaded.
+        os.register_at_fork(before=wait_for_warm_up)
+        _fork_safe = True
     read_in_background()
     thread = threading.Thread(target=_load_models, name="quire-search-warm-up", daemon=True)
     try:
@@ -934,7 +943,7 @@ def _search_postgres(
     in_scope = ""
     if _only_read_grants(scope):
         assert isinstance(scope, Scope)
-        in_scope = "AND " + scope.not_hidden_sql("d.page_id", "postgresql")
+        in_scope = "AND " + scope.visible_page_sql("d.page_id", "postgresql")
     elif scope is not None:
         ctes = f"covered(id) AS NOT MATERIALIZED ({_covered_sql(scope, params, 'postgresql')}),"
         in_scope = "AND d.page_id IN (SELECT id FROM covered)"
@@ -1074,7 +1083,7 @@ def _search_sqlite(
     in_scope = ""
     if _only_read_grants(scope):
         assert isinstance(scope, Scope)
-        in_scope = "AND " + scope.not_hidden_sql(f"+{fts}.rowid", "sqlite")
+        in_scope = "AND " + scope.visible_page_sql(f"+{fts}.rowid", "sqlite")
     elif scope is not None:
         ctes = f"covered(id) AS MATERIALIZED ({_covered_sql(scope, params, 'sqlite')}),"
         # The unary + keeps the rowid condition away from FTS5, which would otherwise run

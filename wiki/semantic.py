@@ -361,8 +361,11 @@ def embedder() -> Embedder | None:
 
 # --- where the vectors live ---------------------------------------------------------------------
 
+# The vector is kept in its row (MAIN): pgvector's default, EXTERNAL, stores every vector in
+# the TOAST table, a fetch more for each chunk a small set's search reads (migration 0019).
 PGVECTOR_COLUMN_SQL = f"""
 ALTER TABLE wiki_pagechunk ADD COLUMN IF NOT EXISTS embedding vector({PGVECTOR_DIMENSIONS});
+ALTER TABLE wiki_pagechunk ALTER COLUMN embedding SET STORAGE MAIN;
 CREATE INDEX IF NOT EXISTS wiki_pagechunk_embedding_hnsw
     ON wiki_pagechunk USING hnsw (embedding vector_cosine_ops);
 """
@@ -709,6 +712,10 @@ def nearest_chunks(
         )
     if store == "pgvector" and covered_sql and not single_pages:
         single_pages = _few_pages(covered_sql, params)
+    if store == "pgvector" and covered_sql and single_pages:
+        # The set first, then its chunks by page: however few pages the planner thinks a
+        # reader's sections leave in it, it does not sort every chunk of the wiki first.
+        with_covered = f"WITH covered(id) AS MATERIALIZED ({covered_sql})"
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
     wanted = "AND coalesce(d.language, '') IN ('', %(language)s)"
     for only in ("", wanted):
@@ -817,7 +824,14 @@ def _indexed_nearest(
         params = dict(params, **{f"q{n}": _to_pgvector(v) for n, v in enumerate(vectors)})
         distances = [f"c.embedding <=> %({name})s::vector" for name in names]
         nearest = distances[0] if len(distances) == 1 else f"LEAST({', '.join(distances)})"
-        order = nearest
+        # A set's own chunks are ordered by their similarity, an expression the HNSW index
+        # cannot serve: reading the index without its iterative scan (the settings below) would
+        # stop after hnsw.ef_search chunks of the whole wiki, few or none of them in the set
+        # (a 2,031-page subtree got 8 chunks where 60 were wanted, once the readers' sections
+        # made the planner think the set tiny).
+        order = "similarity DESC"
+        if use_index:
+            order = nearest
         if use_index and len(vectors) > 1:
             params["mean"] = _to_pgvector(_normalised(np.mean(np.stack(vectors), axis=0)[None])[0])
             order = "c.embedding <=> %(mean)s::vector"
@@ -830,7 +844,28 @@ def _indexed_nearest(
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
         if not use_index:
-            # The planner sorts the set's chunks by distance, as it should for a few pages.
+            # The set's chunks scored, the `limit` best kept (a top-N heap sort of ids and
+            # scores), and only those read whole: their text, page and language.
+            scored = "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id" + (
+                " LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
+                if "d." in in_scope
+                else ""
+            )
+            sql = f"""
+                {with_covered}
+                SELECT {columns}, best.similarity
+                FROM (
+                    SELECT c.id, 1 - ({nearest}) AS similarity
+                    FROM {scored}
+                    WHERE c.embedding IS NOT NULL AND {live} {in_scope}
+                    ORDER BY similarity DESC
+                    LIMIT %(limit)s
+                ) best
+                JOIN wiki_pagechunk c ON c.id = best.id
+                JOIN wiki_page p ON p.id = c.page_id
+                LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
+                ORDER BY best.similarity DESC
+            """  # noqa: S608 - only constants are interpolated
             return [_hit(row) for row in search_rows(sql, params)]
         # The HNSW index goes on reading past chunks outside the set until it has enough.
         # The planner guesses one row for the join on the live version and would sort every

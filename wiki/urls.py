@@ -14,6 +14,7 @@ urlpatterns = [
     path("p/<str:public_id>/archive/", views.page_archive, name="archive"),
     path("p/<str:public_id>/restore/", views.page_restore, name="restore"),
     path("p/<str:public_id>/move/", views.page_move, name="move"),
+    path("p/<str:public_id>/access/", views.page_access, name="access"),
     path("p/<str:public_id>/reorder/", views.page_reorder, name="reorder"),
     path("p/<str:public_id>/attachments/", views.attachment_upload, name="attachment_upload"),
     path(

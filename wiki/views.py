@@ -36,9 +36,10 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from core.errors import Forbidden, NotFound, QuireError
-from wiki import login_throttle, selectors, services
+from wiki import login_throttle, permissions, selectors, services
 from wiki.forms import (
     AttachmentForm,
+    GrantForm,
     MoveForm,
     ReorderForm,
     SearchForm,
@@ -47,7 +48,7 @@ from wiki.forms import (
 )
 from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
-from wiki.permissions import PUBLISH, crosses_workflow_border, holds
+from wiki.permissions import PUBLISH, can, crosses_workflow_border, holds
 from wiki.roles import can_publish, can_review
 from wiki.scope import person_scope
 from wiki.search import search_pages
@@ -204,6 +205,7 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
     )
     if page.live_version is None:
         return render(request, "wiki/page_waiting.html", context)
+    arranges = holds(user, PUBLISH, page)
     context.update(
         live=page.live_version,
         body_html=mark_safe(
@@ -212,7 +214,11 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         instructions_html=mark_safe(render_markdown(page.instructions, reader=person_scope(user))),
         **_children_context(request, page, tree),
         attachments=selectors.page_attachments(page),
-        attachment_form=AttachmentForm() if holds(user, PUBLISH, page) else None,
+        attachment_form=AttachmentForm() if arranges else None,
+        # This page's own answers (wiki.permissions): under a review workflow an editor's
+        # Edit is a proposal; Move and Archive follow the section's publishers.
+        can_publish=can(user, PUBLISH, page),
+        may_arrange=arranges,
         single_review=pending[0] if len(pending) == 1 and can_review(user) else None,
     )
     return render(request, "wiki/page.html", context)
@@ -488,3 +494,52 @@ def attachment_remove(request: HttpRequest, public_id: str, attachment_id: int) 
     else:
         messages.success(request, f"Removed {attachment.name}.")
     return redirect(page_url(page))
+
+
+# --- who may do what on a page (admins) -----------------------------------------------------
+
+
+@login_required
+def page_access(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Who may read, propose, publish and decide on a page and from where each right comes,
+    and the grants on the page: an admin adds a group's rights here or takes them off."""
+    page = page_or_404(request, public_id)
+    if not request.user.is_superuser:  # type: ignore[union-attr]
+        raise PermissionDenied("Only admins can see and change who may do what on a page.")
+    form = GrantForm(request.POST or None, groups=permissions.group_names_all())
+    status = 200
+    if request.method == "POST":
+        try:
+            if "remove" in request.POST:
+                permissions.grant_delete(
+                    actor=request.user, page=page, grant_id=request.POST.get("remove")
+                )
+                messages.success(request, "Grant removed.")
+                return redirect(reverse("wiki:access", kwargs={"public_id": page.public_id}))
+            if form.is_valid():
+                grant = permissions.grant_set(
+                    actor=request.user,
+                    page=page,
+                    group=permissions.group_named(form.cleaned_data["group"]),
+                    rights=form.cleaned_data["rights"],
+                )
+                messages.success(
+                    request,
+                    f"{grant.group.name} may now {', '.join(grant.rights)} on “{page.title}” "
+                    "and everything under it.",
+                )
+                return redirect(reverse("wiki:access", kwargs={"public_id": page.public_id}))
+            status = 400
+        except QuireError as error:
+            raise_for(error)
+            form.add_error(None, sentence(error.message))
+            status = 400
+    context = tree_context(request, page)
+    context.update(
+        page=page,
+        form=form,
+        holders=permissions.holders_at(page),
+        grants=permissions.grants_on(page),
+        inherited=[g for g in permissions.grants_applying(page) if g.page_id != page.pk],
+    )
+    return render(request, "wiki/page_access.html", context, status=status)

@@ -1,0 +1,169 @@
+"""Asking people by name to review, and reminding when a proposal waits past its due time.
+
+`review_ask`: the author (or their agent's owner), a decider of the current step or an admin
+asks one person who may decide that step (reviews.deciders); they get an inbox item and an
+email, and the queue and the review page name them. `reviews_remind` (the beat, hourly, and
+`manage.py remind_reviews`): a proposal that has not moved for QUIRE_REVIEW_DUE_HOURS reminds
+its step's deciders once, and QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from core.actors import SystemActor
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, InvalidArgument
+from reviews import outbox
+from reviews.deciders import deciders_of
+from reviews.models import ReminderStage, Review, ReviewAsk, ReviewReminder, ReviewStatus
+from wiki.models import Version, VersionStatus
+
+
+def _author_side(actor: Any, version: Version) -> bool:
+    if version.author_user_id is not None:
+        return bool(version.author_user_id == actor.pk)
+    agent = version.author_agent
+    return agent is not None and agent.owner_id == actor.pk
+
+
+def may_ask(actor: Any, review: Review, version: Version) -> bool:
+    if not isinstance(actor, User) or not actor.is_active:
+        return False
+    return (
+        actor.is_superuser
+        or _author_side(actor, version)
+        or actor.pk in deciders_of([review])[review.version_id]
+    )
+
+
+def askable(actor: Any, review: Review, version: Version) -> list[User]:
+    """Whom `actor` may ask: the step's deciders not yet asked, themselves aside."""
+    if not may_ask(actor, review, version):
+        return []
+    asked = set(review.asks.values_list("person_id", flat=True))
+    if review.version_id != version.pk or version.status != VersionStatus.IN_REVIEW:
+        return []
+    ids = deciders_of([review])[version.pk] - asked - {actor.pk}
+    return list(User.objects.filter(pk__in=ids).order_by("username"))
+
+
+@transaction.atomic
+def review_ask(*, actor: User, version: Version, person: User) -> ReviewAsk:
+    version = Version.objects.select_related("page", "author_agent").get(pk=version.pk)
+    review = Review.objects.filter(version=version).first()
+    if version.status != VersionStatus.IN_REVIEW or review is None:
+        raise Conflict(f"v{version.number} is not waiting for review: nobody can be asked.")
+    if not may_ask(actor, review, version):
+        raise Forbidden(
+            "only its author, someone who decides its current step, or an admin asks people "
+            "to review it."
+        )
+    if person.pk == actor.pk:
+        raise InvalidArgument("ask someone other than yourself.", field="person")
+    if person.pk not in deciders_of([review])[version.pk]:
+        raise InvalidArgument(
+            f"{person.get_username()} cannot decide its current step: ask someone who can "
+            "(the step's group, with read rights on the page).",
+            field="person",
+        )
+    try:
+        with transaction.atomic():
+            ask = ReviewAsk.objects.create(review=review, person=person, asked_by=actor)
+    except IntegrityError:
+        raise Conflict(f"{person.get_username()} is already asked to review it.") from None
+    audit_record(
+        action="review.ask",
+        actor=actor,
+        page=version.page,
+        version_number=version.number,
+        data={"person": person.get_username()},
+    )
+    outbox.queue_asked(version, person_id=person.pk)
+    return ask
+
+
+def asks_by_review(review_ids: list[int]) -> dict[int, list[str]]:
+    """The names asked on each review, in one query (the queue's rows)."""
+    names: dict[int, list[str]] = {}
+    rows = (
+        ReviewAsk.objects.filter(review_id__in=review_ids)
+        .order_by("created_at", "id")
+        .values_list("review_id", "person__username")
+    )
+    for review_id, username in rows:
+        names.setdefault(review_id, []).append(username)
+    return names
+
+
+# --- reminders ----------------------------------------------------------------------------
+
+
+def _moved_at(review: Any) -> datetime:
+    """When the review last moved: proposed, revised, or approved at a step."""
+    times = [review.started_at, review.last_approval, review.last_revision]
+    return max(t for t in times if t is not None)
+
+
+def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
+    """Remind about every proposal waiting past its due time; returns how many reminders
+    went to deciders and to admins. Each is sent once (ReviewReminder's unique rows)."""
+    due_hours = settings.QUIRE_REVIEW_DUE_HOURS
+    if not due_hours:
+        return {}
+    now = now or timezone.now()
+    due = timedelta(hours=due_hours)
+    escalate = due + timedelta(hours=settings.QUIRE_REVIEW_ESCALATE_HOURS)
+    waiting = (
+        Review.objects.filter(
+            status=ReviewStatus.OPEN,
+            version__status=VersionStatus.IN_REVIEW,
+            started_at__lte=now - due,
+        )
+        .select_related("version__page", "version__author_agent")
+        .annotate(last_approval=Max("approvals__created_at"))
+        .annotate(last_revision=Max("revisions__created_at"))
+    )
+    counts = {"deciders": 0, "admins": 0}
+    for review in waiting:
+        waited = now - _moved_at(review)
+        if waited >= due:
+            counts["deciders"] += _remind(review, ReminderStage.DECIDERS, now)
+        if waited >= escalate:
+            counts["admins"] += _remind(review, ReminderStage.ADMINS, now)
+    return counts
+
+
+@transaction.atomic
+def _remind(review: Review, stage: str, now: datetime) -> int:
+    try:
+        with transaction.atomic():
+            ReviewReminder.objects.create(
+                review=review, step=review.step, revision=review.revision, stage=stage, sent_at=now
+            )
+    except IntegrityError:
+        return 0  # reminded already
+    version = review.version
+    if stage == ReminderStage.DECIDERS:
+        recipients = deciders_of([review])[version.pk]
+    else:
+        recipients = set(
+            User.objects.filter(is_superuser=True, is_active=True).values_list("pk", flat=True)
+        )
+    recipients -= {version.author_user_id}
+    audit_record(
+        action=f"review.remind_{stage}",
+        actor=SystemActor("review reminders"),
+        page=version.page,
+        version_number=version.number,
+        data={"step": review.step + 1, "recipients": len(recipients)},
+    )
+    outbox.queue_reminders(version, person_ids=sorted(recipients))
+    return 1

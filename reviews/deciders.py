@@ -1,0 +1,189 @@
+"""Who may decide a review's current step now: the one rule, asked by every door.
+
+The decision itself, the review-request mail, the queue (its "waits on you" and the admins'
+"nobody can decide this"), the presence sign and the Approve button all come here, so they
+cannot disagree. At a step of an assigned workflow the deciders are the active members of the
+step's group; at the default step (no workflow assigned) they are the people who may decide
+on the page (wiki.permissions.people_with("decide", page): Reviewers without section
+grants); a step's group members must also be allowed to read the page. Admins count as
+members of Reviewers, as before workflows, but not of other groups: a Legal step is Legal's.
+Never among them: the proposal's author, the owner of the agent that wrote it, the person
+whose OAuth connection carried it, and anyone who already approved this text in this
+review, at any step (one person counts once per review).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Q, QuerySet
+
+from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
+from wiki import permissions
+from wiki.models import PageGrant, Version
+from wiki.roles import REVIEWERS
+
+
+def is_default_step(review: Review) -> bool:
+    """Whether the review goes through the default workflow (no assignment above its page)."""
+    return review.workflow_page_id is None
+
+
+def step_group(review: Review) -> str:
+    """The group named by the step the review waits on."""
+    return str(review.current_step["group"])
+
+
+def counted_approvers(reviews: Sequence[Review]) -> dict[int, set[int]]:
+    """Who approved the revision under review in each review (approvals a reviewer's edit
+    reset do not count), from the prefetched approvals when the caller loaded them."""
+    found: dict[int, set[int]] = {review.pk: set() for review in reviews}
+    missing = []
+    for review in reviews:
+        if review.pk is None:
+            continue
+        cache = getattr(review, "_prefetched_objects_cache", {})
+        if "approvals" in cache:
+            found[review.pk] = {
+                a.user_id
+                for a in cache["approvals"]
+                if a.version_id == review.version_id and not a.reset
+            }
+        else:
+            missing.append(review)
+    if missing:
+        rows = Approval.objects.filter(
+            review__in=[review.pk for review in missing], reset=False
+        ).values_list("review_id", "version_id", "user_id")
+        versions = {review.pk: review.version_id for review in missing}
+        for review_id, version_id, user_id in rows:
+            if versions[review_id] == version_id:
+                found[review_id].add(user_id)
+    return found
+
+
+def _never(review: Review, version: Version) -> set[int]:
+    """The people who may never decide this revision: its author, the agent's owner, the
+    person who connected the agent that wrote it."""
+    excluded = {version.author_user_id, review.connected_by_id}
+    if version.author_agent_id is not None:
+        excluded.add(version.author_agent.owner_id)  # type: ignore[union-attr]
+    excluded.discard(None)
+    return excluded  # type: ignore[return-value]
+
+
+def deciders_of(reviews: Iterable[Review]) -> dict[int, set[int]]:
+    """The ids of the people who may decide each review's current step now, by the pk of the
+    version under review (defined for a proposal from before workflows too):
+    one query for the members of every group concerned, whatever the number of reviews
+    (and one for the approvals unless the caller prefetched them)."""
+    reviews = list(reviews)
+    if not reviews:
+        return {}
+    groups = {REVIEWERS if is_default_step(r) else step_group(r) for r in reviews}
+    members = Q(groups__name__in=groups)
+    if REVIEWERS in groups:
+        members |= Q(is_superuser=True)
+    by_group: dict[str, set[int]] = {}
+    superusers: set[int] = set()
+    for pk, name, superuser in (
+        User.objects.filter(members, is_active=True)
+        .values_list("pk", "groups__name", "is_superuser")
+        .order_by()
+    ):
+        if name:
+            by_group.setdefault(name, set()).add(pk)
+        if superuser:
+            superusers.add(pk)
+    approved = counted_approvers(reviews)
+    sectioned = _under_grants(reviews)
+    found: dict[int, set[int]] = {}
+    for review in reviews:
+        group = REVIEWERS if is_default_step(review) else step_group(review)
+        may = by_group.get(group, set())
+        if group == REVIEWERS:
+            may = may | superusers  # admins count as reviewers, as before workflows
+        if review.page_id in sectioned:
+            # Section grants apply: at the default step, who may decide here; at a
+            # workflow step, its group's members who may read the page (every right needs it).
+            right = permissions.DECIDE if is_default_step(review) else permissions.READ
+            held = set(
+                permissions.people_with(right, review.version.page).values_list("pk", flat=True)
+            )
+            may = held if is_default_step(review) else may & held
+        found[review.version_id] = may - _never(review, review.version) - approved[review.pk]
+    return found
+
+
+def _under_grants(reviews: Sequence[Review]) -> set[int]:
+    """The pages (pks) of `reviews` that a section grant applies to, in one query: the others
+    keep the default rights, so their deciders need no query of their own."""
+    paths = {
+        prefix
+        for review in reviews
+        for prefix in permissions.ancestor_paths(review.version.page.path)
+    }
+    granted = set(
+        PageGrant.objects.filter(page__path__in=paths).values_list("page__path", flat=True)
+    )
+    if not granted:
+        return set()
+    return {
+        review.page_id
+        for review in reviews
+        if granted & set(permissions.ancestor_paths(review.version.page.path))
+    }
+
+
+def deciders(review: Review) -> QuerySet[User]:
+    """The people who may decide `review`'s current step now (see the module's rule)."""
+    return User.objects.filter(pk__in=deciders_of([review])[review.version_id]).order_by("username")
+
+
+def transient_review(version: Version) -> Review:
+    """The default review a proposal from before workflows would get (not saved)."""
+    review = Review(
+        page_id=version.page_id,
+        version_id=version.pk,
+        workflow_name=DEFAULT_WORKFLOW_NAME,
+        steps=DEFAULT_STEPS,
+    )
+    # Only this side of the relation: `version.review` must stay "none" for its callers.
+    Review.version.field.set_cached_value(review, version)
+    return review
+
+
+def refusal_reason(actor: Any, review: Review, version: Version) -> str:
+    """Why `actor`, who is not among the deciders, may not decide: one sentence for them."""
+    if not isinstance(actor, User) or not actor.is_active:
+        return "only people can approve or reject proposals."
+    if version.author_user_id is not None and version.author_user_id == actor.pk:
+        return "you cannot decide your own proposal; ask another reviewer."
+    agent = version.author_agent if version.author_agent_id is not None else None
+    if agent is not None and agent.owner_id == actor.pk:
+        return (
+            f"{agent.name} is your agent, so you cannot decide what it proposes; "
+            "ask another reviewer."
+        )
+    if review.connected_by_id is not None and review.connected_by_id == actor.pk:
+        name = agent.name if agent is not None else "the agent"
+        return (
+            f"this proposal came through a connection you allowed to act as {name}, so you "
+            "cannot decide it; ask another reviewer."
+        )
+    if review.pk is not None and actor.pk in counted_approvers([review])[review.pk]:
+        return (
+            "you already approved this text in this review, and one person counts once "
+            f"across its steps; step {review.step + 1} needs another member of "
+            f"{step_group(review)}."
+        )
+    if is_default_step(review):
+        return "only reviewers can approve or reject proposals."
+    current = review.current_step
+    return (
+        f"this proposal waits on step {review.step + 1} of {len(review.steps)} "
+        f"({current['name']}), which members of {current['group']} decide, and you "
+        f"are not in {current['group']}."
+    )

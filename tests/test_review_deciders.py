@@ -1,0 +1,189 @@
+"""Who decides a workflow step: the members of the step's group, through every door.
+
+A member of Legal who is not in Reviewers is emailed about a Legal step; they open the review
+link, find it in their queue, and approve it in the browser and over REST. One rule
+(reviews.deciders) answers for the decision, the mail, the queue and the Approve button.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.mail import EmailMessage
+from django.test import Client
+from rest_framework.test import APIClient
+
+from agents.models import Agent
+from core.actors import SystemActor
+from reviews import outbox, services, workflows
+from reviews.api_tokens import api_token_create
+from reviews.deciders import deciders
+from reviews.models import Notification
+from tests.conftest import live
+from wiki.models import Page, Version, VersionStatus
+from wiki.roles import REVIEWERS
+
+LEGAL_ONLY = [{"name": "Legal", "group": "Legal", "approvals": 1}]
+LEGAL_THEN_REVIEWERS = [
+    {"name": "Legal", "group": "Legal", "approvals": 1},
+    {"name": "Final check", "group": REVIEWERS, "approvals": 1},
+]
+
+
+def _client(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _api(user: User) -> APIClient:
+    client = APIClient()
+    key = api_token_create(actor=SystemActor("tests"), user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+def _url(version: Version) -> str:
+    return f"/reviews/pages/{version.page.public_id}/v{version.number}/"
+
+
+def _under(make_page: Callable[..., Page], admin: User, steps: list[dict[str, object]]) -> Page:
+    root = make_page("Policies", "All policies.\n")
+    workflow = workflows.workflow_create(actor=admin, name="Legal review", steps=steps)
+    workflows.workflow_assign(actor=admin, workflow=workflow, page=root)
+    return make_page("Refunds", "Five days.\n", parent=root)
+
+
+@pytest.fixture
+def lena(make_user: Callable[..., User]) -> User:
+    """In Legal, not in Reviewers (the issue's outside steps: nobody added her there)."""
+    return make_user("lena", "Legal")
+
+
+@pytest.fixture
+def agent(make_user: Callable[..., User]) -> Agent:
+    return Agent.objects.create(name="docs-bot", owner=make_user("owen"), can_edit_pages=True)
+
+
+def test_it_lets_a_legal_member_who_is_no_reviewer_decide_in_the_browser(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    lena: User,
+    agent: Agent,
+    mailoutbox: list[EmailMessage],
+) -> None:
+    page = _under(make_page, admin_user, LEGAL_ONLY)
+    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    # She is emailed, with the review link...
+    assert Notification.objects.filter(version=proposal, recipient=lena).exists()
+    outbox.send_review_requests(lena.pk)
+    mail = [m for m in mailoutbox if lena.email in m.to]
+    assert len(mail) == 1 and _url(proposal) in mail[0].body
+    client = _client(lena)
+    # ...the link opens the proposal with its Approve button (not a 404)...
+    html = client.get(_url(proposal)).content.decode()
+    assert "Seven days." in html and "rv-approve-button" in html
+    # ...the queue lists it as waiting on her (not a 403)...
+    queue = client.get("/reviews/")
+    assert queue.status_code == 200
+    assert queue.context["rows"][0].version == proposal
+    assert queue.context["rows"][0].waits_on_you
+    # ...and her approval publishes it.
+    response = client.post(
+        _url(proposal), {"action": "approve", "expected_live_number": 1, "step": 1}
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    assert live(page).body == "Seven days.\n"
+
+
+def test_it_lets_a_legal_member_who_is_no_reviewer_decide_over_rest(
+    make_page: Callable[..., Page], admin_user: User, lena: User, agent: Agent
+) -> None:
+    page = _under(make_page, admin_user, LEGAL_ONLY)
+    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    api = _api(lena)
+    listed = api.get("/api/v1/reviews/")
+    assert listed.status_code == 200, listed.content
+    assert [r["number"] for r in listed.json()["results"]] == [proposal.number]
+    read = api.get(f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/")
+    assert read.status_code == 200
+    approved = api.post(
+        f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/approve",
+        {"step": 1},
+        format="json",
+    )
+    assert approved.status_code == 200, approved.content
+    assert approved.json()["status"] == VersionStatus.APPROVED
+
+
+def test_it_shows_a_legal_member_only_the_proposals_waiting_on_legal(
+    make_page: Callable[..., Page], admin_user: User, lena: User, reader: User
+) -> None:
+    page = _under(make_page, admin_user, LEGAL_ONLY)
+    legal = services.version_propose(actor=reader, page=page, body="Seven days.\n")
+    elsewhere = make_page("Lunch", "Noon.\n")
+    other = services.version_propose(actor=reader, page=elsewhere, body="One.\n")
+    rows = _client(lena).get("/reviews/").context["rows"]
+    assert [row.version for row in rows] == [legal]
+    assert _client(lena).get(_url(other)).status_code == 404  # a draft she does not judge
+
+
+def test_it_refuses_a_legal_member_at_the_reviewers_step(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    lena: User,
+    make_user: Callable[..., User],
+    reader: User,
+    reviewer: User,
+) -> None:
+    page = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
+    proposal = services.version_propose(actor=reader, page=page, body="Seven days.\n")
+    services.version_approve(actor=lena, version=proposal, step=1)
+    proposal.refresh_from_db()
+    # At step 2 the deciders are Reviewers (and admins, as before workflows); not lena twice.
+    assert list(deciders(proposal.review)) == [admin_user, reviewer]
+    html = _client(lena).get(_url(proposal)).content.decode()
+    assert "rv-approve-button" not in html and "already approved this text" in html
+
+
+def test_it_answers_who_decides_with_one_rule_for_every_door(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    make_user: Callable[..., User],
+    agent: Agent,
+    reviewer: User,
+) -> None:
+    lena, luis = make_user("lena", "Legal"), make_user("luis", "Legal")
+    page = _under(make_page, admin_user, LEGAL_ONLY)
+    agent.owner = luis  # his agent: he may not decide what it proposes
+    agent.save()
+    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal.refresh_from_db()
+    allowed = set(deciders(proposal.review))
+    assert allowed == {lena}
+    asked = {n.recipient for n in Notification.objects.filter(version=proposal)}
+    assert asked == allowed
+    for person in (lena, luis, reviewer, admin_user):
+        may = services.decision_refusal(person, proposal) is None
+        assert may == (person in allowed), person
+
+
+def test_it_mails_and_shows_admins_a_proposal_nobody_can_decide(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    make_user: Callable[..., User],
+    agent: Agent,
+) -> None:
+    lone = make_user("lone", "Legal")
+    page = _under(make_page, admin_user, LEGAL_ONLY)
+    agent.owner = lone  # the only lawyer owns the agent: nobody may decide its proposal
+    agent.save()
+    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal.refresh_from_db()
+    assert list(deciders(proposal.review)) == []
+    admins_told = Notification.objects.filter(version=proposal, recipient=admin_user)
+    assert admins_told.exists()
+    html = _client(admin_user).get("/reviews/").content.decode()
+    assert "Nobody can decide this step" in html
