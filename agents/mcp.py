@@ -697,6 +697,11 @@ def _kept_text(value: str, *, cut: bool = True) -> str:
     return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
+def audit_text(value: str) -> str:
+    """A text for an audit row, whole, unless it holds what looks like a credential."""
+    return _kept_text(value, cut=False)
+
+
 def _storable(value: Any) -> Any:
     if isinstance(value, str):
         return _kept_text(value)

@@ -26,7 +26,13 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
-from agents.mcp import RATE_COUNTER_SECONDS, call_tool_for, quire_mcp, rate_counter
+from agents.mcp import (
+    RATE_COUNTER_SECONDS,
+    audit_text,
+    call_tool_for,
+    quire_mcp,
+    rate_counter,
+)
 from agents.models import Agent
 from agents.services import agent_mark_used
 from connect import mcp_auth
@@ -135,7 +141,8 @@ def _refused(
             code, "invalid_request"
         ),
         data={
-            "error": message,
+            # It may quote what the caller sent (an unknown method's name, a version).
+            "error": audit_text(message),
             "jsonRpcCode": code,
             **({"client": agent.oauth_client} if agent.oauth_client is not None else {}),
         },

@@ -30,7 +30,8 @@ from reviews.models import (
 from reviews.workflows import applicable_workflow
 from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.selectors import unapproved_text_readable_by
+from wiki.scope import Scope, person_scope
+from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
@@ -144,9 +145,12 @@ def _only_decidable(versions: QuerySet[Version], user: User) -> QuerySet[Version
 def review_queue(
     filters: QueueFilters | None = None, *, for_user: User | None = None
 ) -> QuerySet[Version]:
-    """Versions waiting for a decision, oldest first; `for_user` not a reviewer: the ones
-    waiting on a step of their group."""
+    """Versions waiting for a decision, oldest first, on pages `for_user` may read; `for_user`
+    not a reviewer: the ones waiting on a step of their group."""
     versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    if for_user is not None:
+        # Only what they may read (wiki.permissions): a section's title stays in it.
+        versions = versions.filter(in_scope(person_scope(for_user)))
     if for_user is not None and not can_review(for_user):
         versions = _only_decidable(versions, for_user)
     filters = filters or QueueFilters()
@@ -283,8 +287,9 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
     return versions
 
 
-def live_pages(*, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    pages: QuerySet[Page] = Page.objects.readable().select_related("live_version", "parent")
+def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
+    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
+    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
@@ -325,12 +330,12 @@ def proposed_content(version: Version) -> dict[str, Any]:
     }
 
 
-def search_live_pages(query: str, *, tag: str = "", parent: str = "") -> list[Page]:
+def search_live_pages(query: str, *, reader: Scope, tag: str = "", parent: str = "") -> list[Page]:
     from wiki.search import search_pages
 
-    hits = search_pages(query, limit=50)
+    hits = search_pages(query, scope=reader, limit=50)
     order = {hit.page_id: i for i, hit in enumerate(hits)}
-    pages = list(live_pages(tag=tag, parent=parent).filter(pk__in=list(order)))
+    pages = list(live_pages(reader=reader, tag=tag, parent=parent).filter(pk__in=list(order)))
     return sorted(pages, key=lambda page: order[page.pk])
 
 

@@ -38,10 +38,8 @@ _NOT_IN_COMMENT = (
 VISIBLE_COMMENT = RegexValidator(
     rf"^[^{_NOT_IN_COMMENT}]*$", message="Remove the control or invisible characters."
 )
-SAYS_SOMETHING = RegexValidator(
-    rf"^[^{_NOT_IN_COMMENT}]*[^\s{_NOT_IN_COMMENT}][^{_NOT_IN_COMMENT}]*$",
-    message=REASON_REQUIRED,
-)
+_SAYS_SOMETHING_PATTERN = rf"^[^{_NOT_IN_COMMENT}]*[^\s{_NOT_IN_COMMENT}][^{_NOT_IN_COMMENT}]*$"
+SAYS_SOMETHING = RegexValidator(_SAYS_SOMETHING_PATTERN, message=REASON_REQUIRED)
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -322,7 +320,7 @@ class RejectInputSerializer(serializers.Serializer):
 class _ChangesCommentSerializer(serializers.Serializer):
     comment = CommentField(
         max_length=COMMENT_MAX,
-        validators=[RegexValidator(SAYS_SOMETHING.regex.pattern, message=CHANGES_REASON_REQUIRED)],
+        validators=[RegexValidator(_SAYS_SOMETHING_PATTERN, message=CHANGES_REASON_REQUIRED)],
         help_text="What the author should change (at most 5,000 characters).",
         error_messages={
             "required": CHANGES_REASON_REQUIRED,

@@ -14,6 +14,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -28,6 +29,7 @@ from reviews import services
 from reviews.api_tokens import api_token_create
 from reviews.models import Notification
 from tests.fixtures_mcp import MCP, AgentKey
+from tests.http_tls import TLS
 from wiki.models import Page, Version, VersionStatus
 from wiki.validators import validate_change_summary, validate_markdown, validate_title
 
@@ -272,3 +274,26 @@ def test_mcp_and_the_web_refuse_ansi_and_bidi_controls_in_a_change_summary(
     )
     assert "U+2067 RIGHT-TO-LEFT ISOLATE" in response.content.decode()
     assert Version.objects.count() == versions
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_audit_of_a_refused_request_keeps_no_credential_it_quotes(
+    mcp: MCP, make_agent: Callable[..., AgentKey]
+) -> None:
+    bot = make_agent("docs-bot")
+    headers = {
+        "Authorization": f"Bearer {bot.token}",
+        "Accept": "application/json, text/event-stream",
+    }
+    for body, extra in (
+        ({"jsonrpc": "2.0", "id": 1, "method": GITHUB}, {}),
+        ({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {"MCP-Protocol-Version": GITHUB}),
+    ):
+        response = httpx.post(
+            mcp.url, json=body, headers={**headers, **extra}, timeout=30, verify=TLS
+        )
+        assert "error" in response.json(), response.text
+
+    events = list(AuditEvent.objects.filter(actor_agent=bot.agent).order_by("pk"))
+    assert [event.outcome for event in events] == ["method_not_found", "invalid_request"]
+    assert SECRET_PART not in " ".join(str(event.data) for event in events)

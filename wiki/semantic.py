@@ -647,17 +647,27 @@ class ChunkHit:
 
 
 def query_texts(query: str) -> list[str]:
-    """What is embedded for a query: the query itself and, for a paragraph of context, each
-    of its sentences, since the question in it is often one sentence among others."""
+    """What is embedded for a query: the query itself and, for a paragraph of context, the
+    sentences most likely to hold its question (MAX_QUERY_SENTENCES: those that ask, by a
+    question mark or a question word, then the last ones), since the question in it is
+    often one sentence among others. Few, in their order: embedding costs by the token,
+    and a 2,000-character question embedding all its sentences cost 10 to 17 times a short
+    one (bench/REPORT.md, 2026-12-03 22:25)."""
     query = " ".join(query.split())
     if len(query) <= LONG_QUERY_CHARS:
         return [query]
     sentences = [s for s in _SENTENCE_END.split(query) if len(s) >= 12]
-    return [query, *sentences[:MAX_QUERY_SENTENCES]]
+    asking = sorted(range(len(sentences)), key=lambda n: (_ASKING.search(sentences[n]) is None, -n))
+    return [query, *(sentences[n] for n in sorted(asking[:MAX_QUERY_SENTENCES]))]
 
 
 LONG_QUERY_CHARS = 300
-MAX_QUERY_SENTENCES = 12
+MAX_QUERY_SENTENCES = 3
+# A sentence that asks: a question mark, or a question word (English, the default model's).
+_ASKING = re.compile(
+    r"[?\uff1f]|\b(?:what|how|which|when|where|why|who|whether|wonder|want to know)\b",
+    re.IGNORECASE,
+)
 # After . ? ! and a space, or after the ideographic full stop, question or exclamation mark.
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[\u3002\uff1f\uff01])\s*|\n+")
 
