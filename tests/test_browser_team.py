@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from inbox.models import InboxItem
@@ -22,7 +22,6 @@ from reviews.workflows import workflow_assign, workflow_create
 from tests.fixtures_oidc import Provider
 from tests.test_browser_team_scale import PASSWORD, check_screen, open_menu, sized_page
 from wiki.models import Page
-from wiki.permissions import grant_set
 
 __all__ = ["sized_page"]
 
@@ -46,7 +45,7 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
     screenshots: Path,
     oidc_provider: Provider,
     admin_user: User,
-    reader: User,
+    make_user: Callable[..., User],
     make_page: Callable[..., Page],
     mailoutbox: list[Any],
 ) -> None:
@@ -55,7 +54,8 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
     page = sized_page
     stay_on_this_machine(page)
     base = live_server.url
-    legal = Group.objects.create(name="Legal")
+    # Lena, in Legal, writes the proposal Grace will be asked about.
+    lena = make_user("lena", "Legal")
     contracts = make_page("Contracts", "Our contract templates.\n")
 
     # The admin invites Grace into Legal from the People screen.
@@ -77,9 +77,15 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
     grace = User.objects.get(email="grace@example.com")
     assert [mail.to for mail in mailoutbox] == [["grace@example.com"]]
 
-    # Legal decides the Contracts section: a grant, and a workflow whose one step is Legal's.
-    # (The page's own access screen is the permissions lane's; here through its service.)
-    grant_set(actor=admin_user, page=contracts, group=legal, rights=["read", "propose", "decide"])
+    # Legal gets the Contracts section on its Access screen, and decides there through a
+    # workflow whose one step is Legal's.
+    page.goto(f"{base}/p/{contracts.public_id}/access/")
+    page.select_option("#id_group", "Legal")
+    page.get_by_label("Read: see it anywhere").check()
+    page.get_by_label("Propose changes").check()
+    page.get_by_label("Decide proposals (review)").check()
+    page.get_by_role("button", name="Grant").click()
+    expect(page.locator(".access-grants")).to_contain_text("read, propose, decide")
     workflow = workflow_create(
         actor=admin_user, name="Legal review", steps=[{"name": "Legal", "group": "Legal"}]
     )
@@ -87,7 +93,9 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
     page.goto(f"{base}/groups/")
     check_screen(page, screenshots, "team-groups")
     page.get_by_role("link", name="Legal").click()
-    expect(page.get_by_role("table").get_by_role("link", name="Contracts")).to_be_visible()
+    expect(
+        page.get_by_role("table").get_by_role("link", name="Contracts", exact=True)
+    ).to_be_visible()
     expect(page.get_by_text("Legal review, step 1")).to_be_visible()
     check_screen(page, screenshots, "team-group")
 
@@ -110,7 +118,7 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
 
         # Someone proposes a change in Contracts: it waits on Legal, so on Grace.
         proposal = services.version_propose(
-            actor=reader, page=contracts, body="Templates, reviewed.\n", change_summary="Wording"
+            actor=lena, page=contracts, body="Templates, reviewed.\n", change_summary="Wording"
         )
         as_grace.reload()
         open_menu(as_grace)

@@ -163,6 +163,7 @@ def test_it_shows_a_group_with_its_members_and_what_it_may_do_where(
     grant_set(actor=admin_user, page=contracts, group=legal, rights=["read", "decide"])
     screen = admin.get(f"/groups/{legal.pk}/").content.decode()
     assert f'href="/p/{contracts.public_id}/"' in screen
+    assert f'href="/p/{contracts.public_id}/access/"' in screen
     assert ">read<" in screen and ">decide<" in screen and ">publish<" not in screen
     assert "reed" in screen
     assert "1</td>" in admin.get("/groups/").content.decode()
