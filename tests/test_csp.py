@@ -83,6 +83,14 @@ def world(
         "connection_id": 1,
         # Any id: a workflow that does not exist answers 404, with the policy.
         "workflow_id": 1,
+        # Likewise a grant, a group or an inbox item that does not exist (404 or 405).
+        "grant_id": 1,
+        "group_id": 1,
+        "item_id": 1,
+        "person_id": admin_user.pk,
+        # A set-password link that does not check out answers with a page, and the policy.
+        "uidb64": "MQ",
+        "token": "not-a-token",
         "object_id": str(page.pk),
         "id": admin_user.pk,
         "app_label": "wiki",
