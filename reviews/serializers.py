@@ -21,7 +21,7 @@ from reviews.services import (
 from wiki.markdown import render_markdown
 from wiki.models import RIGHTS, Page, Version
 from wiki.scope import person_scope
-from wiki.validators import check_text
+from wiki.validators import check_visible_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
 NULLABLE_STR = serializers.CharField(allow_null=True)
@@ -30,7 +30,7 @@ NULLABLE_INT = serializers.IntegerField(allow_null=True)
 NO_NUL = RegexValidator(r"^[^\x00]*$", message="Remove the NUL character (\\x00).")
 # What a comment may not hold (wiki.validators' rule for text of several lines: control,
 # bidi and zero-width characters), stated in the schema too, so that a client (or a fuzzer)
-# reading it does not send what check_text refuses.
+# reading it does not send what check_visible_text refuses.
 _NOT_IN_COMMENT = (
     r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f"
     r"\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff\u180e"
@@ -268,7 +268,7 @@ class CommentField(serializers.CharField):
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
         if isinstance(data, str):
-            check_text(data, field="comment")
+            check_visible_text(data, field="comment", what="a comment")
         return super().run_validation(data)
 
 
