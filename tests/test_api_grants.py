@@ -85,7 +85,6 @@ def test_it_grants_lists_and_removes_rights_with_their_shapes(
     [
         ([{"group": "Legal", "rights": ["write"]}], "the rights are read, propose, publish"),
         ([{"group": "Legal", "rights": []}], "delete its grant"),
-        ([{"group": "Lawyers", "rights": ["read"]}], "there is no group 'Lawyers'"),
         ([{"rights": ["read"]}], "group"),
         ([], "give at least one grant"),
         ("read", "must be a JSON list of grants"),
@@ -103,6 +102,19 @@ def test_it_refuses_bad_grants_saying_what_to_do(
     response = post(client_as(admin_user), f"/api/v1/pages/{page.public_id}/grants/", body)
     assert response.status_code == 400
     assert message in response.json()["error"]["message"]
+    assert not PageGrant.objects.exists()
+
+
+def test_it_answers_not_found_for_a_group_that_does_not_exist(
+    make_page: Callable[..., Page], admin_user: User, client_as: ClientAs
+) -> None:
+    page = make_page("Legal", "Counsel.\n")
+    body = [{"group": "Lawyers", "rights": ["read"]}]
+    response = post(client_as(admin_user), f"/api/v1/pages/{page.public_id}/grants/", body)
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "not_found"
+    assert "there is no group 'Lawyers'; choose one of: Editors, Reviewers" in error["message"]
     assert not PageGrant.objects.exists()
 
 

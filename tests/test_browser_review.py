@@ -92,7 +92,8 @@ def test_it_walks_the_reviewers_whole_path(
 
     # The queue: both proposals, oldest first, with the count in the navigation.
     expect(page).to_have_url(re.compile(r"/reviews/$"))
-    expect(page.locator(".topnav .count")).to_have_text("2")
+    queue_link = page.get_by_role("link", name=re.compile(r"^Reviews"))
+    expect(queue_link.locator(".count")).to_have_text("2")
     rows = page.locator("table.rv-queue tbody tr.rv-row")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("Refund policy")

@@ -301,17 +301,33 @@ def _found(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
 
 # Where a line may be cut and go on the next: spaces, a shell's or Python's continuation, a
 # string closed on one line and opened again on the next (`"ghp_abc" +` / `"def"`).
-_LINE_END = re.compile(r"""[ \t]*(?:\\|["']?[ \t]*\+?|\.\.\.)[ \t]*\Z""")
 _LINE_START = re.compile(r"""\A[ \t>]*(?:\+[ \t]*)?["']?""")
 # How much of each line's end and the next one's start a split token can span.
 _JOIN_SPAN = 400
+
+
+def _without_line_end(line: str) -> str:
+    """`line` without what continues it on the next one (trailing spaces, `\\`, `...`, a
+    closing quote and `+`). Done with string methods: as a regular expression searched over
+    the line it cost time cubic in a run of spaces (a padded table row took seconds)."""
+    line = line.rstrip(" \t")
+    if line.endswith("\\"):
+        line = line[:-1]
+    elif line.endswith("..."):
+        line = line[:-3]
+    else:
+        if line.endswith("+"):
+            line = line[:-1].rstrip(" \t")
+        if line.endswith(("'", '"')):
+            line = line[:-1]
+    return line.rstrip(" \t")
 
 
 def _joined(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
     """Credentials that show only when a line is read on into the next one (a token cut in two
     by a line break), found on the first of the two lines."""
     pairs = [
-        (n, _LINE_END.sub("", first[-_JOIN_SPAN:]) + _LINE_START.sub("", second[:_JOIN_SPAN]))
+        (n, _without_line_end(first[-_JOIN_SPAN:]) + _LINE_START.sub("", second[:_JOIN_SPAN]))
         for (n, first), (_, second) in pairwise(lines)
         if first.strip() and second.strip()
     ]

@@ -325,11 +325,12 @@ def group_named(name: Any) -> Group:
         raise InvalidArgument('name the group, e.g. {"group": "Legal"}.', field="group")
     group = Group.objects.filter(name=check_text(name.strip(), field="group")).first()
     if group is None:
+        # not_found, as a workflow step naming a missing group: the request is well formed,
+        # the group it names is not there (REST answers 404, as the schema says).
         known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
-        raise InvalidArgument(
+        raise NotFound(
             f"there is no group {name.strip()!r}; choose one of: {known or 'none yet'} "
-            "(groups are made in the Django admin).",
-            field="group",
+            "(groups are made in the Django admin)."
         )
     return group
 
