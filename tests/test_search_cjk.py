@@ -216,7 +216,10 @@ def test_the_migration_indexes_the_pairs_of_pages_indexed_before_it(
     executor = MigrationExecutor(connection)
     executor.migrate([("wiki", "0013_page_chunks")])
     assert pairs() == 0
+    # Forward to every app's leaf, not only wiki's: going back to wiki 0013 unapplied the
+    # other apps' migrations that depend on later wiki ones (reviews, inbox), and the tests
+    # after this one on the same database need their tables.
     executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes("wiki"))
+    executor.migrate(executor.loader.graph.leaf_nodes())
     assert pairs() > 0
     assert search_pages("ファイル")
