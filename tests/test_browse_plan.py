@@ -70,6 +70,11 @@ def agent_with(areas: list[Page]) -> Agent:
 
 
 def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plan's nodes that ran. A branch never executed is left out: the reading rule's
+    lookup of denied sections (wiki.scope) reads the grants' pages only when there are
+    grants, and here there are none."""
+    if node.get("Actual Loops") == 0:
+        return []
     found = [node]
     for child in node.get("Plans", []):
         found += nodes(child)
