@@ -208,13 +208,6 @@ def test_a_cjk_word_in_a_set_of_single_pages_reads_no_page_twice(site: list[Page
     assert removed <= 1_010 and read <= 2 * 101 + 20, (removed, read)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression (issue 36's reading rule, wiki.scope.hidden_sql): PostgreSQL "
-    "prices the per-row read-grant check above a parallel scan of the documents, so the "
-    "subtree's pages come through the tree index but their documents by a scan; the fix is "
-    "the reader's denied and allowed roots worked out once per statement, not per row",
-)
 def test_a_small_subtree_is_read_through_the_tree_index(site: list[Page]) -> None:
     """One area (1,000 of the 20,000 pages, all holding "kettle") makes the set, as a
     2,031-page subtree of the 116,283 the bench searches: its pages are read through the

@@ -449,16 +449,11 @@ def hidden_sql(key: str, reader: str, vendor: str) -> str:
             aggregate=f"coalesce(array_agg({tree_key_sql('allowed_root', vendor)}), '{{}}')",
             reader=reader,
         )
-        # First whether any read grant exists at all (one probe of a small table, worked out
-        # once per statement): without it the planner prices the rule for every row and, on
-        # a wiki with no read grants, turned a subtree's index read into a table scan.
+        # The two lists as arguments of one function (wiki migration 0021): worked out once
+        # per statement, not priced again for every row; none at all costs a comparison.
         return (
-            "((SELECT EXISTS (SELECT 1 FROM wiki_pagegrant any_grant WHERE any_grant.read)) "  # noqa: S608
-            f"AND EXISTS (SELECT 1 FROM unnest(({denied})) AS denied(lo) "
-            f"WHERE {key} >= denied.lo AND {key} < denied.lo || {after} "
-            f"AND NOT EXISTS (SELECT 1 FROM unnest(({allowed})) AS allowed(lo) "
-            f"WHERE allowed.lo > denied.lo AND {key} >= allowed.lo "
-            f"AND {key} < allowed.lo || {after})))"
+            f"(cardinality(({denied})) > 0 "
+            f"AND quire_read_hidden({key}, ({denied}), ({allowed})))"
         )
     denied = _DENIED_SQL.format(
         aggregate=f"json_group_array({tree_key_sql('denied_root', vendor)})", reader=reader
