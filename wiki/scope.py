@@ -452,8 +452,7 @@ def hidden_sql(key: str, reader: str, vendor: str) -> str:
         # The two lists as arguments of one function (wiki migration 0021): worked out once
         # per statement, not priced again for every row; none at all costs a comparison.
         return (
-            f"(cardinality(({denied})) > 0 "
-            f"AND quire_read_hidden({key}, ({denied}), ({allowed})))"
+            f"(cardinality(({denied})) > 0 AND quire_read_hidden({key}, ({denied}), ({allowed})))"
         )
     denied = _DENIED_SQL.format(
         aggregate=f"json_group_array({tree_key_sql('denied_root', vendor)})", reader=reader
