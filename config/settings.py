@@ -307,6 +307,9 @@ OAUTH2_PROVIDER = {
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none"],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Quire",
+    # The issuer, the endpoints in the metadata and the `iss` of a redirect (RFC 9207) are
+    # QUIRE_BASE_URL's, never the Host header's (connect/selectors.py for the resource).
+    "OIDC_ISS_ENDPOINT": QUIRE_BASE_URL,
 }
 
 # Background work: Celery on Redis when REDIS_URL is set; otherwise tasks run in process

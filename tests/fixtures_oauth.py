@@ -204,12 +204,26 @@ def callback_query(response: httpx.Response, redirect_uri: str) -> dict[str, str
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
 
 
+def serve_oauth_at(settings: Any, url: str) -> None:
+    """Point QUIRE_BASE_URL, and the OAuth issuer with it, at a test's server: the metadata
+    and a token's audience name QUIRE_BASE_URL, never the Host a request sends."""
+    settings.QUIRE_BASE_URL = url
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": url}
+
+
 @pytest.fixture
-def browserless(live_server: Any) -> Iterator[Callable[[str], Browserless]]:
+def oauth_base(live_server: Any, settings: Any) -> str:
+    """The live server's URL, which is QUIRE_BASE_URL for the test."""
+    serve_oauth_at(settings, live_server.url)
+    return str(live_server.url)
+
+
+@pytest.fixture
+def browserless(oauth_base: str) -> Iterator[Callable[[str], Browserless]]:
     opened: list[Browserless] = []
 
     def open_as(username: str) -> Browserless:
-        person = Browserless(live_server.url, username)
+        person = Browserless(oauth_base, username)
         opened.append(person)
         return person
 
@@ -475,13 +489,13 @@ class Consent:
 
 @pytest.fixture
 def consent(
-    live_server: Any,
+    oauth_base: str,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
     owner: Any,
     owned_agent: Any,
 ) -> Consent:
-    return Consent(live_server.url, callback, owner, owned_agent, browserless(owner.username))
+    return Consent(oauth_base, callback, owner, owned_agent, browserless(owner.username))
 
 
 @asynccontextmanager
