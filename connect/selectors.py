@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Count, JSONField, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, JSONField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
@@ -110,6 +110,20 @@ def connections_allowed_by(person: User) -> list[Connection]:
             "application", "agent"
         )
     )
+
+
+def unused_clients() -> QuerySet[Application]:
+    """Clients that registered or were fetched and never got a connection."""
+    return Application.objects.filter(
+        registration_source__in=[
+            Application.RegistrationSource.DCR,
+            Application.RegistrationSource.CIMD,
+        ]
+    ).exclude(Exists(Connection.objects.filter(application=OuterRef("pk"))))
+
+
+def client_exists(client_id: str) -> bool:
+    return Application.objects.filter(client_id=client_id).exists()
 
 
 def connection_by_id(connection_id: int) -> Connection | None:

@@ -285,6 +285,10 @@ class DocumentServer:
     delays: dict[str, float]
     # Seconds between the bytes of a path's body: a document that drips.
     drips: dict[str, float]
+    # Paths answered with a redirect to another URL.
+    redirects: dict[str, str] = field(default_factory=dict)
+    # Every path asked for, in order.
+    fetched: list[str] = field(default_factory=list)
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.server.server_port}{path}"
@@ -338,9 +342,18 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     documents: dict[str, bytes] = {}
     delays: dict[str, float] = {}
     drips: dict[str, float] = {}
+    redirects: dict[str, str] = {}
+    fetched: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            fetched.append(self.path)
+            if self.path in redirects:
+                self.send_response(302)
+                self.send_header("Location", redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             time.sleep(delays.get(self.path, 0))
             body = documents.get(self.path)
             if body is None:
@@ -374,7 +387,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = True
     settings.QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = str(cert_file)
     try:
-        yield DocumentServer(server, cert_file, documents, delays, drips)
+        yield DocumentServer(server, cert_file, documents, delays, drips, redirects, fetched)
     finally:
         server.shutdown()
         server.server_close()
