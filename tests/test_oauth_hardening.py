@@ -14,7 +14,14 @@ from django.test import Client
 from oauth2_provider.models import Application
 
 from tests.fixtures_mcp import rpc
-from tests.fixtures_oauth import Consent, DocumentServer, OAuthClient
+from tests.fixtures_oauth import (
+    Browserless,
+    Consent,
+    DocumentServer,
+    OAuthClient,
+    callback_query,
+    registered_client,
+)
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
 
@@ -64,6 +71,31 @@ def test_it_names_quire_base_url_in_the_metadata_and_the_401_whatever_the_host()
 
     assert len(urls) >= 8
     assert [url for url in urls if not url.startswith(base + "/") and url != base] == []
+
+
+def test_the_redirect_back_names_quire_base_url_as_its_issuer_whatever_the_host(
+    consent: Consent,
+) -> None:
+    """A person who reaches Quire under another allowed name still connects a client to
+    QUIRE_BASE_URL's /mcp (the resource it discovered, the token's audience), and the
+    redirect's `iss` is the metadata's issuer (RFC 9207), which a client compares."""
+    base = consent.base
+    if "localhost" in base:
+        other = base.replace("localhost", "127.0.0.1")
+    else:
+        other = base.replace("127.0.0.1", "localhost")
+    assert other != base  # the same server under another name ALLOWED_HOSTS lets in
+    client = registered_client(other, consent.callback.uri)
+    person = Browserless(other, consent.owner.username)
+    try:
+        url = client.authorize_url(resource=base + "/mcp")
+        query = callback_query(
+            person.decide(url, agent_id=consent.owned_agent.agent.pk), client.redirect_uri
+        )
+    finally:
+        person.close()
+    assert query["iss"] == base
+    assert client.exchange(query["code"], resource=base + "/mcp").status_code == 200
 
 
 # --- client ID metadata documents: every refusal says why -------------------------------------
