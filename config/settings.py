@@ -251,9 +251,14 @@ QUIRE_MCP_ALLOWED_ORIGINS = env_list("QUIRE_MCP_ALLOWED_ORIGINS", "")
 # OAuth 2.1 for MCP clients that cannot paste a token (README "Connecting an agent"):
 # django-oauth-toolkit issues the codes and tokens; the connect app adds the consent screen,
 # client registration, the agent each grant acts as and the checks at /mcp.
+# Client rows one address may make in an hour: registrations (RFC 7591) and first fetches of
+# a client ID metadata document together.
 QUIRE_OAUTH_REGISTRATIONS_PER_HOUR = env_int(
     "QUIRE_OAUTH_REGISTRATIONS_PER_HOUR", 20, minimum=1, maximum=100_000
 )
+# Clients that never finished a connection, from all addresses together: past this many, no
+# registration or first fetch of a client ID metadata document makes another row.
+QUIRE_OAUTH_CLIENTS_MAX = env_int("QUIRE_OAUTH_CLIENTS_MAX", 1000, minimum=1, maximum=10_000_000)
 # Clients that registered (or were fetched) and never finished a connection are deleted after
 # this many hours by the cleanup task.
 QUIRE_OAUTH_UNUSED_CLIENT_HOURS = env_int("QUIRE_OAUTH_UNUSED_CLIENT_HOURS", 24, minimum=1)
@@ -301,12 +306,16 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "CIMD_ENABLED": True,
     "CIMD_METADATA_FETCHER": "connect.client_documents.ClientDocumentFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("connect.client_documents.ClientDocumentPermission",),
     "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none"],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Quire",
+    # The issuer, the endpoints in the metadata and the `iss` of a redirect (RFC 9207) are
+    # QUIRE_BASE_URL's, never the Host header's (connect/selectors.py for the resource).
+    "OIDC_ISS_ENDPOINT": QUIRE_BASE_URL,
 }
 
 # Background work: Celery on Redis when REDIS_URL is set; otherwise tasks run in process

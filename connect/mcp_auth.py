@@ -15,9 +15,7 @@ __all__ = ["agent_for_access_token", "bearer_challenge", "is_oauth_access_token"
 def agent_for_access_token(request: HttpRequest, token: str) -> Agent | None:
     """The agent a live OAuth access token for this server's /mcp acts as, named with its
     client for the audit rows; None when the token does not (any more) give access."""
-    connection = selectors.connection_for_access_token(
-        token, resource=selectors.mcp_resource(request)
-    )
+    connection = selectors.connection_for_access_token(token, resource=selectors.mcp_resource())
     if connection is None or services.connection_end_if_not_allowed(connection):
         return None
     services.connection_mark_used(connection)
@@ -31,4 +29,4 @@ def agent_for_access_token(request: HttpRequest, token: str) -> Agent | None:
 def bearer_challenge(request: HttpRequest, *, invalid_token: bool) -> str:
     """`WWW-Authenticate` for a 401 from /mcp: where the protected-resource metadata is."""
     error = 'error="invalid_token", ' if invalid_token else ""
-    return f'Bearer {error}resource_metadata="{selectors.resource_metadata_url(request)}"'
+    return f'Bearer {error}resource_metadata="{selectors.resource_metadata_url()}"'

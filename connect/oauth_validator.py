@@ -16,8 +16,9 @@ from typing import Any
 from oauth2_provider.models import AbstractAccessToken, RefreshToken
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.common import Request
+from oauthlib.oauth2.rfc6749 import errors
 
-from connect import selectors, services
+from connect import client_documents, selectors, services
 from connect.models import Grant
 
 
@@ -29,6 +30,27 @@ def pkce_s256_matches(verifier: str, challenge: str) -> bool:
 
 
 class QuireOAuth2Validator(OAuth2Validator):
+    def validate_client_id(
+        self, client_id: str, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        if super().validate_client_id(client_id, request, *args, **kwargs):
+            return True
+        why = client_documents.refusal(client_id, request)
+        if why is None:
+            return False
+        # The authorize step shows it to the signed-in person (no redirect: RFC 6749 4.1.2.1).
+        raise errors.InvalidClientIdError(description=why, request=request)
+
+    def authenticate_client(self, request: Request, *args: Any, **kwargs: Any) -> bool:
+        # An unknown client at the token endpoint comes here (oauthlib's default asks for
+        # authentication when no client was found), not to authenticate_client_id.
+        if super().authenticate_client(request, *args, **kwargs):
+            return True
+        why = client_documents.refusal(getattr(request, "client_id", None) or "", request)
+        if why is None:
+            return False
+        raise errors.InvalidClientError(description=why, request=request)
+
     def validate_redirect_uri(
         self, client_id: str, redirect_uri: str, request: Request, *args: Any, **kwargs: Any
     ) -> bool:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db.models import Count, JSONField, Prefetch, Q, QuerySet, Subquery
-from django.http import HttpRequest
+from django.db.models import Count, Exists, JSONField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, RefreshToken
 
@@ -21,13 +21,15 @@ RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
 SUMMARY_ENTRIES = 5
 
 
-def mcp_resource(request: HttpRequest) -> str:
-    """The MCP endpoint as an OAuth resource (RFC 8707/9728): `<base>/mcp`."""
-    return request.build_absolute_uri(RESOURCE_PATH)
+def mcp_resource() -> str:
+    """The MCP endpoint as an OAuth resource (RFC 8707/9728): `<QUIRE_BASE_URL>/mcp`. Never
+    from the request's Host header, which the client chooses: a token's audience and the
+    metadata a client trusts name the server the operator configured."""
+    return settings.QUIRE_BASE_URL + RESOURCE_PATH
 
 
-def resource_metadata_url(request: HttpRequest) -> str:
-    return request.build_absolute_uri(RESOURCE_METADATA_PATH)
+def resource_metadata_url() -> str:
+    return settings.QUIRE_BASE_URL + RESOURCE_METADATA_PATH
 
 
 def same_resource(a: str, b: str) -> bool:
@@ -108,6 +110,20 @@ def connections_allowed_by(person: User) -> list[Connection]:
             "application", "agent"
         )
     )
+
+
+def unused_clients() -> QuerySet[Application]:
+    """Clients that registered or were fetched and never got a connection."""
+    return Application.objects.filter(
+        registration_source__in=[
+            Application.RegistrationSource.DCR,
+            Application.RegistrationSource.CIMD,
+        ]
+    ).exclude(Exists(Connection.objects.filter(application=OuterRef("pk"))))
+
+
+def client_exists(client_id: str) -> bool:
+    return Application.objects.filter(client_id=client_id).exists()
 
 
 def connection_by_id(connection_id: int) -> Connection | None:

@@ -17,13 +17,13 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from oauth2_provider.models import Application, RefreshToken
 
 from agents.models import Agent
 from agents.services import can_manage_agents
 from config.cache import counter_hit
+from connect import selectors
 from connect.models import Connection, Grant, code_digest
 from core.actors import SystemActor
 from core.audit import audit_record
@@ -137,7 +137,21 @@ def check_client_metadata(metadata: Any) -> dict[str, Any]:
     return {"name": name, "redirect_uris": redirect_uris}
 
 
-def _check_registration_rate(address: str) -> None:
+def client_rows_check(*, address: str) -> None:
+    """RateLimited unless one more client row may be made for `address`: by registration
+    (RFC 7591) or by a first fetch of a client ID metadata document, together at most
+    QUIRE_OAUTH_REGISTRATIONS_PER_HOUR an hour per address; and, from all addresses, at most
+    QUIRE_OAUTH_CLIENTS_MAX clients that never connected (the hourly clean-up deletes them)."""
+    held = selectors.unused_clients().count()
+    ceiling = settings.QUIRE_OAUTH_CLIENTS_MAX
+    if held >= ceiling:
+        raise RateLimited(
+            f"Quire already holds {held:,} clients that never finished connecting, its limit "
+            f"(QUIRE_OAUTH_CLIENTS_MAX = {ceiling:,}). Those are deleted "
+            f"{settings.QUIRE_OAUTH_UNUSED_CLIENT_HOURS} hours after they were made: try again "
+            "later, or ask the operator to run delete_unused_oauth_clients.",
+            detail={"retryAfter": REGISTRATION_WINDOW_SECONDS},
+        )
     limit = settings.QUIRE_OAUTH_REGISTRATIONS_PER_HOUR
     window = int(time.time() // REGISTRATION_WINDOW_SECONDS)
     count = counter_hit(
@@ -146,8 +160,9 @@ def _check_registration_rate(address: str) -> None:
     if count > limit:
         wait = REGISTRATION_WINDOW_SECONDS - int(time.time()) % REGISTRATION_WINDOW_SECONDS
         raise RateLimited(
-            f"this address registered more than {limit} clients this hour. Try again in "
-            f"{wait // 60 + 1} minutes.",
+            f"this address made more than {limit} clients this hour (registrations and "
+            "client ID metadata documents fetched for the first time, "
+            f"QUIRE_OAUTH_REGISTRATIONS_PER_HOUR). Try again in {wait // 60 + 1} minutes.",
             detail={"retryAfter": wait},
         )
 
@@ -155,7 +170,7 @@ def _check_registration_rate(address: str) -> None:
 @transaction.atomic
 def client_register(*, metadata: Any, address: str) -> Application:
     """Dynamic client registration (RFC 7591): a public client with exact redirect URIs."""
-    _check_registration_rate(address)
+    client_rows_check(address=address)
     fields = check_client_metadata(metadata)
     application = Application(
         name=fields["name"],
@@ -182,14 +197,7 @@ def client_register(*, metadata: Any, address: str) -> Application:
 def clients_delete_unused(*, older_than: timedelta) -> int:
     """Delete registered or fetched clients that never got a connection; how many."""
     cutoff = timezone.now() - older_than
-    unused = Application.objects.filter(
-        registration_source__in=[
-            Application.RegistrationSource.DCR,
-            Application.RegistrationSource.CIMD,
-        ],
-        created__lt=cutoff,
-    ).exclude(Exists(Connection.objects.filter(application=OuterRef("pk"))))
-    _, by_model = unused.delete()
+    _, by_model = selectors.unused_clients().filter(created__lt=cutoff).delete()
     count = by_model.get(Application._meta.label, 0)
     if count:
         audit_record(

@@ -93,8 +93,7 @@ class AuthorizeView(AuthorizationView):
         return OAuthToolkitError(
             error=CustomOAuth2Error(
                 error="invalid_target",
-                description="This server issues tokens only for "
-                f"{selectors.mcp_resource(request)}.",
+                description=f"This server issues tokens only for {selectors.mcp_resource()}.",
                 state=credentials.get("state"),
             ),
             redirect_uri=credentials.get("redirect_uri"),
@@ -103,7 +102,7 @@ class AuthorizeView(AuthorizationView):
     def _check_resources(
         self, request: HttpRequest, resources: list[str], credentials: dict[str, Any]
     ) -> None:
-        ours = selectors.mcp_resource(request)
+        ours = selectors.mcp_resource()
         if any(not selectors.same_resource(resource, ours) for resource in resources):
             raise self._invalid_target(request, credentials)
 
@@ -127,7 +126,7 @@ class AuthorizeView(AuthorizationView):
     ) -> Any:
         # The token's audience is always this server's /mcp, asked for or not (RFC 8707).
         self._check_resources(request, credentials.get("resource") or [], credentials)
-        credentials = {**credentials, "resource": [selectors.mcp_resource(request)]}
+        credentials = {**credentials, "resource": [selectors.mcp_resource()]}
         if self.chosen_agent is None:
             allow = False  # nothing is granted without a person picking an agent
         else:
@@ -191,7 +190,7 @@ class ResourceMetadataView(OAuthProtectedResourceMetadataView):
     """RFC 9728 metadata for /mcp, at the path form and at the root form alike."""
 
     def get_resource(self, request: HttpRequest) -> str:
-        return selectors.mcp_resource(request)
+        return selectors.mcp_resource()
 
 
 def _registration_error(error: str, description: str, status: int = 400) -> JsonResponse:

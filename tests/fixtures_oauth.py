@@ -204,12 +204,26 @@ def callback_query(response: httpx.Response, redirect_uri: str) -> dict[str, str
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
 
 
+def serve_oauth_at(settings: Any, url: str) -> None:
+    """Point QUIRE_BASE_URL, and the OAuth issuer with it, at a test's server: the metadata
+    and a token's audience name QUIRE_BASE_URL, never the Host a request sends."""
+    settings.QUIRE_BASE_URL = url
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "OIDC_ISS_ENDPOINT": url}
+
+
 @pytest.fixture
-def browserless(live_server: Any) -> Iterator[Callable[[str], Browserless]]:
+def oauth_base(live_server: Any, settings: Any) -> str:
+    """The live server's URL, which is QUIRE_BASE_URL for the test."""
+    serve_oauth_at(settings, live_server.url)
+    return str(live_server.url)
+
+
+@pytest.fixture
+def browserless(oauth_base: str) -> Iterator[Callable[[str], Browserless]]:
     opened: list[Browserless] = []
 
     def open_as(username: str) -> Browserless:
-        person = Browserless(live_server.url, username)
+        person = Browserless(oauth_base, username)
         opened.append(person)
         return person
 
@@ -271,6 +285,10 @@ class DocumentServer:
     delays: dict[str, float]
     # Seconds between the bytes of a path's body: a document that drips.
     drips: dict[str, float]
+    # Paths answered with a redirect to another URL.
+    redirects: dict[str, str] = field(default_factory=dict)
+    # Every path asked for, in order.
+    fetched: list[str] = field(default_factory=list)
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.server.server_port}{path}"
@@ -324,9 +342,18 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     documents: dict[str, bytes] = {}
     delays: dict[str, float] = {}
     drips: dict[str, float] = {}
+    redirects: dict[str, str] = {}
+    fetched: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            fetched.append(self.path)
+            if self.path in redirects:
+                self.send_response(302)
+                self.send_header("Location", redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             time.sleep(delays.get(self.path, 0))
             body = documents.get(self.path)
             if body is None:
@@ -360,7 +387,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = True
     settings.QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = str(cert_file)
     try:
-        yield DocumentServer(server, cert_file, documents, delays, drips)
+        yield DocumentServer(server, cert_file, documents, delays, drips, redirects, fetched)
     finally:
         server.shutdown()
         server.server_close()
@@ -475,13 +502,13 @@ class Consent:
 
 @pytest.fixture
 def consent(
-    live_server: Any,
+    oauth_base: str,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
     owner: Any,
     owned_agent: Any,
 ) -> Consent:
-    return Consent(live_server.url, callback, owner, owned_agent, browserless(owner.username))
+    return Consent(oauth_base, callback, owner, owned_agent, browserless(owner.username))
 
 
 @asynccontextmanager

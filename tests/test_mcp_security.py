@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from mcp.types import TextContent
 
@@ -171,7 +172,8 @@ def test_it_treats_write_tools_as_unknown_for_a_reader_agent_and_writes_nothing(
 def test_it_answers_401_with_www_authenticate_without_a_valid_token(
     mcp: MCP, reader_agent: AgentKey
 ) -> None:
-    metadata = f'resource_metadata="{mcp.url.removesuffix("/mcp")}'
+    # QUIRE_BASE_URL's, not the Host the request came to (tests/test_oauth_hardening.py).
+    metadata = f'resource_metadata="{settings.QUIRE_BASE_URL}'
     metadata += '/.well-known/oauth-protected-resource/mcp"'
     for token in [None, "qa_not-a-real-token", reader_agent.token + "x", "qo_not-an-oauth-token"]:
         response = raw_post(mcp, tools_call("browse"), token)

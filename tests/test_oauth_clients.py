@@ -77,7 +77,7 @@ def test_it_fetches_a_client_id_metadata_document_and_connects_with_it(
 )
 def test_it_refuses_a_document_that_breaks_the_rules(
     problem: str,
-    live_server: Any,
+    oauth_base: str,
     settings: Any,
     document_server: DocumentServer,
     browserless: Callable[[str], Browserless],
@@ -97,7 +97,7 @@ def test_it_refuses_a_document_that_breaks_the_rules(
     elif problem == "too-large":
         padded = document(url, callback.uri, client_uri="https://a.example/" + "x" * 20_000)
         document_server.publish("/client.json", padded)
-    client = OAuthClient(live_server.url, callback.uri, client_id=url)
+    client = OAuthClient(oauth_base, callback.uri, client_id=url)
     screen = browserless(owner.username).screen(client.authorize_url())
     # An unknown client: Quire's own error page, no redirect anywhere.
     assert screen.status_code in (400, 401), screen.status_code
@@ -106,7 +106,7 @@ def test_it_refuses_a_document_that_breaks_the_rules(
 
 
 def test_a_document_that_drips_is_given_up_at_the_deadline_and_says_why(
-    live_server: Any,
+    oauth_base: str,
     settings: Any,
     document_server: DocumentServer,
     browserless: Callable[[str], Browserless],
@@ -119,7 +119,7 @@ def test_a_document_that_drips_is_given_up_at_the_deadline_and_says_why(
     document_server.publish("/client.json", document(url, callback.uri))
     document_server.drips["/client.json"] = 0.25  # about a minute for the whole document
     settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 2}
-    client = OAuthClient(live_server.url, callback.uri, client_id=url)
+    client = OAuthClient(oauth_base, callback.uri, client_id=url)
     person = browserless(owner.username)
 
     started = time.monotonic()
@@ -133,7 +133,7 @@ def test_a_document_that_drips_is_given_up_at_the_deadline_and_says_why(
 
 
 def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
-    live_server: Any,
+    oauth_base: str,
     document_server: DocumentServer,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
@@ -143,7 +143,7 @@ def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = False
     url = document_server.publish("/client.json", {})
     document_server.publish("/client.json", document(url, callback.uri))
-    client = OAuthClient(live_server.url, callback.uri, client_id=url)
+    client = OAuthClient(oauth_base, callback.uri, client_id=url)
     screen = browserless(owner.username).screen(client.authorize_url())
     assert screen.status_code in (400, 401) and "cannot go on" in screen.text
     assert not Application.objects.exists()
@@ -188,10 +188,10 @@ def test_it_fetches_no_document_from_a_loopback_address_outside_tests(
     ],
 )
 def test_it_refuses_a_registration_it_cannot_honour(
-    metadata: Any, error: str, live_server: Any
+    metadata: Any, error: str, oauth_base: str
 ) -> None:
     response = httpx.post(
-        live_server.url + "/oauth/register/", json=metadata, verify=TLS, timeout=HTTP_TIMEOUT
+        oauth_base + "/oauth/register/", json=metadata, verify=TLS, timeout=HTTP_TIMEOUT
     )
     assert response.status_code == 400, response.text
     assert response.json()["error"] == error
@@ -199,9 +199,9 @@ def test_it_refuses_a_registration_it_cannot_honour(
     assert not Application.objects.exists()
 
 
-def test_it_registers_a_public_client_with_https_or_loopback_redirects(live_server: Any) -> None:
+def test_it_registers_a_public_client_with_https_or_loopback_redirects(oauth_base: str) -> None:
     response = httpx.post(
-        live_server.url + "/oauth/register/",
+        oauth_base + "/oauth/register/",
         json={
             "client_name": "Claude",
             "redirect_uris": [
@@ -222,11 +222,11 @@ def test_it_registers_a_public_client_with_https_or_loopback_redirects(live_serv
     assert AuditEvent.objects.filter(action="oauth.client_register").count() == 1
 
 
-def test_it_rate_limits_registration(live_server: Any, settings: Any) -> None:
+def test_it_rate_limits_registration(oauth_base: str, settings: Any) -> None:
     settings.QUIRE_OAUTH_REGISTRATIONS_PER_HOUR = 3
     statuses = [
         httpx.post(
-            live_server.url + "/oauth/register/",
+            oauth_base + "/oauth/register/",
             json={"redirect_uris": ["https://a.example/cb"]},
             verify=TLS,
             timeout=HTTP_TIMEOUT,
@@ -275,13 +275,13 @@ class MemoryStorage(TokenStorage):
 @pytest.mark.parametrize("registration", ["dynamic", "metadata-document"])
 def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
     registration: str,
-    live_server: Any,
+    oauth_base: str,
     document_server: DocumentServer,
     callback: CallbackServer,
     owner: User,
     owned_agent: AgentKey,
 ) -> None:
-    base = live_server.url
+    base = oauth_base
     document_url = None
     if registration == "metadata-document":
         document_url = document_server.url("/sdk-client.json")
@@ -342,11 +342,11 @@ def test_the_sdks_oauth_client_provider_connects_through_the_consent_screen(
 
 
 def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
-    live_server: Any, settings: Any
+    oauth_base: str, settings: Any
 ) -> None:
     body = {"client_name": "Cursor", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/cb"]}
     refused = httpx.post(
-        live_server.url + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
+        oauth_base + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
     )
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
     settings.QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = ["cursor"]
@@ -355,19 +355,19 @@ def test_it_accepts_a_native_apps_scheme_only_when_the_operator_allows_it(
         "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", "cursor"],
     }
     accepted = httpx.post(
-        live_server.url + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
+        oauth_base + "/oauth/register/", json=body, verify=TLS, timeout=HTTP_TIMEOUT
     )
     assert accepted.status_code == 201, accepted.text
 
 
-def test_the_hourly_task_deletes_the_same_unused_clients(live_server: Any) -> None:
+def test_the_hourly_task_deletes_the_same_unused_clients(oauth_base: str) -> None:
     from connect.tasks import delete_unused_clients
 
-    old = registered_client(live_server.url, "https://app.example/cb")
+    old = registered_client(oauth_base, "https://app.example/cb")
     Application.objects.filter(client_id=old.client_id).update(
         created=timezone.now() - timedelta(days=2)
     )
-    registered_client(live_server.url, "https://app.example/cb")
+    registered_client(oauth_base, "https://app.example/cb")
     assert delete_unused_clients() == 1  # what the worker runs, called in this process
     assert Application.objects.count() == 1
     assert AuditEvent.objects.filter(action="oauth.clients_delete_unused").exists()
@@ -377,10 +377,10 @@ def test_the_hourly_task_deletes_the_same_unused_clients(live_server: Any) -> No
     "body", [b"[" * 5000 + b"]" * 5000, b"{not json", b"null", b"\x00"], ids=str
 )
 def test_it_answers_a_registration_that_is_no_json_object_with_400(
-    body: bytes, live_server: Any
+    body: bytes, oauth_base: str
 ) -> None:
     response = httpx.post(
-        live_server.url + "/oauth/register/",
+        oauth_base + "/oauth/register/",
         content=body,
         headers={"Content-Type": "application/json"},
         verify=TLS,
@@ -391,12 +391,12 @@ def test_it_answers_a_registration_that_is_no_json_object_with_400(
     assert not Application.objects.exists()
 
 
-def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: Any) -> None:
+def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(oauth_base: str) -> None:
     # An MCP inspector runs the flow from a web page: the preflight and the answers say so.
     for path in ("/oauth/register/", "/oauth/token/", "/oauth/revoke/"):
         preflight = httpx.request(
             "OPTIONS",
-            live_server.url + path,
+            oauth_base + path,
             headers={
                 "Origin": "http://localhost:6274",
                 "Access-Control-Request-Method": "POST",
@@ -409,7 +409,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
         assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
         assert "Access-Control-Allow-Credentials" not in preflight.headers
     registered = httpx.post(
-        live_server.url + "/oauth/register/",
+        oauth_base + "/oauth/register/",
         json={"redirect_uris": ["http://localhost:6274/oauth/callback"]},
         headers={"Origin": "http://localhost:6274"},
         verify=TLS,
@@ -418,7 +418,7 @@ def test_it_lets_a_client_in_a_browser_register_and_fetch_tokens(live_server: An
     assert registered.status_code == 201
     assert registered.headers["Access-Control-Allow-Origin"] == "*"
     refused = httpx.post(
-        live_server.url + "/oauth/token/",
+        oauth_base + "/oauth/token/",
         data={"grant_type": "authorization_code", "code": "nope", "client_id": "x"},
         headers={"Origin": "http://localhost:6274"},
         verify=TLS,

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -69,13 +70,13 @@ def other_agent(make_agent: Callable[..., AgentKey], make_page: Callable[..., Pa
 
 @pytest.mark.browser
 def test_it_connects_a_client_from_the_401_to_the_tools(
-    live_server: Any,
+    oauth_base: str,
     callback: CallbackServer,
     owner: User,
     owned_agent: AgentKey,
     other_agent: AgentKey,
 ) -> None:
-    base = live_server.url
+    base = oauth_base
 
     async def flow() -> dict[str, Any]:
         async with httpx.AsyncClient(timeout=HTTP_TIMEOUT, verify=TLS) as http:
@@ -156,11 +157,11 @@ def test_it_connects_a_client_from_the_401_to_the_tools(
     assert refreshed.status_code == 200, refreshed.text
     new = refreshed.json()
     assert new["refresh_token"] != pair["refresh_token"]
-    assert mcp_status(live_server.url, pair["access_token"]) == 401
-    assert mcp_status(live_server.url, new["access_token"]) == 200
+    assert mcp_status(oauth_base, pair["access_token"]) == 401
+    assert mcp_status(oauth_base, new["access_token"]) == 200
     reused = client.refresh(pair["refresh_token"])
     assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
-    assert mcp_status(live_server.url, new["access_token"]) == 401
+    assert mcp_status(oauth_base, new["access_token"]) == 401
     assert client.refresh(new["refresh_token"]).status_code == 400
     assert Connection.objects.get().ended_reason == "reused"
 
@@ -247,13 +248,13 @@ def test_it_lets_only_an_admin_or_the_person_who_allowed_it_disconnect(
 
 
 def test_it_tells_a_reader_who_owns_no_agent_and_grants_nothing(
-    live_server: Any,
+    oauth_base: str,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
     reader: User,
     owned_agent: AgentKey,
 ) -> None:
-    client = registered_client(live_server.url, callback.uri)
+    client = registered_client(oauth_base, callback.uri)
     person = browserless(reader.username)
     screen = person.screen(client.authorize_url()).text
     assert "You have no agent you may connect an app to." in screen
@@ -271,7 +272,7 @@ def test_it_tells_a_reader_who_owns_no_agent_and_grants_nothing(
 
 
 def test_it_lets_an_admin_connect_any_agent_and_an_owner_only_theirs(
-    live_server: Any,
+    oauth_base: str,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
     owner: User,
@@ -279,7 +280,7 @@ def test_it_lets_an_admin_connect_any_agent_and_an_owner_only_theirs(
     owned_agent: AgentKey,
     other_agent: AgentKey,
 ) -> None:
-    client = registered_client(live_server.url, callback.uri)
+    client = registered_client(oauth_base, callback.uri)
     admin_screen = browserless(admin_user.username).screen(client.authorize_url()).text
     assert "helpdesk-bot" in admin_screen and "payroll-bot" in admin_screen
     assert "proposes edits" in admin_screen
@@ -375,15 +376,15 @@ def test_it_offers_only_the_code_flow_with_pkce_s256(
 
 
 def test_it_refuses_the_password_and_client_credentials_grants(
-    live_server: Any, callback: CallbackServer, owner: User
+    oauth_base: str, callback: CallbackServer, owner: User
 ) -> None:
-    client = registered_client(live_server.url, callback.uri)
+    client = registered_client(oauth_base, callback.uri)
     for data in [
         {"grant_type": "password", "username": owner.username, "password": "x"},
         {"grant_type": "client_credentials"},
     ]:
         response = httpx.post(
-            live_server.url + "/oauth/token/",
+            oauth_base + "/oauth/token/",
             data={**data, "client_id": client.client_id},
             verify=TLS,
             timeout=HTTP_TIMEOUT,
@@ -426,9 +427,9 @@ def test_it_protects_the_consent_screen(consent: Consent) -> None:
 
 
 def test_it_sends_a_signed_out_person_to_sign_in_first(
-    live_server: Any, callback: CallbackServer, owned_agent: AgentKey
+    oauth_base: str, callback: CallbackServer, owned_agent: AgentKey
 ) -> None:
-    client = registered_client(live_server.url, callback.uri)
+    client = registered_client(oauth_base, callback.uri)
     response = httpx.get(client.authorize_url(), verify=TLS, timeout=HTTP_TIMEOUT)
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/login/?next=/oauth/authorize/")
@@ -460,7 +461,7 @@ def test_an_oauth_call_costs_one_query_more_than_a_static_one(
     from tests.fixtures_mcp import rpc_tool
     from tests.fixtures_oauth import issue_tokens
 
-    oauth = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    oauth = issue_tokens(owned_agent.agent, owner, resource=settings.QUIRE_BASE_URL + "/mcp")
     client = Client()
     counts = {}
     for label, token in [("static", owned_agent.token), ("oauth", oauth)]:
@@ -488,7 +489,7 @@ def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
     # The three calls fall in one window however slowly the machine runs them.
     monkeypatch.setattr("agents.mcp.rate_clock", lambda: 1_800_000_010.0)
     oauth = issue_tokens(
-        owned_agent.agent, owner, resource="http://testserver/mcp", client_name="Claude"
+        owned_agent.agent, owner, resource=settings.QUIRE_BASE_URL + "/mcp", client_name="Claude"
     )
     client = Client()
     assert rpc_tool(client, owned_agent.token, "browse")["isError"] is False
@@ -513,7 +514,7 @@ def test_it_refuses_an_expired_access_token(db: Any, owner: User, owned_agent: A
     from tests.fixtures_mcp import rpc
     from tests.fixtures_oauth import issue_tokens
 
-    token = issue_tokens(owned_agent.agent, owner, resource="http://testserver/mcp")
+    token = issue_tokens(owned_agent.agent, owner, resource=settings.QUIRE_BASE_URL + "/mcp")
     assert rpc(Client(), token, "tools/list").status_code == 200
     AccessToken.objects.update(expires=timezone.now() - timedelta(seconds=1))
     refused = rpc(Client(), token, "tools/list")
@@ -535,7 +536,7 @@ def test_it_ends_the_connection_when_the_app_revokes_its_token(consent: Consent)
 
 
 def test_the_consent_screen_says_what_an_all_pages_agent_reads(
-    live_server: Any,
+    oauth_base: str,
     browserless: Callable[[str], Browserless],
     callback: CallbackServer,
     owner: User,
@@ -551,7 +552,7 @@ def test_the_consent_screen_says_what_an_all_pages_agent_reads(
             all_pages=True,
             can_edit_pages=can_edit,
         )
-    client = registered_client(live_server.url, callback.uri)
+    client = registered_client(oauth_base, callback.uri)
 
     screen = browserless(owner.username).screen(client.authorize_url()).text
 

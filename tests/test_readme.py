@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,14 +35,48 @@ def test_it_names_the_mcp_version_the_python_example_was_checked_with() -> None:
     assert f"pip install mcp=={pinned.group(1)}" in README
 
 
+def _mcp_2_version() -> str:
+    shown = re.search(r"`pip install mcp==(2\.[\d.]+)`", README)
+    assert shown, "the README names the mcp 2.x its Python example runs with"
+    return shown.group(1)
+
+
+def _python_with_mcp(mcp_version: str) -> Path:
+    """The python of a virtualenv under the temporary directory that holds mcp `mcp_version`
+    (the suite's own keeps the pinned 1.x), made once and kept for the next run."""
+    home = Path(tempfile.gettempdir()) / f"quire-mcp-{mcp_version}"
+    python = home / "bin" / "python"
+    check = [
+        str(python),
+        "-c",
+        f"import importlib.metadata as m; assert m.version('mcp') == '{mcp_version}'",
+    ]
+    with (home.parent / f"{home.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another test process may be making it
+        if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+            return python
+        shutil.rmtree(home, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=120)
+        installed = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"mcp=={mcp_version}"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert installed.returncode == 0, f"pip install mcp=={mcp_version}: {installed.stderr}"
+    return python
+
+
+@pytest.mark.parametrize("sdk", ["pinned", "2.x"])
 @pytest.mark.django_db(transaction=True)
 def test_it_runs_the_python_client_example_against_a_live_server(
-    live_server: Any, make_agent: Any, make_page: Any, fresh_rate_limits: None
+    sdk: str, live_server: Any, make_agent: Any, make_page: Any, fresh_rate_limits: None
 ) -> None:
+    python = Path(sys.executable) if sdk == "pinned" else _python_with_mcp(_mcp_2_version())
     page: Page = make_page("Refunds", "We refund within 30 days.\n")
     key: AgentKey = make_agent("support-bot", pages=(page,))
     result = subprocess.run(
-        [sys.executable, "-c", _python_example()],
+        [str(python), "-c", _python_example()],
         env={**os.environ, "QUIRE_MCP_URL": f"{live_server.url}/mcp", "QUIRE_TOKEN": key.token},
         capture_output=True,
         text=True,
@@ -46,6 +84,13 @@ def test_it_runs_the_python_client_example_against_a_live_server(
     )
     assert result.returncode == 0, result.stderr
     assert page.public_id in result.stdout and "Refunds" in result.stdout
+    shown = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert shown.startswith("1." if sdk == "pinned" else "2."), shown
 
 
 def test_it_gives_management_commands_the_settings_of_make_run() -> None:

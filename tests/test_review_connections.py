@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -19,7 +20,7 @@ from tests.fixtures_oauth import issue_tokens
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
-RESOURCE = "http://testserver/mcp"
+RESOURCE = settings.QUIRE_BASE_URL + "/mcp"
 
 
 def _propose(client: Client, token: str, page: Page, text: str) -> Version:
