@@ -124,10 +124,16 @@ REQUEST_LINE_TOO_LONG = {
 
 
 def declare_request_line_limit(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    """drf-spectacular postprocessing hook: every operation may answer 414."""
+    """drf-spectacular postprocessing hook: every operation may answer 414, and a list of
+    grants holds at least one (drf-spectacular has no way to say so on the serializer)."""
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             operation.setdefault("responses", {}).setdefault("414", REQUEST_LINE_TOO_LONG)
+    grants = result.get("paths", {}).get("/api/v1/pages/{page_id}/grants/", {}).get("post")
+    if grants:
+        for content in grants.get("requestBody", {}).get("content", {}).values():
+            if content.get("schema", {}).get("type") == "array":
+                content["schema"]["minItems"] = 1
     return result
 
 

@@ -351,8 +351,14 @@ class WorkflowStepSerializer(serializers.Serializer):
         validators=[NO_NUL],
         help_text="Defaults to the group's name.",
     )
+    # Not trimmed here: a name of spaces alone is a group that does not exist (404), as the
+    # schema's minLength allows it.
     group = serializers.CharField(
-        min_length=1, max_length=150, validators=[NO_NUL], help_text="An existing group's name."
+        min_length=1,
+        max_length=150,
+        trim_whitespace=False,
+        validators=[NO_NUL],
+        help_text="An existing group's name.",
     )
     approvals = serializers.IntegerField(min_value=1, max_value=50, default=1)
 
@@ -429,8 +435,14 @@ _RIGHTS_TEXT = ", ".join(RIGHTS)
 
 
 class GrantInputSerializer(serializers.Serializer):
+    # Not trimmed here: a name of spaces alone is a group that does not exist (404), as the
+    # schema's minLength allows it.
     group = serializers.CharField(
-        min_length=1, max_length=150, validators=[NO_NUL], help_text="An existing group's name."
+        min_length=1,
+        max_length=150,
+        trim_whitespace=False,
+        validators=[NO_NUL],
+        help_text="An existing group's name.",
     )
     rights = serializers.ListField(
         child=serializers.ChoiceField(

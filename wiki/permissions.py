@@ -321,7 +321,7 @@ def group_names_all() -> list[str]:
 
 
 def group_named(name: Any) -> Group:
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str):
         raise InvalidArgument('name the group, e.g. {"group": "Legal"}.', field="group")
     group = Group.objects.filter(name=check_text(name.strip(), field="group")).first()
     if group is None:
