@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -89,6 +90,9 @@ class SearchHit:
     exact_title: bool = False  # the title is the query itself
     every_term: bool = True  # False for a keyword hit holding only most of the terms
     language: str = UNKNOWN  # the page's (wiki.language)
+    # The models whose vectors the page's live version has (a keyword hit's; see fuse): a
+    # page published since, or while the worker is down, has none yet.
+    embedded_by: frozenset[str] = frozenset()
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -722,12 +726,16 @@ def fuse(
     ranked = sorted(
         scores,
         key=lambda pk: (0, keyword_rank[pk], 0.0) if pk in exact else (1, 0, -scores[pk]),
-    )[:limit]
+    )
+    pending = _pending(keyword, model.name if model is not None else "", exact)
+    ranked, values = _place_pending(
+        ranked, scores, pending, floor + bonus / KEYWORD_K, limit, first=exact
+    )
     words = _marked_words(parsed)
     hits = []
     for position, page_id in enumerate(ranked):
         score = round(
-            max(2.0, EXACT_TITLE_SCORE - position / 100) if page_id in exact else scores[page_id],
+            max(2.0, EXACT_TITLE_SCORE - position / 100) if page_id in exact else values[position],
             4,
         )
         best = best_chunk.get(page_id)
@@ -748,6 +756,56 @@ def fuse(
             )
         )
     return hits
+
+
+def _pending(keyword: list[SearchHit], model: str, exact: set[int]) -> dict[int, int]:
+    """The keyword hits whose live version `model` has not embedded yet (published since
+    the last run of the task, or while the worker is down), by their place in the keyword
+    ranking; exact titles come first anyway."""
+    pending: dict[int, int] = {}
+    seen: set[int] = set()
+    for rank, hit in enumerate(keyword):
+        if hit.page_id in seen:
+            continue
+        seen.add(hit.page_id)
+        if model not in hit.embedded_by and hit.page_id not in exact:
+            pending[hit.page_id] = rank
+    return pending
+
+
+def _place_pending(
+    ranked: list[int],
+    scores: dict[int, float],
+    pending: dict[int, int],
+    default: float,
+    limit: int,
+    *,
+    first: set[int],
+) -> tuple[list[int], list[float]]:
+    """The `limit` best of `ranked` (by fused score), with each page whose vectors are
+    `pending` at its place in the keyword ranking when that is better: until its vectors
+    exist, such a page is missing from the semantic ranking through no fault of its own, so
+    it ranks as it would with no model (a newly published page holding every word of the
+    question is not pushed below pages that are merely near it). Returns the pages and their
+    scores, descending (the pages put `first`, exact titles, score above any): a placed page
+    scores between its neighbours."""
+    position = {pk: n for n, pk in enumerate(ranked)}
+    placed = sorted(
+        (min(rank, position.get(pk, rank)), pk) for pk, rank in pending.items() if rank < limit
+    )
+    moved = {pk for _, pk in placed}
+    order = [pk for pk in ranked if pk not in moved]
+    for target, pk in placed:
+        order.insert(min(target, len(order)), pk)
+    order = order[:limit]
+    values = [math.inf if pk in first else scores.get(pk, default) for pk in order]
+    for n in reversed(range(len(order) - 1)):
+        if order[n] in moved:
+            values[n] = max(values[n], values[n + 1])
+    for n in range(1, len(order)):
+        if order[n] in moved:
+            values[n] = min(values[n], values[n - 1])
+    return order, values
 
 
 def _marked_words(parsed: ParsedQuery) -> list[str]:
@@ -779,16 +837,18 @@ def mark_words(text: str, words: Sequence[str]) -> str:
 
 def chunks_sql(page: str, vendor: str) -> str:
     """A column of the chunks of page row `page`'s live version as JSON, `[[position,
-    heading, text], ...]`, for `section_from`: the hits' sections come in the search's own
-    statement (NULL for a page not chunked yet)."""
+    heading, text, model], ...]`, for `section_from` and `models_from`: the hits' sections,
+    and whether their vectors exist yet, come in the search's own statement (NULL for a page
+    not chunked yet)."""
     group, array = (
         ("json_agg", "json_build_array")
         if vendor == "postgresql"
         else ("json_group_array", "json_array")
     )
     return (
-        f"(SELECT {group}({array}(c.position, c.heading, c.text)) FROM wiki_pagechunk c "  # noqa: S608 - aliases only
-        f"WHERE c.page_id = {page}.id AND c.version_id = {page}.live_version_id)"
+        f"(SELECT {group}({array}(c.position, c.heading, c.text, c.model)) "  # noqa: S608 - aliases only
+        f"FROM wiki_pagechunk c WHERE c.page_id = {page}.id "
+        f"AND c.version_id = {page}.live_version_id)"
     )
 
 
@@ -796,8 +856,19 @@ def section_from(chunks: Any, excerpt: str) -> str | None:
     """The section of a hit whose excerpt is `excerpt`, from its `chunks_sql` column (JSON
     text on SQLite, parsed already on PostgreSQL). The one place a hit's section is derived
     from its page's chunks (wiki/semantic.py)."""
-    rows = json.loads(chunks) if isinstance(chunks, str) else chunks or []
-    return section_of([(heading, text) for _, heading, text in sorted(rows)], excerpt)
+    rows = _chunk_rows(chunks)
+    return section_of([(heading, text) for _, heading, text, _ in sorted(rows)], excerpt)
+
+
+def models_from(chunks: Any) -> frozenset[str]:
+    """The models that embedded the chunks of a `chunks_sql` column: none for a page whose
+    live version waits to be embedded."""
+    return frozenset(model for *_, model in _chunk_rows(chunks) if model)
+
+
+def _chunk_rows(chunks: Any) -> list[Any]:
+    rows = json.loads(chunks) if isinstance(chunks, str) else chunks
+    return list(rows or [])
 
 
 def section_of(chunks: Sequence[tuple[str, str]], excerpt: str) -> str | None:
@@ -1056,6 +1127,7 @@ def _keyword_hit(
         section=section_from(chunks, excerpt),
         exact_title=bool(equals),
         language=language or UNKNOWN,
+        embedded_by=models_from(chunks),
     )
 
 
