@@ -147,6 +147,35 @@ def test_an_agent_finds_no_cjk_page_outside_its_set(
     assert search(client, token, "ファイル")
 
 
+# Questions as Japanese and Chinese readers type them, without spaces, and the tldr page
+# that answers each (issue 37: they found nothing, searched as one word of all their
+# characters).
+QUESTIONS = {
+    "ディスクの使用量を表示するには": "tldr/pages.ja/common/df.md",
+    "隠しファイルを一覧表示する方法": "tldr/pages.ja/common/ls.md",
+    "ファイルのアクセス権限を変更したい": "tldr/pages.ja/common/chmod.md",
+    "怎么查看磁盘使用情况": "tldr/pages.zh/common/df.md",
+    "如何删除文件": "tldr/pages.zh/common/rm.md",
+    "列出目录中的隐藏文件": "tldr/pages.zh/common/ls.md",
+    "修改文件的访问权限": "tldr/pages.zh/common/chmod.md",
+}
+
+
+def test_questions_without_spaces_find_the_pages_in_their_language(
+    client: Client, cjk_site: dict[str, str]
+) -> None:
+    token = agent_token(*Page.objects.filter(parent__isnull=True).values_list("path", flat=True))
+    for question, answer in QUESTIONS.items():
+        hits = [cjk_site[hit["pageId"]] for hit in search(client, token, question)]
+        assert hits, question
+        assert answer in hits[:3], (question, hits)
+        folder = answer.split("common/")[0]
+        assert all(path.startswith(folder) for path in hits[:3]), (question, hits)
+    # A word of the question alone, and the question in the middle of an English one.
+    [first, *_] = search(client, token, "gzip 如何压缩文件")
+    assert cjk_site[first["pageId"]] == "tldr/pages.zh/common/gzip.md"
+
+
 @pytest.mark.postgres
 def test_the_index_picks_the_pages_holding_the_word(editor: User) -> None:
     """300 pages hold the characters of ファイル apart, 5 hold the word: the index hands the

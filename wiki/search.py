@@ -311,6 +311,9 @@ class ParsedQuery:
 
     groups: list[list[str]] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    # How many groups are CJK character pairs that likely span two words (see `cjk_terms`):
+    # a page holding most of a question's terms need not hold those.
+    spanning: int = 0
 
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
@@ -382,6 +385,16 @@ def parse_query(query: str) -> ParsedQuery:
             stop_words.append(phrase)
             last_was_positive, or_pending = False, False
             continue
+        split = None if negated or or_pending else cjk_terms(parts)
+        if split:
+            # A question typed without spaces (Japanese, Chinese): its words, each needed.
+            pieces, spanning = split
+            pieces = pieces[: max(1, MAX_TERMS - len(parsed.groups))]
+            parsed.groups.extend([_space_cjk(piece)] for piece in pieces)
+            parsed.spanning += min(spanning, len(pieces) // 2)
+            # An OR beside it would join one of its pieces only: it is ignored.
+            last_was_positive, or_pending = False, False
+            continue
         if negated:
             parsed.excluded.append(phrase)
         elif or_pending or len(parts) == 1:
@@ -400,6 +413,57 @@ def parse_query(query: str) -> ParsedQuery:
     if not parsed.groups:
         parsed.groups = [[word] for word in stop_words]
     return parsed
+
+
+# A run of CJK characters up to this long is searched as one word (the phrase of its
+# characters); a longer one is taken for a question typed without spaces and split.
+CJK_WORD_MAX = 4
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+# Scripts a CJK run is split between: hiragana (with its marks), katakana (with the
+# prolonged sound mark), Hangul, and Han (with the iteration mark).
+_CJK_SCRIPTS = re.compile(
+    "(?P<hiragana>[\u3041-\u309f]+)|(?P<katakana>[\u30a0-\u30ff]+)"
+    "|(?P<hangul>[\uac00-\ud7af]+)|(?P<han>[^\u3041-\u30ff\uac00-\ud7af]+)"
+)
+
+
+def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
+    """The terms of a word holding a run of more than CJK_WORD_MAX CJK characters (a
+    question typed without spaces, "ファイルを圧縮する方法", "如何压缩文件"), and how many of
+    them likely span two words; None for any other word, searched as today.
+
+    No dictionary: the run is cut where its script changes (katakana words, Han words,
+    Hangul), hiragana left out as particles and endings (を, する, には), unless the run has
+    nothing else; a Han stretch longer than two characters becomes its overlapping pairs
+    (Chinese words are mostly two characters: 如何 何删 删除 除文 文件), of which about
+    every other one spans two words. Text between the runs (Latin letters, digits) stays.
+    """
+    if not any(len(run) > CJK_WORD_MAX for part in parts for run in _CJK_RUN.findall(part)):
+        return None
+    terms: list[str] = []
+    spanning = 0
+    for part in parts:
+        start = 0
+        for run in _CJK_RUN.finditer(part):
+            terms += _WORD_PART.findall(part[start : run.start()])
+            start = run.end()
+            if len(run[0]) <= CJK_WORD_MAX:
+                terms.append(run[0])
+                continue
+            pieces = [m for m in _CJK_SCRIPTS.finditer(run[0]) if m.lastgroup != "hiragana"]
+            if not pieces:
+                terms.append(run[0])
+            for piece in pieces:
+                text = piece[0]
+                if piece.lastgroup != "han" or len(text) <= 2:
+                    terms.append(text)
+                    continue
+                pairs = [text[n : n + 2] for n in range(len(text) - 1)]
+                terms += pairs
+                spanning += len(pairs) // 2
+        terms += _WORD_PART.findall(part[start:])
+    unique = list(dict.fromkeys(term for term in terms if term.lower() not in STOP_WORDS))
+    return unique, min(spanning, len(unique) // 2)
 
 
 def _fts5_string(phrase: str) -> str:
@@ -1039,7 +1103,7 @@ def _search_postgres(
         matched = f"({counted})"
         wanted = (
             f"d.vector @@ ({any_term}) AND {matched} "
-            f"BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+            f"BETWEEN {params.add(most_of(terms - parsed.spanning))} AND {params.add(terms - 1)}"
         )
     else:
         matched = str(terms)
@@ -1176,7 +1240,8 @@ def _search_sqlite(
             for group in parsed.groups
         )
         matched = f"({counted})"
-        wanted = f"AND matched BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+        fewest = params.add(most_of(terms - parsed.spanning))
+        wanted = f"AND matched BETWEEN {fewest} AND {params.add(terms - 1)}"
     else:
         matched, wanted = str(terms), ""
     page_language = f"(SELECT language FROM wiki_searchdocument WHERE page_id = {fts}.rowid)"  # noqa: S608
