@@ -412,6 +412,25 @@ def test_without_a_model_search_is_keyword_only_and_says_so(
     assert health["search"]["vectors"] in ("pgvector", "sqlite-vec", "exact")
 
 
+def test_healthz_says_what_a_question_in_another_language_finds(
+    handbook: dict[str, Page], settings: Any, client: Client
+) -> None:
+    health = json.loads(client.get("/healthz").content)["search"]
+    assert health["languages"] == "en"
+    said = health["otherLanguages"]
+    assert "by its words alone" in said and "4 times" in said and "without spaces" in said
+    # As said: a question in a script the English model reads letter by letter finds the
+    # pages holding its words only, not the page of the same question in English (French
+    # and Korean on tldr pages: tests/test_search_languages.py).
+    assert titles("수술 후 몇 주 쉬어야 해요") == []
+    assert titles("I need several weeks off for surgery")[0] == "Medical leave of absence"
+
+    settings.QUIRE_EMBEDDING_MODEL = semantic.E5_SMALL
+    health = json.loads(client.get("/healthz").content)["search"]
+    assert health["languages"] == "many"
+    assert "its words" in health["otherLanguages"]
+
+
 @pytest.fixture(params=["auto", "exact"])
 def vector_search(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
     """Both ways of searching vectors: the extension where installed, and NumPy."""

@@ -64,6 +64,7 @@ from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.search_limits import search_rows, time_limit
 from wiki.semantic import ChunkHit, embedder, nearest_chunks, query_vectors
+from wiki.semantic import status as semantic_status
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -676,6 +677,33 @@ def _embedding_pool() -> ThreadPoolExecutor:
                 ThreadPoolExecutor(EMBEDDING_THREADS, thread_name_prefix="quire-embed"),
             )
         return _pool[1]
+
+
+def status() -> dict[str, str]:
+    """For /healthz: how search ranks (wiki.semantic.status) and, with a model, its languages
+    and what a question in another language finds."""
+    said = semantic_status()
+    model = embedder()
+    if model is None:
+        return said
+    if model.languages is None:
+        said["languages"] = "many"
+        said["otherLanguages"] = (
+            "A question in a language the model was not trained on finds the pages holding "
+            "its words, ranked by them and by the little meaning the model draws from it."
+        )
+        return said
+    said["languages"] = ", ".join(sorted(model.languages))
+    said["otherLanguages"] = (
+        "A question in another language finds the pages holding its words, ranked by them: "
+        "in a script the model reads letter by letter (Chinese, Japanese, Korean, Cyrillic, "
+        "Arabic...) by its words alone; in one it reads as word pieces (French, Spanish...) "
+        f"by its words, weighted {FOREIGN_KEYWORD_WEIGHT:g} times more than in English, and "
+        "by the little meaning the model draws from it (the nearest pages are kept however "
+        "far). Pages in the question's language come first among equal hits; Japanese and "
+        "Chinese questions typed without spaces are split into their words."
+    )
+    return said
 
 
 def similarity_floor(query: str) -> float:
