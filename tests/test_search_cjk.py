@@ -27,7 +27,7 @@ from core.actors import SystemActor
 from tests.bulk import make_live
 from tests.prerequisites import require_corpus
 from wiki.models import Page, SearchDocument
-from wiki.search import document_fields, index_page, search_pages
+from wiki.search import cjk_terms, document_fields, index_page, parse_query, search_pages
 
 from .conftest import CORPUS
 from .fixtures_mcp import rpc_tool
@@ -174,6 +174,21 @@ def test_questions_without_spaces_find_the_pages_in_their_language(
     # A word of the question alone, and the question in the middle of an English one.
     [first, *_] = search(client, token, "gzip 如何压缩文件")
     assert cjk_site[first["pageId"]] == "tldr/pages.zh/common/gzip.md"
+
+
+def test_a_question_is_cut_into_words_and_a_word_is_left_whole() -> None:
+    assert cjk_terms(["ファイルを圧縮する方法"]) == (["ファイル", "圧縮", "方法"], 0)
+    assert cjk_terms(["如何删除文件"]) == (["如何", "何删", "删除", "除文", "文件"], 2)
+    assert cjk_terms(["如何使用tar命令"]) == (["如何", "何使", "使用", "tar", "命令"], 1)
+    assert cjk_terms(["ひらがなだけです"]) == (["ひらがなだけです"], 0)
+    # Korean is written with spaces: its words stay whole.
+    assert cjk_terms(["tar로"]) is None
+    assert cjk_terms(["디렉토리목록보기"]) is None
+    # Words of up to four characters are searched as today, as the phrase of their characters.
+    assert cjk_terms(["压缩文件"]) is None
+    assert cjk_terms(["使い方"]) is None
+    assert parse_query("如何删除文件").spanning == 2
+    assert parse_query('"如何删除文件"').groups == [["如\u2008何\u2008删\u2008除\u2008文\u2008件"]]
 
 
 @pytest.mark.postgres

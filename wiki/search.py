@@ -386,7 +386,8 @@ def parse_query(query: str) -> ParsedQuery:
             stop_words.append(phrase)
             last_was_positive, or_pending = False, False
             continue
-        split = None if negated or or_pending else cjk_terms(parts)
+        bare = match["word"] is not None and not negated and not or_pending
+        split = cjk_terms(parts) if bare else None
         if split:
             # A question typed without spaces (Japanese, Chinese): its words, each needed.
             pieces, spanning = split
@@ -420,6 +421,7 @@ def parse_query(query: str) -> ParsedQuery:
 # characters); a longer one is taken for a question typed without spaces and split.
 CJK_WORD_MAX = 4
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+_HANGUL = re.compile("[\uac00-\ud7af]+")
 # Scripts a CJK run is split between: hiragana (with its marks), katakana (with the
 # prolonged sound mark), Hangul, and Han (with the iteration mark).
 _CJK_SCRIPTS = re.compile(
@@ -429,17 +431,23 @@ _CJK_SCRIPTS = re.compile(
 
 
 def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
-    """The terms of a word holding a run of more than CJK_WORD_MAX CJK characters (a
-    question typed without spaces, "ファイルを圧縮する方法", "如何压缩文件"), and how many of
-    them likely span two words; None for any other word, searched as today.
+    """The terms of a word holding a run of more than CJK_WORD_MAX CJK characters, or CJK
+    characters and others (a question typed without spaces, "ファイルを圧縮する方法", "如何压缩
+    文件", "如何使用tar命令"), and how many of them likely span two words; None for any other
+    word, searched as today.
 
     No dictionary: the run is cut where its script changes (katakana words, Han words,
     Hangul), hiragana left out as particles and endings (を, する, には), unless the run has
     nothing else; a Han stretch longer than two characters becomes its overlapping pairs
     (Chinese words are mostly two characters: 如何 何删 删除 除文 文件), of which about
-    every other one spans two words. Text between the runs (Latin letters, digits) stays.
+    every other one spans two words. Text between the runs (Latin letters, digits) stays,
+    and every run of the word is cut so ("如何使用tar命令": 如何 何使 使用 tar 命令).
     """
-    if not any(len(run) > CJK_WORD_MAX for part in parts for run in _CJK_RUN.findall(part)):
+    runs = [run for part in parts for run in _CJK_RUN.findall(part)]
+    mixed = any(_CJK_RUN.sub("", part) for part in parts if _CJK_RUN.search(part))
+    if not any(_HANGUL.sub("", run) for run in runs):
+        return None  # Korean, written with spaces, keeps its words whole ("tar로")
+    if not (mixed or any(len(run) > CJK_WORD_MAX for run in runs)):
         return None
     terms: list[str] = []
     spanning = 0
@@ -448,9 +456,6 @@ def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
         for run in _CJK_RUN.finditer(part):
             terms += _WORD_PART.findall(part[start : run.start()])
             start = run.end()
-            if len(run[0]) <= CJK_WORD_MAX:
-                terms.append(run[0])
-                continue
             pieces = [m for m in _CJK_SCRIPTS.finditer(run[0]) if m.lastgroup != "hiragana"]
             if not pieces:
                 terms.append(run[0])
