@@ -178,8 +178,13 @@ def test_questions_without_spaces_find_the_pages_in_their_language(
 
 def test_a_question_is_cut_into_words_and_a_word_is_left_whole() -> None:
     assert cjk_terms(["ファイルを圧縮する方法"]) == (["ファイル", "圧縮", "方法"], 0)
-    assert cjk_terms(["如何删除文件"]) == (["如何", "何删", "删除", "除文", "文件"], 2)
-    assert cjk_terms(["如何使用tar命令"]) == (["如何", "何使", "使用", "tar", "命令"], 1)
+    assert cjk_terms(["如何删除文件"]) == (["删除", "除文", "文件"], 1)
+    assert cjk_terms(["怎么查看磁盘使用情况吗"]) == (
+        ["查看", "看磁", "磁盘", "盘使", "使用", "用情", "情况"],
+        3,
+    )
+    assert cjk_terms(["如何使用tar命令"]) == (["使用", "tar", "命令"], 0)
+    assert cjk_terms(["为什么如何怎么"]) is None
     assert cjk_terms(["ひらがなだけです"]) == (["ひらがなだけです"], 0)
     # Korean is written with spaces: its words stay whole.
     assert cjk_terms(["tar로"]) is None
@@ -187,7 +192,7 @@ def test_a_question_is_cut_into_words_and_a_word_is_left_whole() -> None:
     # Words of up to four characters are searched as today, as the phrase of their characters.
     assert cjk_terms(["压缩文件"]) is None
     assert cjk_terms(["使い方"]) is None
-    assert parse_query("如何删除文件").spanning == 2
+    assert parse_query("如何删除文件").spanning == 1
     assert parse_query('"如何删除文件"').groups == [["如\u2008何\u2008删\u2008除\u2008文\u2008件"]]
 
 

@@ -422,6 +422,12 @@ def parse_query(query: str) -> ParsedQuery:
 CJK_WORD_MAX = 4
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HANGUL = re.compile("[\uac00-\ud7af]+")
+# Chinese question words and sentence-final particles, left out of a question as English stop
+# words are ("如何删除文件" needs 删除 and 文件, not 如何): only those that are never part of
+# another word a question would ask for.
+_CJK_STOP_WORDS = re.compile(
+    "为什么|怎么样|如何|怎么|怎样|什么|哪些|哪个|哪里|是否|能否|可以|请问|我想|我要|[吗呢吧]"
+)
 # Scripts a CJK run is split between: hiragana (with its marks), katakana (with the
 # prolonged sound mark), Hangul, and Han (with the iteration mark).
 _CJK_SCRIPTS = re.compile(
@@ -438,10 +444,11 @@ def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
 
     No dictionary: the run is cut where its script changes (katakana words, Han words,
     Hangul), hiragana left out as particles and endings (を, する, には), unless the run has
-    nothing else; a Han stretch longer than two characters becomes its overlapping pairs
-    (Chinese words are mostly two characters: 如何 何删 删除 除文 文件), of which about
-    every other one spans two words. Text between the runs (Latin letters, digits) stays,
-    and every run of the word is cut so ("如何使用tar命令": 如何 何使 使用 tar 命令).
+    nothing else, and Chinese question words (如何, 怎么, 吗: `_CJK_STOP_WORDS`); a Han
+    stretch longer than two characters becomes its overlapping pairs (Chinese words are
+    mostly two characters: 删除文件 is 删除 除文 文件), of which about every other one spans
+    two words. Text between the runs (Latin letters, digits) stays, and every run of the
+    word is cut so ("如何使用tar命令": 使用 tar 命令).
     """
     runs = [run for part in parts for run in _CJK_RUN.findall(part)]
     mixed = any(_CJK_RUN.sub("", part) for part in parts if _CJK_RUN.search(part))
@@ -460,15 +467,20 @@ def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
             if not pieces:
                 terms.append(run[0])
             for piece in pieces:
-                text = piece[0]
-                if piece.lastgroup != "han" or len(text) <= 2:
-                    terms.append(text)
+                if piece.lastgroup != "han":
+                    terms.append(piece[0])
                     continue
-                pairs = [text[n : n + 2] for n in range(len(text) - 1)]
-                terms += pairs
-                spanning += len(pairs) // 2
+                for text in _CJK_STOP_WORDS.split(piece[0]):
+                    if len(text) <= 2:
+                        terms += [text] if text else []
+                        continue
+                    pairs = [text[n : n + 2] for n in range(len(text) - 1)]
+                    terms += pairs
+                    spanning += len(pairs) // 2
         terms += _WORD_PART.findall(part[start:])
     unique = list(dict.fromkeys(term for term in terms if term.lower() not in STOP_WORDS))
+    if not unique:
+        return None  # only question words: searched as they are
     return unique, min(spanning, len(unique) // 2)
 
 
