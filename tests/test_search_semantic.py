@@ -578,7 +578,7 @@ NEAR_VPN_PAGES = [
 
 @pytest.mark.parametrize("through", ["search_pages", "mcp"])
 def test_a_page_whose_vectors_are_pending_ranks_by_its_words(
-    make_page: MakePage, client: Client, through: str
+    make_page: MakePage, client: Client, editor: User, through: str
 ) -> None:
     # Issue 37: a page published since the embedding task last ran (20 minutes behind an
     # import, or for ever with the worker down) has no vectors yet; it holds every word of
@@ -608,6 +608,17 @@ def test_a_page_whose_vectors_are_pending_ranks_by_its_words(
     # Once embedded, meaning and words rank it together, as any other page.
     semantic.embed_pages([new.pk])
     assert search_pages(question, limit=8)[0].page_id == new.pk
+    # A page edited to hold the words waits for its new vectors too (its old ones are of a
+    # version no longer live): it ranks by its words meanwhile.
+    lockout = next(page for page in near if page.title == "Account lockout")
+    services.version_propose(
+        actor=editor,
+        page=lockout,
+        body="Five wrong passwords lock the account: reset the VPN password at the portal.\n",
+        publish=True,
+    )
+    ranked = [hit.page_id for hit in search_pages(question, limit=8)]
+    assert ranked[:2] == [new.pk, lockout.pk] or ranked[:2] == [lockout.pk, new.pk], ranked
 
 
 def test_a_hybrid_search_with_pgvector_sends_one_statement_per_step(
