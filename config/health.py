@@ -4,7 +4,8 @@ The database down is an error (503): nothing works without it. Redis down is "de
 (200): pages, MCP calls and reviews keep working, counters move to the database and email
 waits in the outbox, so a load balancer must not take the server out of rotation for it.
 `search` says how search_pages ranks: hybrid (the embedding model, and where the vectors
-are searched: pgvector, sqlite-vec or exact) or keyword-only when there is no model.
+are searched: pgvector, sqlite-vec or exact; the model's `languages`, and what a question in
+another language finds, `otherLanguages`) or keyword-only when there is no model.
 """
 
 from django.conf import settings
@@ -12,7 +13,7 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from wiki.semantic import status as semantic_status
+from wiki.search import status as search_status
 
 
 @require_GET
@@ -34,7 +35,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks["redis"] = "ok"
         except Exception as exc:  # noqa: BLE001
             checks["redis"] = f"error: {exc.__class__.__name__}"
-    search = semantic_status()
+    search = search_status()
     if checks["database"] != "ok":
         status, http_status = "error", 503
     elif any(value != "ok" for value in checks.values()):

@@ -27,7 +27,7 @@ from core.actors import SystemActor
 from tests.bulk import make_live
 from tests.prerequisites import require_corpus
 from wiki.models import Page, SearchDocument
-from wiki.search import document_fields, index_page, search_pages
+from wiki.search import cjk_terms, document_fields, index_page, parse_query, search_pages
 
 from .conftest import CORPUS
 from .fixtures_mcp import rpc_tool
@@ -145,6 +145,55 @@ def test_an_agent_finds_no_cjk_page_outside_its_set(
     assert search(client, token, "파일 목록") == []
     assert search(client, token, "压缩文件") == []
     assert search(client, token, "ファイル")
+
+
+# Questions as Japanese and Chinese readers type them, without spaces, and the tldr page
+# that answers each (issue 37: they found nothing, searched as one word of all their
+# characters).
+QUESTIONS = {
+    "ディスクの使用量を表示するには": "tldr/pages.ja/common/df.md",
+    "隠しファイルを一覧表示する方法": "tldr/pages.ja/common/ls.md",
+    "ファイルのアクセス権限を変更したい": "tldr/pages.ja/common/chmod.md",
+    "怎么查看磁盘使用情况": "tldr/pages.zh/common/df.md",
+    "如何删除文件": "tldr/pages.zh/common/rm.md",
+    "列出目录中的隐藏文件": "tldr/pages.zh/common/ls.md",
+    "修改文件的访问权限": "tldr/pages.zh/common/chmod.md",
+}
+
+
+def test_questions_without_spaces_find_the_pages_in_their_language(
+    client: Client, cjk_site: dict[str, str]
+) -> None:
+    token = agent_token(*Page.objects.filter(parent__isnull=True).values_list("path", flat=True))
+    for question, answer in QUESTIONS.items():
+        hits = [cjk_site[hit["pageId"]] for hit in search(client, token, question)]
+        assert hits, question
+        assert answer in hits[:3], (question, hits)
+        folder = answer.split("common/")[0]
+        assert all(path.startswith(folder) for path in hits[:3]), (question, hits)
+    # A word of the question alone, and the question in the middle of an English one.
+    [first, *_] = search(client, token, "gzip 如何压缩文件")
+    assert cjk_site[first["pageId"]] == "tldr/pages.zh/common/gzip.md"
+
+
+def test_a_question_is_cut_into_words_and_a_word_is_left_whole() -> None:
+    assert cjk_terms(["ファイルを圧縮する方法"]) == (["ファイル", "圧縮", "方法"], 0)
+    assert cjk_terms(["如何删除文件"]) == (["删除", "除文", "文件"], 1)
+    assert cjk_terms(["怎么查看磁盘使用情况吗"]) == (
+        ["查看", "看磁", "磁盘", "盘使", "使用", "用情", "情况"],
+        3,
+    )
+    assert cjk_terms(["如何使用tar命令"]) == (["使用", "tar", "命令"], 0)
+    assert cjk_terms(["为什么如何怎么"]) is None
+    assert cjk_terms(["ひらがなだけです"]) == (["ひらがなだけです"], 0)
+    # Korean is written with spaces: its words stay whole.
+    assert cjk_terms(["tar로"]) is None
+    assert cjk_terms(["디렉토리목록보기"]) is None
+    # Words of up to four characters are searched as today, as the phrase of their characters.
+    assert cjk_terms(["压缩文件"]) is None
+    assert cjk_terms(["使い方"]) is None
+    assert parse_query("如何删除文件").spanning == 1
+    assert parse_query('"如何删除文件"').groups == [["如\u2008何\u2008删\u2008除\u2008文\u2008件"]]
 
 
 @pytest.mark.postgres

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -63,6 +64,7 @@ from wiki.models import Attachment, Page, SearchDocument, Version
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.search_limits import search_rows, time_limit
 from wiki.semantic import ChunkHit, embedder, nearest_chunks, query_vectors
+from wiki.semantic import status as semantic_status
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -89,6 +91,9 @@ class SearchHit:
     exact_title: bool = False  # the title is the query itself
     every_term: bool = True  # False for a keyword hit holding only most of the terms
     language: str = UNKNOWN  # the page's (wiki.language)
+    # The models whose vectors the page's live version has (a keyword hit's; see fuse): a
+    # page published since, or while the worker is down, has none yet.
+    embedded_by: frozenset[str] = frozenset()
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -307,6 +312,9 @@ class ParsedQuery:
 
     groups: list[list[str]] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    # How many groups are CJK character pairs that likely span two words (see `cjk_terms`):
+    # a page holding most of a question's terms need not hold those.
+    spanning: int = 0
 
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
@@ -378,6 +386,17 @@ def parse_query(query: str) -> ParsedQuery:
             stop_words.append(phrase)
             last_was_positive, or_pending = False, False
             continue
+        bare = match["word"] is not None and not negated and not or_pending
+        split = cjk_terms(parts) if bare else None
+        if split:
+            # A question typed without spaces (Japanese, Chinese): its words, each needed.
+            pieces, spanning = split
+            pieces = pieces[: max(1, MAX_TERMS - len(parsed.groups))]
+            parsed.groups.extend([_space_cjk(piece)] for piece in pieces)
+            parsed.spanning += min(spanning, len(pieces) // 2)
+            # An OR beside it would join one of its pieces only: it is ignored.
+            last_was_positive, or_pending = False, False
+            continue
         if negated:
             parsed.excluded.append(phrase)
         elif or_pending or len(parts) == 1:
@@ -396,6 +415,73 @@ def parse_query(query: str) -> ParsedQuery:
     if not parsed.groups:
         parsed.groups = [[word] for word in stop_words]
     return parsed
+
+
+# A run of CJK characters up to this long is searched as one word (the phrase of its
+# characters); a longer one is taken for a question typed without spaces and split.
+CJK_WORD_MAX = 4
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HANGUL = re.compile("[\uac00-\ud7af]+")
+# Chinese question words and sentence-final particles, left out of a question as English stop
+# words are ("如何删除文件" needs 删除 and 文件, not 如何): only those that are never part of
+# another word a question would ask for.
+_CJK_STOP_WORDS = re.compile(
+    "为什么|怎么样|如何|怎么|怎样|什么|哪些|哪个|哪里|是否|能否|可以|请问|我想|我要|[吗呢吧]"
+)
+# Scripts a CJK run is split between: hiragana (with its marks), katakana (with the
+# prolonged sound mark), Hangul, and Han (with the iteration mark).
+_CJK_SCRIPTS = re.compile(
+    "(?P<hiragana>[\u3041-\u309f]+)|(?P<katakana>[\u30a0-\u30ff]+)"
+    "|(?P<hangul>[\uac00-\ud7af]+)|(?P<han>[^\u3041-\u30ff\uac00-\ud7af]+)"
+)
+
+
+def cjk_terms(parts: Sequence[str]) -> tuple[list[str], int] | None:
+    """The terms of a word holding a run of more than CJK_WORD_MAX CJK characters, or CJK
+    characters and others (a question typed without spaces, "ファイルを圧縮する方法", "如何压缩
+    文件", "如何使用tar命令"), and how many of them likely span two words; None for any other
+    word, searched as today.
+
+    No dictionary: the run is cut where its script changes (katakana words, Han words,
+    Hangul), hiragana left out as particles and endings (を, する, には), unless the run has
+    nothing else, and Chinese question words (如何, 怎么, 吗: `_CJK_STOP_WORDS`); a Han
+    stretch longer than two characters becomes its overlapping pairs (Chinese words are
+    mostly two characters: 删除文件 is 删除 除文 文件), of which about every other one spans
+    two words. Text between the runs (Latin letters, digits) stays, and every run of the
+    word is cut so ("如何使用tar命令": 使用 tar 命令).
+    """
+    runs = [run for part in parts for run in _CJK_RUN.findall(part)]
+    mixed = any(_CJK_RUN.sub("", part) for part in parts if _CJK_RUN.search(part))
+    if not any(_HANGUL.sub("", run) for run in runs):
+        return None  # Korean, written with spaces, keeps its words whole ("tar로")
+    if not (mixed or any(len(run) > CJK_WORD_MAX for run in runs)):
+        return None
+    terms: list[str] = []
+    spanning = 0
+    for part in parts:
+        start = 0
+        for run in _CJK_RUN.finditer(part):
+            terms += _WORD_PART.findall(part[start : run.start()])
+            start = run.end()
+            pieces = [m for m in _CJK_SCRIPTS.finditer(run[0]) if m.lastgroup != "hiragana"]
+            if not pieces:
+                terms.append(run[0])
+            for piece in pieces:
+                if piece.lastgroup != "han":
+                    terms.append(piece[0])
+                    continue
+                for text in _CJK_STOP_WORDS.split(piece[0]):
+                    if len(text) <= 2:
+                        terms += [text] if text else []
+                        continue
+                    pairs = [text[n : n + 2] for n in range(len(text) - 1)]
+                    terms += pairs
+                    spanning += len(pairs) // 2
+        terms += _WORD_PART.findall(part[start:])
+    unique = list(dict.fromkeys(term for term in terms if term.lower() not in STOP_WORDS))
+    if not unique:
+        return None  # only question words: searched as they are
+    return unique, min(spanning, len(unique) // 2)
 
 
 def _fts5_string(phrase: str) -> str:
@@ -610,6 +696,33 @@ def _embedding_pool() -> ThreadPoolExecutor:
         return _pool[1]
 
 
+def status() -> dict[str, str]:
+    """For /healthz: how search ranks (wiki.semantic.status) and, with a model, its languages
+    and what a question in another language finds."""
+    said = semantic_status()
+    model = embedder()
+    if model is None:
+        return said
+    if model.languages is None:
+        said["languages"] = "many"
+        said["otherLanguages"] = (
+            "A question in a language the model was not trained on finds the pages holding "
+            "its words, ranked by them and by the little meaning the model draws from it."
+        )
+        return said
+    said["languages"] = ", ".join(sorted(model.languages))
+    said["otherLanguages"] = (
+        "A question in another language finds the pages holding its words, ranked by them: "
+        "in a script the model reads letter by letter (Chinese, Japanese, Korean, Cyrillic, "
+        "Arabic...) by its words alone; in one it reads as word pieces (French, Spanish...) "
+        f"by its words, weighted {FOREIGN_KEYWORD_WEIGHT:g} times more than in English, and "
+        "by the little meaning the model draws from it (the nearest pages are kept however "
+        "far). Pages in the question's language come first among equal hits; Japanese and "
+        "Chinese questions typed without spaces are split into their words."
+    )
+    return said
+
+
 def similarity_floor(query: str) -> float:
     """The model's similarity floor (see fuse), for a query in one of the model's languages:
     in another, all its similarities are lower, and the nearest pages are still the best it
@@ -722,12 +835,16 @@ def fuse(
     ranked = sorted(
         scores,
         key=lambda pk: (0, keyword_rank[pk], 0.0) if pk in exact else (1, 0, -scores[pk]),
-    )[:limit]
+    )
+    pending = _pending(keyword, model.name if model is not None else "", exact)
+    ranked, values = _place_pending(
+        ranked, scores, pending, floor + bonus / KEYWORD_K, limit, first=exact
+    )
     words = _marked_words(parsed)
     hits = []
     for position, page_id in enumerate(ranked):
         score = round(
-            max(2.0, EXACT_TITLE_SCORE - position / 100) if page_id in exact else scores[page_id],
+            max(2.0, EXACT_TITLE_SCORE - position / 100) if page_id in exact else values[position],
             4,
         )
         best = best_chunk.get(page_id)
@@ -748,6 +865,56 @@ def fuse(
             )
         )
     return hits
+
+
+def _pending(keyword: list[SearchHit], model: str, exact: set[int]) -> dict[int, int]:
+    """The keyword hits whose live version `model` has not embedded yet (published since
+    the last run of the task, or while the worker is down), by their place in the keyword
+    ranking; exact titles come first anyway."""
+    pending: dict[int, int] = {}
+    seen: set[int] = set()
+    for rank, hit in enumerate(keyword):
+        if hit.page_id in seen:
+            continue
+        seen.add(hit.page_id)
+        if model not in hit.embedded_by and hit.page_id not in exact:
+            pending[hit.page_id] = rank
+    return pending
+
+
+def _place_pending(
+    ranked: list[int],
+    scores: dict[int, float],
+    pending: dict[int, int],
+    default: float,
+    limit: int,
+    *,
+    first: set[int],
+) -> tuple[list[int], list[float]]:
+    """The `limit` best of `ranked` (by fused score), with each page whose vectors are
+    `pending` at its place in the keyword ranking when that is better: until its vectors
+    exist, such a page is missing from the semantic ranking through no fault of its own, so
+    it ranks as it would with no model (a newly published page holding every word of the
+    question is not pushed below pages that are merely near it). Returns the pages and their
+    scores, descending (the pages put `first`, exact titles, score above any): a placed page
+    scores between its neighbours."""
+    position = {pk: n for n, pk in enumerate(ranked)}
+    placed = sorted(
+        (min(rank, position.get(pk, rank)), pk) for pk, rank in pending.items() if rank < limit
+    )
+    moved = {pk for _, pk in placed}
+    order = [pk for pk in ranked if pk not in moved]
+    for target, pk in placed:
+        order.insert(min(target, len(order)), pk)
+    order = order[:limit]
+    values = [math.inf if pk in first else scores.get(pk, default) for pk in order]
+    for n in reversed(range(len(order) - 1)):
+        if order[n] in moved:
+            values[n] = max(values[n], values[n + 1])
+    for n in range(1, len(order)):
+        if order[n] in moved:
+            values[n] = min(values[n], values[n - 1])
+    return order, values
 
 
 def _marked_words(parsed: ParsedQuery) -> list[str]:
@@ -779,16 +946,18 @@ def mark_words(text: str, words: Sequence[str]) -> str:
 
 def chunks_sql(page: str, vendor: str) -> str:
     """A column of the chunks of page row `page`'s live version as JSON, `[[position,
-    heading, text], ...]`, for `section_from`: the hits' sections come in the search's own
-    statement (NULL for a page not chunked yet)."""
+    heading, text, model], ...]`, for `section_from` and `models_from`: the hits' sections,
+    and whether their vectors exist yet, come in the search's own statement (NULL for a page
+    not chunked yet)."""
     group, array = (
         ("json_agg", "json_build_array")
         if vendor == "postgresql"
         else ("json_group_array", "json_array")
     )
     return (
-        f"(SELECT {group}({array}(c.position, c.heading, c.text)) FROM wiki_pagechunk c "  # noqa: S608 - aliases only
-        f"WHERE c.page_id = {page}.id AND c.version_id = {page}.live_version_id)"
+        f"(SELECT {group}({array}(c.position, c.heading, c.text, c.model)) "  # noqa: S608 - aliases only
+        f"FROM wiki_pagechunk c WHERE c.page_id = {page}.id "
+        f"AND c.version_id = {page}.live_version_id)"
     )
 
 
@@ -796,8 +965,19 @@ def section_from(chunks: Any, excerpt: str) -> str | None:
     """The section of a hit whose excerpt is `excerpt`, from its `chunks_sql` column (JSON
     text on SQLite, parsed already on PostgreSQL). The one place a hit's section is derived
     from its page's chunks (wiki/semantic.py)."""
-    rows = json.loads(chunks) if isinstance(chunks, str) else chunks or []
-    return section_of([(heading, text) for _, heading, text in sorted(rows)], excerpt)
+    rows = _chunk_rows(chunks)
+    return section_of([(heading, text) for _, heading, text, _ in sorted(rows)], excerpt)
+
+
+def models_from(chunks: Any) -> frozenset[str]:
+    """The models that embedded the chunks of a `chunks_sql` column: none for a page whose
+    live version waits to be embedded."""
+    return frozenset(model for *_, model in _chunk_rows(chunks) if model)
+
+
+def _chunk_rows(chunks: Any) -> list[Any]:
+    rows = json.loads(chunks) if isinstance(chunks, str) else chunks
+    return list(rows or [])
 
 
 def section_of(chunks: Sequence[tuple[str, str]], excerpt: str) -> str | None:
@@ -968,7 +1148,7 @@ def _search_postgres(
         matched = f"({counted})"
         wanted = (
             f"d.vector @@ ({any_term}) AND {matched} "
-            f"BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+            f"BETWEEN {params.add(most_of(terms - parsed.spanning))} AND {params.add(terms - 1)}"
         )
     else:
         matched = str(terms)
@@ -1056,6 +1236,7 @@ def _keyword_hit(
         section=section_from(chunks, excerpt),
         exact_title=bool(equals),
         language=language or UNKNOWN,
+        embedded_by=models_from(chunks),
     )
 
 
@@ -1104,7 +1285,8 @@ def _search_sqlite(
             for group in parsed.groups
         )
         matched = f"({counted})"
-        wanted = f"AND matched BETWEEN {params.add(most_of(terms))} AND {params.add(terms - 1)}"
+        fewest = params.add(most_of(terms - parsed.spanning))
+        wanted = f"AND matched BETWEEN {fewest} AND {params.add(terms - 1)}"
     else:
         matched, wanted = str(terms), ""
     page_language = f"(SELECT language FROM wiki_searchdocument WHERE page_id = {fts}.rowid)"  # noqa: S608
