@@ -202,6 +202,23 @@ def group_member_remove(*, actor: Any, group: Group, person: User) -> None:
     )
 
 
+def _groups_set(person: User, groups: list[Group], *, actor: Any, action: str) -> None:
+    """`person` is in exactly `groups`; the audit row, only when that changed, names what did."""
+    before = set(person.groups.values_list("name", flat=True))
+    person.groups.set(groups)
+    after = {group.name for group in groups}
+    if before != after:
+        audit_record(
+            action=action,
+            actor=actor,
+            data={
+                "person": person.username,
+                "added": sorted(after - before),
+                "removed": sorted(before - after),
+            },
+        )
+
+
 # --- single sign-on -----------------------------------------------------------------------
 
 
@@ -226,19 +243,7 @@ def _sync_groups(person: User, claims: dict[str, Any], *, actor: Any) -> None:
         return
     # Groups Quire does not have are ignored: an admin creates the ones that matter.
     groups = list(Group.objects.filter(name__in=wanted))
-    before = set(person.groups.values_list("name", flat=True))
-    person.groups.set(groups)
-    after = {group.name for group in groups}
-    if before != after:
-        audit_record(
-            action="person.groups_from_provider",
-            actor=actor,
-            data={
-                "person": person.username,
-                "added": sorted(after - before),
-                "removed": sorted(before - after),
-            },
-        )
+    _groups_set(person, groups, actor=actor, action="person.groups_from_provider")
 
 
 def _person_for_claims(issuer: str, subject: str, claims: dict[str, Any]) -> User | None:
@@ -397,16 +402,4 @@ def sso_recheck_all() -> dict[str, int]:
 def person_groups_set(*, actor: Any, person: User, groups: list[Group]) -> None:
     """`person` is in exactly `groups` now (the person's screen, all at once)."""
     _check_admin(actor)
-    before = set(person.groups.values_list("name", flat=True))
-    person.groups.set(groups)
-    after = {group.name for group in groups}
-    if before != after:
-        audit_record(
-            action="person.groups_set",
-            actor=actor,
-            data={
-                "person": person.username,
-                "added": sorted(after - before),
-                "removed": sorted(before - after),
-            },
-        )
+    _groups_set(person, groups, actor=actor, action="person.groups_set")
