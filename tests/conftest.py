@@ -37,6 +37,7 @@ pytest_plugins = [
     "tests.fixtures_servers",
     "tests.fixtures_oauth",
     "tests.fixtures_oidc",
+    "tests.fixtures_credentials",
 ]
 
 # Servers the tests start inherit this: only tests marked `semantic` run the model.

@@ -26,22 +26,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from agents.models import Agent, PageSetEntry
-from core.actors import SystemActor
 from core.errors import InvalidArgument
 from core.models import AuditEvent
-from reviews import services
-from reviews.api_tokens import api_token_create
 from reviews.models import Notification
+from tests.fixtures_credentials import GITHUB, paragraph, rest_client
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.validators import validate_markdown
 
 pytestmark = pytest.mark.django_db
 
-GITHUB = "ghp_aybhHitbwJuQ5gKeiOLS4GMtbtK4FEzkQxYI"
 GITHUB_KIND = "GitHub token"
 
 # (what gets past today, the kind the author is told, the text)
@@ -103,10 +99,6 @@ ORDINARY: list[str] = [
     "An AWS region such as ap-southeast-1 and the Asia-Pacific sales team are fine.",
     "The ASIA team (Asiapacificsalesregion) meets on Mondays.",
 ]
-
-
-def paragraph(text: str) -> str:
-    return f"# Deploy notes\n\n{text}\n\nAsk the platform team if in doubt.\n"
 
 
 @pytest.mark.parametrize(("case", "kind", "text"), BYPASSES, ids=[case for case, _, _ in BYPASSES])
@@ -194,24 +186,11 @@ def test_the_web_refuses_a_credential_in_a_title_tags_or_change_summary(
     assert not Page.objects.exists()
 
 
-@pytest.fixture
-def proposal(make_page: Callable[..., Page], make_user: Callable[..., User]) -> Version:
-    owner = make_user("owen")
-    agent = Agent.objects.create(name="support-bot", owner=owner, can_edit_pages=True)
-    page = make_page("Refunds", "Five days.\n")
-    return services.version_propose(
-        actor=agent, page=page, body="Seven days.\n", change_summary="Say seven."
-    )
-
-
 def test_rest_refuses_a_credential_in_a_reject_or_approve_comment(
-    proposal: Version, reviewer: User
+    agent_proposal: Version, reviewer: User
 ) -> None:
-    api = APIClient()
-    api.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=reviewer)}"
-    )
-    url = f"/api/v1/pages/{proposal.page.public_id}/versions/{proposal.number}"
+    api = rest_client(reviewer)
+    url = f"/api/v1/pages/{agent_proposal.page.public_id}/versions/{agent_proposal.number}"
     notified = Notification.objects.count()
 
     for action in ("reject", "approve"):
@@ -220,22 +199,22 @@ def test_rest_refuses_a_credential_in_a_reject_or_approve_comment(
         error = response.json()["error"]
         refusal(error["message"], "comment")
 
-    proposal.refresh_from_db()
-    assert proposal.status == VersionStatus.IN_REVIEW
+    agent_proposal.refresh_from_db()
+    assert agent_proposal.status == VersionStatus.IN_REVIEW
     assert Notification.objects.count() == notified  # nobody was emailed the key
 
 
 def test_the_review_page_refuses_a_credential_in_a_reject_comment(
-    proposal: Version, reviewer: User, client_as: Callable[[User], Client]
+    agent_proposal: Version, reviewer: User, client_as: Callable[[User], Client]
 ) -> None:
-    url = f"/reviews/pages/{proposal.page.public_id}/v{proposal.number}/"
+    url = f"/reviews/pages/{agent_proposal.page.public_id}/v{agent_proposal.number}/"
     response = client_as(reviewer).post(
         url, {"action": "reject", "comment": "Use " + GITHUB.replace("_", "&#95;")}
     )
     assert response.status_code in (200, 400)
     refusal(response.content.decode(), "comment")
-    proposal.refresh_from_db()
-    assert proposal.status == VersionStatus.IN_REVIEW
+    agent_proposal.refresh_from_db()
+    assert agent_proposal.status == VersionStatus.IN_REVIEW
 
 
 def test_it_refuses_an_attachment_whose_text_holds_a_credential(

@@ -19,21 +19,17 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
-from agents.models import Agent
-from core.actors import SystemActor
 from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews import services
-from reviews.api_tokens import api_token_create
 from reviews.models import Notification
+from tests.fixtures_credentials import GITHUB, paragraph, rest_client
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.http_tls import TLS
 from wiki.models import Page, Version, VersionStatus
 from wiki.validators import validate_change_summary, validate_markdown, validate_title
 
-GITHUB = "ghp_aybhHitbwJuQ5gKeiOLS4GMtbtK4FEzkQxYI"
 # What must never be found in the audit: a piece of the token no placeholder holds.
 SECRET_PART = GITHUB[6:30]
 
@@ -102,10 +98,6 @@ ORDINARY: list[str] = [
     "Kubernetes: `kubectl create secret generic app --from-literal=token=$TOKEN`.",
     "A path: /usr/local/share/ca-certificates/extra/company-root-certificate.crt",
 ]
-
-
-def paragraph(text: str) -> str:
-    return f"# Deploy notes\n\n{text}\n\nAsk the platform team if in doubt.\n"
 
 
 @pytest.mark.parametrize(("case", "kind", "text"), EVASIONS, ids=[c for c, _, _ in EVASIONS])
@@ -192,16 +184,6 @@ def test_the_audit_keeps_no_credential_of_a_call_refused_for_another_reason(
 # --- ANSI escapes and bidi controls in comments and change summaries ------------------------
 
 
-@pytest.fixture
-def proposal(make_page: Callable[..., Page], make_user: Callable[..., User]) -> Version:
-    owner = make_user("owen")
-    agent = Agent.objects.create(name="support-bot", owner=owner, can_edit_pages=True)
-    page = make_page("Refunds", "Five days.\n")
-    return services.version_propose(
-        actor=agent, page=page, body="Seven days.\n", change_summary="Say seven."
-    )
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("comment", "character"),
@@ -211,13 +193,10 @@ def proposal(make_page: Callable[..., Page], make_user: Callable[..., User]) -> 
     ],
 )
 def test_rest_refuses_ansi_and_bidi_controls_in_a_reviewers_comment(
-    proposal: Version, reviewer: User, comment: str, character: str
+    agent_proposal: Version, reviewer: User, comment: str, character: str
 ) -> None:
-    api = APIClient()
-    api.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=reviewer)}"
-    )
-    url = f"/api/v1/pages/{proposal.page.public_id}/versions/{proposal.number}"
+    api = rest_client(reviewer)
+    url = f"/api/v1/pages/{agent_proposal.page.public_id}/versions/{agent_proposal.number}"
     notified = Notification.objects.count()
 
     for action in ("reject", "request-changes", "approve"):
@@ -225,20 +204,20 @@ def test_rest_refuses_ansi_and_bidi_controls_in_a_reviewers_comment(
         assert response.status_code == 400, response.content
         assert character in response.json()["error"]["message"]
 
-    proposal.refresh_from_db()
-    assert proposal.status == VersionStatus.IN_REVIEW
+    agent_proposal.refresh_from_db()
+    assert agent_proposal.status == VersionStatus.IN_REVIEW
     assert Notification.objects.count() == notified
 
 
 @pytest.mark.django_db
 def test_a_multi_line_comment_with_an_emoji_is_still_fine(
-    proposal: Version, reviewer: User
+    agent_proposal: Version, reviewer: User
 ) -> None:
     services.version_reject(
-        actor=reviewer, version=proposal, comment="Not yet:\n\t- say why 👩\u200d💻\n"
+        actor=reviewer, version=agent_proposal, comment="Not yet:\n\t- say why 👩\u200d💻\n"
     )
-    proposal.refresh_from_db()
-    assert proposal.status == VersionStatus.REJECTED
+    agent_proposal.refresh_from_db()
+    assert agent_proposal.status == VersionStatus.REJECTED
 
 
 @pytest.mark.django_db(transaction=True)

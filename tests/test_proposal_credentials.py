@@ -21,6 +21,7 @@ from django.urls import reverse
 from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews import services
+from tests.fixtures_credentials import paragraph
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import Page, Version, VersionStatus
 from wiki.validators import validate_markdown
@@ -142,11 +143,6 @@ ORDINARY: list[str] = [
 ]
 
 pytestmark = pytest.mark.django_db
-
-
-def paragraph(text: str) -> str:
-    """The text as line 3 of a page: a heading, a blank line, the text, more prose."""
-    return f"# Deploy notes\n\n{text}\n\nAsk the platform team if in doubt.\n"
 
 
 def expected_line(text: str) -> int:
