@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from inbox.models import ChannelChoice, InboxItem
+from inbox.models import ChannelChoice, InboxItem, Kind
 from reviews import services
-from reviews.models import NotificationPreference, ReviewerSettings
+from reviews.models import NotificationKind, NotificationPreference, ReviewerSettings
 from wiki.models import Page
 
 pytestmark = pytest.mark.usefixtures("eager_tasks")
@@ -133,3 +133,9 @@ def test_it_marks_everything_read(
     assert 'aria-label="2 unread"' in unread_in_top_bar(rita)
     rita.post("/inbox/read-all/")
     assert not InboxItem.objects.filter(read_at__isnull=True).exists()
+
+
+def test_it_knows_the_same_kinds_of_news_as_the_outbox() -> None:
+    # Two lists on purpose: the inbox says "Waiting on you" where the email says "Review
+    # requested". Only the labels may differ; outbox.py hands its kinds to the inbox as they are.
+    assert Kind.values == NotificationKind.values
