@@ -10,8 +10,9 @@ from django.http import HttpRequest
 from core.models import AuditEvent
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows to look at, not to add, change or delete: those go through the services."""
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -21,6 +22,9 @@ class AuditEventAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = (
         "at",
         "action",
