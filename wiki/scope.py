@@ -488,12 +488,18 @@ class _InScope(Expression):
     def set_source_expressions(self, exprs: Sequence[Any]) -> None:
         self.path, self.pk = exprs
 
+    def _key_and_pk(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, str]:
+        """The page row's tree key and primary key, as this query's SQL."""
+        path_sql, _ = compiler.compile(self.path)
+        pk_sql, _ = compiler.compile(self.pk)
+        return TREE_KEY_SQL[connection.vendor].format(path=path_sql), pk_sql
+
     def as_sql(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
     ) -> tuple[str, list[Any]]:
-        path_sql, _ = compiler.compile(self.path)
-        pk_sql, _ = compiler.compile(self.pk)
-        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        key, pk_sql = self._key_and_pk(compiler, connection)
         covered, params = self.scope._covered_sql(key, pk_sql, connection.vendor)
         if self.scope.under is not None:
             under, under_params = _under_sql(key, self.scope.under)
@@ -509,9 +515,7 @@ class _RootPath(_InScope):
     def as_sql(  # type: ignore[override]
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
     ) -> tuple[str, list[Any]]:
-        path_sql, _ = compiler.compile(self.path)
-        pk_sql, _ = compiler.compile(self.pk)
-        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        key, pk_sql = self._key_and_pk(compiler, connection)
         return self.scope._root_path_sql(key, pk_sql, connection.vendor)
 
 
