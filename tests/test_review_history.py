@@ -74,6 +74,21 @@ def test_it_compares_any_two_versions(make_page: Callable[..., Page], editor: Us
     assert bad.status_code == 302
 
 
+def test_it_compares_the_title_and_tags_as_the_review_page_does(
+    make_page: Callable[..., Page], editor: User
+) -> None:
+    page = make_page("Refunds", "Five days.\n", tags=["money", "old"])
+    services.version_propose(
+        actor=editor, page=page, title="Refund rules", tags=["money", "new"], publish=True
+    )
+    html = _client(editor).get(f"/reviews/pages/{page.public_id}/compare/?a=1&b=2").content
+    text = html.decode()
+    assert '<dd class="rv-title-diff">' in text
+    assert '<del class="tag rv-tag-removed">old</del>' in text
+    assert '<ins class="tag rv-tag-added">new</ins>' in text
+    assert '<span class="tag">money</span>' in text
+
+
 @pytest.mark.parametrize("who", ["editor", "reviewer"])
 def test_it_reverts_to_an_earlier_version(
     make_page: Callable[..., Page], editor: User, reviewer: User, who: str
