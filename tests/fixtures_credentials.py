@@ -1,5 +1,5 @@
-"""Shared by the tests that credentials are refused: a token, a page around a line, an
-agent's proposal to comment on, and a REST client with a reviewer's key."""
+"""Shared by the tests that credentials are refused: a token, a page around a line, and an
+agent's proposal to comment on."""
 
 from __future__ import annotations
 
@@ -7,12 +7,9 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
-from rest_framework.test import APIClient
 
 from agents.models import Agent
-from core.actors import SystemActor
 from reviews import services
-from reviews.api_tokens import api_token_create
 from wiki.models import Page, Version
 
 # Made up, in GitHub's shape.
@@ -22,15 +19,6 @@ GITHUB = "ghp_aybhHitbwJuQ5gKeiOLS4GMtbtK4FEzkQxYI"
 def paragraph(text: str) -> str:
     """The text as line 3 of a page: a heading, a blank line, the text, more prose."""
     return f"# Deploy notes\n\n{text}\n\nAsk the platform team if in doubt.\n"
-
-
-def rest_client(user: User) -> APIClient:
-    """A REST client signed in with a new API key of `user`."""
-    api = APIClient()
-    api.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
-    )
-    return api
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures for the web tests: logged-in clients and a wiki of any size."""
+"""Fixtures for the web tests: logged-in clients (browser and REST) and a wiki of any size."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
 
 from config.cache import counters_clear
+from core.actors import SystemActor
 from reviews import services
+from reviews.api_tokens import api_token_create
 from wiki.models import Page
 
 
@@ -32,6 +35,15 @@ def client_as(db: Any) -> Callable[[User], Client]:
         return client
 
     return make
+
+
+def rest_client(user: User) -> APIClient:
+    """A REST client signed in with a new API key of `user`."""
+    api = APIClient()
+    api.credentials(
+        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
+    )
+    return api
 
 
 @pytest.fixture

@@ -12,24 +12,17 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.test import APIClient
 
 from core.actors import SystemActor
 from reviews import services
 from reviews.api_tokens import api_token_create
 from tests.fixtures_servers import QuireServer
+from tests.fixtures_web import rest_client
 from tests.http_tls import TLS
 from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page, Version, VersionStatus
 
 NOT_OBJECTS = [("[]", "an array"), ('"str"', "a string"), ("123", "a number"), ("null", "null")]
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    key = api_token_create(actor=SystemActor("tests"), user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    return client
 
 
 @pytest.fixture
@@ -46,7 +39,7 @@ def test_it_refuses_a_decision_whose_body_is_not_a_json_object(
     who = reader if action == "withdraw" else reviewer
     url = f"/api/v1/pages/{proposal.page.public_id}/versions/{proposal.number}/{action}"
 
-    response = _api(who).post(url, body, content_type="application/json")
+    response = rest_client(who).post(url, body, content_type="application/json")
 
     assert response.status_code == 400, response.content
     error = response.json()["error"]
@@ -61,7 +54,7 @@ def test_it_refuses_a_decision_whose_body_is_not_a_json_object(
 
 def test_it_still_takes_an_empty_body_or_an_object(proposal: Version, reviewer: User) -> None:
     url = f"/api/v1/pages/{proposal.page.public_id}/versions/{proposal.number}/approve"
-    api = _api(reviewer)
+    api = rest_client(reviewer)
 
     assert api.post(url, "", content_type="application/json").status_code == 200
     proposal.refresh_from_db()

@@ -9,19 +9,10 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from agents.models import Agent
-from core.actors import SystemActor
 from reviews import services
-from reviews.api_tokens import api_token_create
+from tests.fixtures_web import rest_client
 from wiki import services as wiki_services
 from wiki.models import Page
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    client.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
-    )
-    return client
 
 
 def _error(response: Any) -> dict[str, Any]:
@@ -55,7 +46,7 @@ def test_it_lists_live_pages_filtered_by_tag_and_parent(
     archived = make_page("Old", tags=["chat"])
     wiki_services.page_archive(actor=editor, page=archived)
     services.page_create(actor=proposing_agent, title="Not live yet", body="x", tags=["chat"])
-    api = _api(reader)
+    api = rest_client(reader)
     everything = api.get("/api/v1/pages/").json()
     assert [p["title"] for p in everything["results"]] == ["Tools", "Email", "Slack"]
     assert everything["results"][2] == {
@@ -78,7 +69,7 @@ def test_it_searches_with_q(make_page: Callable[..., Page], reader: User) -> Non
     make_page("Refund policy", "How refunds work.\n")
     make_page("Shipping", "Parcels and a note on refund timing.\n")
     make_page("Holidays", "Nothing relevant.\n")
-    results = _api(reader).get("/api/v1/pages/", {"q": "refund"}).json()["results"]
+    results = rest_client(reader).get("/api/v1/pages/", {"q": "refund"}).json()["results"]
     assert [p["title"] for p in results][:1] == ["Refund policy"]
     assert "Holidays" not in [p["title"] for p in results]
 
@@ -88,7 +79,7 @@ def test_it_returns_the_live_version_with_sanitised_html(
 ) -> None:
     page = make_page("Live", "# Hello\n\n<script>alert(1)</script>\n\n**bold**\n", tags=["x"])
     services.version_propose(actor=reader, page=page, body="pending, not live\n")
-    data = _api(reader).get(f"/api/v1/pages/{page.public_id}/").json()
+    data = rest_client(reader).get(f"/api/v1/pages/{page.public_id}/").json()
     assert data["markdown"] == "# Hello\n\n<script>alert(1)</script>\n\n**bold**\n"
     assert "<strong>bold</strong>" in data["html"] and "<script" not in data["html"]
     assert (data["versionNumber"], data["tags"], data["path"]) == (1, ["x"], "live")
@@ -100,7 +91,7 @@ def test_it_answers_404_for_archived_unpublished_and_unknown_pages(
     archived = make_page("Archived")
     wiki_services.page_archive(actor=editor, page=archived)
     draft = services.page_create(actor=proposing_agent, title="Draft", body="x").page
-    api = _api(reader)
+    api = rest_client(reader)
     for page_id in (archived.public_id, draft.public_id, "pg_zzzzzzzz", "nonsense"):
         response = api.get(f"/api/v1/pages/{page_id}/")
         assert response.status_code == 404
@@ -116,9 +107,9 @@ def test_it_lists_versions_and_shows_one_with_its_diffs(
     )
     services.version_propose(actor=editor, page=page, body="one\n2\n", publish=True)
     # A reader sees what went live; the agent's proposal is for editors and reviewers.
-    seen = _api(reader).get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
+    seen = rest_client(reader).get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
     assert [v["number"] for v in seen] == [3, 1]
-    api = _api(editor)
+    api = rest_client(editor)
     listed = api.get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
     assert [(v["number"], v["status"], v["live"], v["stale"]) for v in listed] == [
         (3, "approved", True, False),

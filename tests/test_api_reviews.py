@@ -12,20 +12,11 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from agents.models import Agent
-from core.actors import SystemActor
 from core.models import AuditEvent
 from reviews import services
-from reviews.api_tokens import api_token_create
 from tests.conftest import live
+from tests.fixtures_web import rest_client
 from wiki.models import Page, Version, VersionStatus
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    client.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
-    )
-    return client
 
 
 def _url(version: Version, action: str) -> str:
@@ -49,7 +40,7 @@ def test_it_lists_versions_in_review_oldest_first(
     one, two = make_page("One"), make_page("Two")
     first = services.version_propose(actor=reader, page=one, body="a", change_summary="First")
     second = services.version_propose(actor=proposing_agent, page=two, kind="append", body="b")
-    results = _api(reviewer).get("/api/v1/reviews/").json()["results"]
+    results = rest_client(reviewer).get("/api/v1/reviews/").json()["results"]
     assert [(r["pageId"], r["number"]) for r in results] == [
         (one.public_id, first.number),
         (two.public_id, second.number),
@@ -57,7 +48,7 @@ def test_it_lists_versions_in_review_oldest_first(
     assert results[0]["changeSummary"] == "First" and results[0]["pageTitle"] == "One"
     assert results[1]["kind"] == "append" and results[1]["author"]["kind"] == "agent"
     assert results[0]["reviewUrl"].endswith(f"/reviews/pages/{one.public_id}/v{first.number}/")
-    agents_only = _api(reviewer).get("/api/v1/reviews/", {"author_kind": "agent"}).json()
+    agents_only = rest_client(reviewer).get("/api/v1/reviews/", {"author_kind": "agent"}).json()
     assert [r["number"] for r in agents_only["results"]] == [second.number]
 
 
@@ -66,7 +57,9 @@ def test_it_approves_with_a_comment(
 ) -> None:
     page = make_page("Approve", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    response = _api(reviewer).post(_url(proposal, "approve"), {"comment": "Good."}, format="json")
+    response = rest_client(reviewer).post(
+        _url(proposal, "approve"), {"comment": "Good."}, format="json"
+    )
     assert response.status_code == 200
     data = response.json()
     assert (data["status"], data["live"], data["decidedBy"], data["comment"]) == (
@@ -83,7 +76,7 @@ def test_it_rejects_with_a_reason_and_refuses_without_one(
 ) -> None:
     page = make_page("Reject", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    api = _api(reviewer)
+    api = rest_client(reviewer)
     for payload in ({}, {"comment": ""}, {"comment": "   "}):
         response = api.post(_url(proposal, "reject"), payload, format="json")
         assert response.status_code == 400
@@ -100,13 +93,13 @@ def test_it_lets_only_the_author_withdraw(
 ) -> None:
     page = make_page("Withdraw", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    refused = _api(reviewer).post(_url(proposal, "withdraw"))
+    refused = rest_client(reviewer).post(_url(proposal, "withdraw"))
     assert refused.status_code == 403 and _error(refused)["code"] == "forbidden"
     assert "only the author of a proposal can withdraw it" in _error(refused)["message"]
     # Someone who may not even read the proposal finds none.
-    assert _api(outsider).post(_url(proposal, "withdraw")).status_code == 404
+    assert rest_client(outsider).post(_url(proposal, "withdraw")).status_code == 404
     _unchanged(page, proposal, "old\n")
-    response = _api(reader).post(_url(proposal, "withdraw"))
+    response = rest_client(reader).post(_url(proposal, "withdraw"))
     assert response.status_code == 200 and response.json()["status"] == "withdrawn"
 
 
@@ -115,11 +108,11 @@ def test_it_answers_409_when_the_version_is_not_in_review(
 ) -> None:
     page = make_page("Decided", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    assert _api(reviewer).post(_url(proposal, "approve")).status_code == 200
+    assert rest_client(reviewer).post(_url(proposal, "approve")).status_code == 200
     for client, action, payload in (
-        (_api(reviewer), "approve", {}),
-        (_api(second_reviewer), "reject", {"comment": "Too late."}),
-        (_api(reader), "withdraw", {}),
+        (rest_client(reviewer), "approve", {}),
+        (rest_client(second_reviewer), "reject", {"comment": "Too late."}),
+        (rest_client(reader), "withdraw", {}),
     ):
         response = client.post(_url(proposal, action), payload, format="json")
         assert response.status_code == 409
@@ -138,7 +131,7 @@ def test_it_refuses_to_approve_a_withdrawn_version(
     page = make_page("Withdrawn", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
     services.version_withdraw(actor=reader, version=proposal)
-    response = _api(reviewer).post(_url(proposal, "approve"))
+    response = rest_client(reviewer).post(_url(proposal, "approve"))
     assert response.status_code == 409
     assert "already withdrawn" in _error(response)["message"]
     assert _error(response)["detail"]["status"] == "withdrawn"
@@ -150,7 +143,7 @@ def test_it_answers_404_for_a_forged_version_number_or_page_id(
 ) -> None:
     page = make_page("Forged", "old\n")
     proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    api = _api(reviewer)
+    api = rest_client(reviewer)
     for url in (
         f"/api/v1/pages/{page.public_id}/versions/99/approve",
         f"/api/v1/pages/pg_zzzzzzzz/versions/{proposal.number}/approve",
@@ -178,7 +171,7 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
     author = reviewer if who == "author" else reader
     proposal = services.version_propose(actor=author, page=page, body="new\n")
     actors = {"reader": reader, "editor": editor, "outsider": outsider, "author": reviewer}
-    client = _api(actors[who]) if who in actors else APIClient()
+    client = rest_client(actors[who]) if who in actors else APIClient()
     response = client.post(_url(proposal, action), {"comment": "x"}, format="json")
     expected = {"anonymous": 401, "outsider": 404}.get(who, 403)
     assert response.status_code == expected
@@ -202,7 +195,7 @@ def test_it_merges_the_second_of_two_proposals_when_their_edits_do_not_overlap(
     second = services.version_propose(
         actor=proposing_agent, page=page, body="alpha\n\nbeta\n\nGAMMA\n"
     )
-    api = _api(reviewer)
+    api = rest_client(reviewer)
     assert api.post(_url(first, "approve")).status_code == 200
     detail = api.get(f"/api/v1/pages/{page.public_id}/versions/{second.number}/").json()
     assert detail["stale"] is True
@@ -222,7 +215,7 @@ def test_it_refuses_the_second_of_two_overlapping_proposals_with_the_conflict(
     second = services.version_propose(
         actor=proposing_agent, page=page, body="intro\n\nWe refund within 60 days.\n"
     )
-    api = _api(reviewer)
+    api = rest_client(reviewer)
     assert api.post(_url(first, "approve")).status_code == 200
     response = api.post(_url(second, "approve"), {"comment": "ok"}, format="json")
     assert response.status_code == 409
@@ -247,7 +240,7 @@ def test_it_refuses_an_approval_reviewed_against_an_older_live_version(
     page = make_page("Expected", "a\n\nb\n")
     proposal = services.version_propose(actor=reader, page=page, body="A\n\nb\n")
     services.version_propose(actor=editor, page=page, body="a\n\nB\n", publish=True)
-    response = _api(reviewer).post(
+    response = rest_client(reviewer).post(
         _url(proposal, "approve"), {"expectedLiveVersion": 1}, format="json"
     )
     assert response.status_code == 409 and "while you were reviewing" in _error(response)["message"]
@@ -258,7 +251,7 @@ def test_it_lists_reviews_with_the_same_number_of_queries_for_5_and_50(
     make_page: Callable[..., Page], reviewer: User, add_proposals: Callable[..., None]
 ) -> None:
     pages = [make_page(f"Page {i}") for i in range(5)]
-    api = _api(reviewer)
+    api = rest_client(reviewer)
 
     def measure() -> tuple[int, int]:
         with CaptureQueriesContext(connection) as queries:

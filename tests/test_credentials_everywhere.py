@@ -31,8 +31,9 @@ from agents.models import Agent, PageSetEntry
 from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews.models import Notification
-from tests.fixtures_credentials import GITHUB, paragraph, rest_client
+from tests.fixtures_credentials import GITHUB, paragraph
 from tests.fixtures_mcp import MCP, AgentKey
+from tests.fixtures_web import rest_client
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.validators import validate_markdown
 

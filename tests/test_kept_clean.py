@@ -24,8 +24,9 @@ from core.errors import InvalidArgument
 from core.models import AuditEvent
 from reviews import services
 from reviews.models import Notification
-from tests.fixtures_credentials import GITHUB, paragraph, rest_client
+from tests.fixtures_credentials import GITHUB, paragraph
 from tests.fixtures_mcp import MCP, AgentKey
+from tests.fixtures_web import rest_client
 from tests.http_tls import TLS
 from wiki.models import Page, Version, VersionStatus
 from wiki.validators import validate_change_summary, validate_markdown, validate_title

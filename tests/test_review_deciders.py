@@ -13,15 +13,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.mail import EmailMessage
 from django.test import Client
-from rest_framework.test import APIClient
 
 from agents.models import Agent
-from core.actors import SystemActor
 from reviews import outbox, services, workflows
-from reviews.api_tokens import api_token_create
 from reviews.deciders import deciders
 from reviews.models import Notification
 from tests.conftest import live
+from tests.fixtures_web import rest_client
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
@@ -35,13 +33,6 @@ LEGAL_THEN_REVIEWERS = [
 def _client(user: User) -> Client:
     client = Client()
     client.force_login(user)
-    return client
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    key = api_token_create(actor=SystemActor("tests"), user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
 
 
@@ -103,7 +94,7 @@ def test_it_lets_a_legal_member_who_is_no_reviewer_decide_over_rest(
 ) -> None:
     page = _under(make_page, admin_user, LEGAL_ONLY)
     proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
-    api = _api(lena)
+    api = rest_client(lena)
     listed = api.get("/api/v1/reviews/")
     assert listed.status_code == 200, listed.content
     assert [r["number"] for r in listed.json()["results"]] == [proposal.number]

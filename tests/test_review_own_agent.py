@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.test import APIClient
 
 from agents.models import Agent
-from core.actors import SystemActor
 from core.errors import Forbidden
 from core.models import AuditEvent
 from reviews import services
-from reviews.api_tokens import api_token_create
 from reviews.models import Notification
 from tests.conftest import live
+from tests.fixtures_web import rest_client
 from wiki.models import Page, Version, VersionStatus
 
 
@@ -35,13 +33,6 @@ def owned_agent(reviewer: User) -> Agent:
 def _client(user: User) -> Client:
     client = Client()
     client.force_login(user)
-    return client
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    token = api_token_create(actor=SystemActor("tests"), user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
 
@@ -104,7 +95,7 @@ def test_it_refuses_the_owner_through_the_rest_api(
 ) -> None:
     page = make_page("Refunds", "Person text.\n")
     proposal = _propose(page, owned_agent)
-    response = _api(reviewer).post(
+    response = rest_client(reviewer).post(
         f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/{action}",
         {"comment": "Fine by me."},
         format="json",

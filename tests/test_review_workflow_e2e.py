@@ -8,23 +8,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from rest_framework.test import APIClient
 
-from core.actors import SystemActor
-from reviews.api_tokens import api_token_create
 from tests.conftest import live
 from tests.fixtures_mail import SMTPServer
 from tests.fixtures_mcp import MCP, AgentKey
+from tests.fixtures_web import rest_client
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
-
-
-def _api(user: User) -> APIClient:
-    client = APIClient()
-    client.credentials(
-        HTTP_AUTHORIZATION=f"Token {api_token_create(actor=SystemActor('tests'), user=user)}"
-    )
-    return client
 
 
 def _to(messages: list[Any]) -> list[str]:
@@ -60,7 +50,7 @@ def legal_subtree(team: Team, make_page: Callable[..., Page]) -> tuple[Page, Pag
     refunds = make_page("Refunds", "Refunds take five days.\n", parent=policies)
     lunch = make_page("Lunch", "Lunch is at noon.\n")
     team.agent.give(policies, lunch)
-    admin = _api(team.admin)
+    admin = rest_client(team.admin)
     created = admin.post(
         "/api/v1/workflows/",
         {
@@ -94,7 +84,7 @@ def _approve(user: User, version: dict[str, Any] | Version) -> Any:
         if isinstance(version, dict)
         else (version.page.public_id, version.number)
     )
-    return _api(user).post(
+    return rest_client(user).post(
         f"/api/v1/pages/{page_id}/versions/{number}/approve", {"comment": "OK."}, format="json"
     )
 
@@ -105,7 +95,7 @@ def test_it_routes_a_proposal_through_legal_then_reviewers(
     # No undo window, so the decision email goes at once (test_approval_undo.py has it wait).
     settings.QUIRE_APPROVAL_UNDO_SECONDS = 0
     _, refunds, lunch = legal_subtree
-    workflow = _api(team.rita).get(f"/api/v1/pages/{refunds.public_id}/workflow").json()
+    workflow = rest_client(team.rita).get(f"/api/v1/pages/{refunds.public_id}/workflow").json()
     assert (workflow["workflow"], workflow["source"]["title"]) == ("Legal review", "Policies")
     mcp.ok(team.agent, "get_page_source", pageId=refunds.public_id)
     proposal = mcp.ok(
@@ -181,11 +171,11 @@ def test_it_holds_a_conversation_with_the_agent(
     )
     mail.wait_for(2)
     url = f"/api/v1/pages/{refunds.public_id}/versions/{proposal['versionNumber']}"
-    noted = _api(team.lena).post(
+    noted = rest_client(team.lena).post(
         f"{url}/comments", {"comment": "Calendar days?", "line": 1}, format="json"
     )
     assert noted.status_code == 201, noted.content
-    asked = _api(team.luis).post(
+    asked = rest_client(team.luis).post(
         f"{url}/request-changes", {"comment": "Say seven business days."}, format="json"
     )
     assert asked.status_code == 200, asked.content
@@ -210,7 +200,7 @@ def test_it_holds_a_conversation_with_the_agent(
         edits=[{"oldText": "seven days", "newText": "seven business days"}],
         changeSummary="Business days, as asked.",
     )
-    after = _api(team.lena).get(
+    after = rest_client(team.lena).get(
         f"/api/v1/pages/{refunds.public_id}/versions/{revised['versionNumber']}/"
     )
     review = after.json()["review"]
@@ -228,21 +218,23 @@ def test_it_holds_a_conversation_with_the_agent(
 def test_it_keeps_workflows_to_reviewers_and_their_changes_to_admins(
     team: Team, legal_subtree: tuple[Page, Page, Page], reader: User
 ) -> None:
-    assert _api(reader).get("/api/v1/workflows/").status_code == 403
-    listed = _api(team.rita).get("/api/v1/workflows/").json()
+    assert rest_client(reader).get("/api/v1/workflows/").status_code == 403
+    listed = rest_client(team.rita).get("/api/v1/workflows/").json()
     assert [w["name"] for w in listed] == ["Legal review"]
-    changed = _api(team.rita).put(
+    changed = rest_client(team.rita).put(
         f"/api/v1/workflows/{listed[0]['id']}/",
         {"name": "Mine", "steps": [{"group": REVIEWERS}]},
         format="json",
     )
     assert changed.status_code == 403
-    unknown = _api(team.admin).post(
+    unknown = rest_client(team.admin).post(
         "/api/v1/workflows/", {"name": "X", "steps": [{"group": "Nobody"}]}, format="json"
     )
     assert unknown.status_code == 404 and "Nobody" in unknown.json()["error"]["message"]
     page_id = legal_subtree[0].public_id
-    removed = _api(team.admin).delete(f"/api/v1/workflows/{listed[0]['id']}/pages/{page_id}/")
+    removed = rest_client(team.admin).delete(
+        f"/api/v1/workflows/{listed[0]['id']}/pages/{page_id}/"
+    )
     assert removed.status_code == 204
-    applied = _api(reader).get(f"/api/v1/pages/{legal_subtree[1].public_id}/workflow").json()
+    applied = rest_client(reader).get(f"/api/v1/pages/{legal_subtree[1].public_id}/workflow").json()
     assert (applied["workflow"], applied["default"], applied["source"]) == ("Default", True, None)
