@@ -158,3 +158,25 @@ def test_the_migration_repairs_titles_addresses_and_search_rows_imported_before(
     assert plain.slug != same.slug
     hits = search_pages("cómo pedir vacaciones", semantic=False)
     assert hits and hits[0].public_id == guide.public_id
+
+
+def test_headings_sections_and_excerpts_read_entities_as_a_reader_sees_them(
+    make_page: Callable[..., Page],
+) -> None:
+    """An imported page keeps its markdown (`## Pol&iacute;tica`), but what an agent is shown
+    of it (the outline's headings, a search hit's excerpt) reads as the rendered page does:
+    `Política`; asking for the section by either spelling finds it."""
+    from wiki.outline import find_section, headings
+    from wiki.search import search_pages
+
+    body = "Intro.\n\n## Pol&iacute;tica de vacaciones\n\nD&iacute;as libres: veinte.\n"
+    make_page("Vacaciones", body)
+
+    assert [h.text for h in headings(body)] == ["Política de vacaciones"]
+    for wanted in ("Política de vacaciones", "Pol&iacute;tica de vacaciones"):
+        [section] = find_section(body, wanted)
+        assert body[section.start :].startswith("## Pol&iacute;tica")
+    [hit] = search_pages("veinte", semantic=False)
+    assert "&iacute;" not in hit.excerpt and "Días libres" in hit.excerpt.replace("[", "").replace(
+        "]", ""
+    )

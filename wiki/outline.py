@@ -7,6 +7,7 @@ at the start of a line) and setext headings (a block's first line underlined wit
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -80,7 +81,8 @@ def headings(markdown: str) -> list[Heading]:
             continue
         atx = _ATX.match(line)
         if atx is not None:
-            text = atx.group(2).strip()
+            # As the rendered page reads it: `Pol&iacute;tica` is `Política` (issue 37).
+            text = html.unescape(atx.group(2).strip())
             if text:
                 found.append(Heading(text, len(atx.group(1)), index + 1, offsets[index]))
             block_start = True
@@ -93,7 +95,7 @@ def headings(markdown: str) -> list[Heading]:
             and _SETEXT_UNDERLINE.match(lines[index + 1])
         ):
             level = 1 if lines[index + 1].startswith("=") else 2
-            found.append(Heading(line.strip(), level, index + 1, offsets[index]))
+            found.append(Heading(html.unescape(line.strip()), level, index + 1, offsets[index]))
         block_start = False
     return found
 
@@ -124,7 +126,7 @@ def find_section(markdown: str, wanted: str) -> list[Section]:
     """The sections whose heading is `wanted` (exact, else ignoring case), or, for a number,
     the one whose heading is on that line."""
     every = sections(markdown)
-    name = wanted.strip()
+    name = html.unescape(wanted.strip())
     exact = [s for s in every if s.heading.text == name]
     if exact:
         return exact

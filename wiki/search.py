@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import os
+import html
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -281,7 +282,8 @@ def plain_text(markdown: str) -> str:
     text = markdown
     for pattern, replacement in _MD_RULES:
         text = pattern.sub(replacement, text)
-    return text.strip()
+    # Entities as the rendered page shows them (`D&iacute;as` is `Días`, issue 37).
+    return html.unescape(text).strip() if "&" in text else text.strip()
 
 
 # Han, kana and Hangul: every character is indexed as a word, split from the next by this
