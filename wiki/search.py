@@ -28,11 +28,11 @@ Choices, so that both databases behave alike:
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import math
 import os
-import html
 import re
 import threading
 from collections.abc import Iterable, Sequence
