@@ -174,3 +174,68 @@ def test_an_unknown_key_inside_edits_gets_a_suggestion(
 
     assert error.startswith("invalid_argument: "), error
     assert said in error, error
+
+
+FASTMCP_CLIENT = """
+import asyncio, json, os
+from fastmcp import Client
+
+async def main():
+    page = os.environ["PAGE"]
+    async with Client(os.environ["URL"], auth=os.environ["TOKEN"]) as client:
+        calls = {
+            "get_page": {"pageId": page},
+            "get_page_source": {"pageId": page},
+            "recent_activity": {},
+            "append_to_page": {
+                "pageId": page, "markdown": "Ask the desk.", "changeSummary": "Add a pointer.",
+            },
+        }
+        seen = {}
+        for name, arguments in calls.items():
+            result = await client.call_tool(name, arguments)
+            seen[name] = {"data": result.data is not None, "structured": result.structured_content}
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("fastmcp", ["3.4.11", "4.2.3"])
+def test_fastmcp_clients_get_typed_data_from_every_tool_with_optional_fields(
+    live_server: Any,
+    editor_agent: AgentKey,
+    make_page: Callable[..., Page],
+    fresh_rate_limits: None,
+    fastmcp: str,
+) -> None:
+    """fastmcp turns a tool's structured answer into `.data` by its output schema; optional
+    fields declared non-nullable with a null default gave `.data = None` for get_page,
+    get_page_source, recent_activity and every write tool (issue 37, point 1)."""
+    import json
+    import os
+    import subprocess
+
+    from tests.sdk_venvs import python_with
+
+    page = make_page("Refunds", "We refund within 30 days.\n")
+    editor_agent.give(page)
+    python = python_with("fastmcp", fastmcp)
+    result = subprocess.run(
+        [str(python), "-c", FASTMCP_CLIENT],
+        env={
+            **os.environ,
+            "URL": f"{live_server.url}/mcp",
+            "TOKEN": editor_agent.token,
+            "PAGE": page.public_id,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    for name, answer in seen.items():
+        assert answer["structured"], name
+        assert answer["data"], (name, answer["structured"])
+    assert seen["append_to_page"]["structured"]["status"] == "in_review"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 
 from tests.conftest import PROJECT_ROOT
 from tests.fixtures_mcp import AgentKey
+from tests.sdk_venvs import python_with
 from wiki.models import Page
 
 README = (PROJECT_ROOT / "README.md").read_text()
@@ -41,38 +39,12 @@ def _mcp_2_version() -> str:
     return shown.group(1)
 
 
-def _python_with_mcp(mcp_version: str) -> Path:
-    """The python of a virtualenv under the temporary directory that holds mcp `mcp_version`
-    (the suite's own keeps the pinned 1.x), made once and kept for the next run."""
-    home = Path(tempfile.gettempdir()) / f"quire-mcp-{mcp_version}"
-    python = home / "bin" / "python"
-    check = [
-        str(python),
-        "-c",
-        f"import importlib.metadata as m; assert m.version('mcp') == '{mcp_version}'",
-    ]
-    with (home.parent / f"{home.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another test process may be making it
-        if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
-            return python
-        shutil.rmtree(home, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=120)
-        installed = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"mcp=={mcp_version}"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert installed.returncode == 0, f"pip install mcp=={mcp_version}: {installed.stderr}"
-    return python
-
-
 @pytest.mark.parametrize("sdk", ["pinned", "2.x"])
 @pytest.mark.django_db(transaction=True)
 def test_it_runs_the_python_client_example_against_a_live_server(
     sdk: str, live_server: Any, make_agent: Any, make_page: Any, fresh_rate_limits: None
 ) -> None:
-    python = Path(sys.executable) if sdk == "pinned" else _python_with_mcp(_mcp_2_version())
+    python = Path(sys.executable) if sdk == "pinned" else python_with("mcp", _mcp_2_version())
     page: Page = make_page("Refunds", "We refund within 30 days.\n")
     key: AgentKey = make_agent("support-bot", pages=(page,))
     result = subprocess.run(
