@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 
 from tests.fixtures_real_site import RealSite, build_real_site, every_state
 from tests.test_browser_team_scale import check_screen, log_in, open_menu
@@ -71,6 +72,13 @@ def _screens(site: RealSite) -> dict[str, str]:
         "move": f"/p/{pages['leaf']}/move/",
         "new": f"/p/{pages['top']}/new-child/",
         "connections": "/oauth/connections/",
+        # The team's own administration (issue 39) and a section's access (issue 36).
+        "people": "/people/",
+        "person": f"/people/{site.reader.pk}/",
+        "groups": "/groups/",
+        "group": f"/groups/{Group.objects.get(name='Reviewers').pk}/",
+        "inbox": "/inbox/",
+        "access": f"/p/{pages['policies']}/access/",
     }
     # Every state but two whose review page looks like the fresh edit's (the queue shows them).
     repeats = {"one_click", "own"}
