@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core.actors import SystemActor
 from core.audit import audit_record
-from core.errors import Conflict, Forbidden, InvalidArgument
+from core.errors import Conflict, Forbidden, NotFound
 from reviews import outbox
 from reviews.deciders import deciders_of
 from reviews.models import ReminderStage, Review, ReviewAsk, ReviewReminder, ReviewStatus
@@ -55,24 +55,49 @@ def askable(actor: Any, review: Review, version: Version) -> list[User]:
     return list(User.objects.filter(pk__in=ids).order_by("username"))
 
 
+def _check_may_ask(actor: Any, review: Review, version: Version) -> None:
+    if not may_ask(actor, review, version):
+        raise Forbidden(
+            "only its author, someone who decides its current step, or an admin asks people "
+            "to review it."
+        )
+
+
+@transaction.atomic
+def review_ask_people(*, actor: User, version: Version, usernames: list[str]) -> list[ReviewAsk]:
+    """Ask each person named (REST's list of user names): all of them, or nobody when one
+    is refused. Who may ask is checked before names are looked up, so that a refused asker
+    learns nothing about who exists."""
+    review = Review.objects.filter(version=version).first()
+    if review is not None:
+        _check_may_ask(actor, review, version)
+    wanted = list(dict.fromkeys(usernames))
+    people = {u.username: u for u in User.objects.filter(username__in=wanted, is_active=True)}
+    for username in wanted:
+        if username not in people:
+            raise NotFound(
+                f"there is nobody named {username!r} who can sign in; give user names as "
+                "the review page lists them.",
+                detail={"person": username},
+            )
+    return [review_ask(actor=actor, version=version, person=people[name]) for name in wanted]
+
+
 @transaction.atomic
 def review_ask(*, actor: User, version: Version, person: User) -> ReviewAsk:
     version = Version.objects.select_related("page", "author_agent").get(pk=version.pk)
     review = Review.objects.filter(version=version).first()
     if version.status != VersionStatus.IN_REVIEW or review is None:
         raise Conflict(f"v{version.number} is not waiting for review: nobody can be asked.")
-    if not may_ask(actor, review, version):
-        raise Forbidden(
-            "only its author, someone who decides its current step, or an admin asks people "
-            "to review it."
-        )
+    _check_may_ask(actor, review, version)
+    # Refusals that depend on where the review stands, not on the request's shape: 409.
     if person.pk == actor.pk:
-        raise InvalidArgument("ask someone other than yourself.", field="person")
+        raise Conflict("ask someone other than yourself.", detail={"person": person.username})
     if person.pk not in deciders_of([review])[version.pk]:
-        raise InvalidArgument(
+        raise Conflict(
             f"{person.get_username()} cannot decide its current step: ask someone who can "
             "(the step's group, with read rights on the page).",
-            field="person",
+            detail={"person": person.get_username()},
         )
     try:
         with transaction.atomic():
@@ -88,19 +113,6 @@ def review_ask(*, actor: User, version: Version, person: User) -> ReviewAsk:
     )
     outbox.queue_asked(version, person_id=person.pk)
     return ask
-
-
-def asks_by_review(review_ids: list[int]) -> dict[int, list[str]]:
-    """The names asked on each review, in one query (the queue's rows)."""
-    names: dict[int, list[str]] = {}
-    rows = (
-        ReviewAsk.objects.filter(review_id__in=review_ids)
-        .order_by("created_at", "id")
-        .values_list("review_id", "person__username")
-    )
-    for review_id, username in rows:
-        names.setdefault(review_id, []).append(username)
-    return names
 
 
 # --- reminders ----------------------------------------------------------------------------

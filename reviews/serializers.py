@@ -104,6 +104,12 @@ class ReviewCommentSerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField()
 
 
+class ReviewAskedSerializer(serializers.Serializer):
+    person = serializers.CharField(help_text="Who was asked by name to review it.")
+    askedBy = serializers.CharField(allow_null=True, help_text="Who asked (null: gone since).")
+    askedAt = serializers.DateTimeField()
+
+
 class ReviewStateSerializer(serializers.Serializer):
     """Where a proposal stands in its workflow (DESIGN, "Review workflows")."""
 
@@ -124,6 +130,7 @@ class ReviewStateSerializer(serializers.Serializer):
     revision = serializers.IntegerField(help_text="1, then 2... as its author revises it.")
     path = ReviewStepSerializer(many=True)
     comments = ReviewCommentSerializer(many=True)
+    asked = ReviewAskedSerializer(many=True, help_text="People asked by name, first asked first.")
 
 
 class VersionSerializer(serializers.Serializer):
@@ -340,6 +347,21 @@ class CommentInputSerializer(_ChangesCommentSerializer):
         min_value=1,
         max_value=2**31 - 1,
         help_text="A line of the proposed text (1 is the first) the comment is about.",
+    )
+
+
+class AskInputSerializer(serializers.Serializer):
+    # Names are not trimmed: one with spaces around it names nobody (404), as the schema
+    # allows it.
+    people = serializers.ListField(
+        child=serializers.CharField(
+            min_length=1, max_length=150, trim_whitespace=False, validators=[NO_NUL]
+        ),
+        min_length=1,
+        max_length=20,
+        help_text="User names of people who decide the proposal's current step; each gets "
+        "an inbox item and an email. All are asked, or nobody.",
+        error_messages={"min_length": 'name at least one person, e.g. {{"people": ["alice"]}}.'},
     )
 
 
