@@ -3,8 +3,9 @@
 `review_ask`: the author (or their agent's owner), a decider of the current step or an admin
 asks one person who may decide that step (reviews.deciders); they get an inbox item and an
 email, and the queue and the review page name them. `reviews_remind` (the beat, hourly, and
-`manage.py remind_reviews`): a proposal that has not moved for QUIRE_REVIEW_DUE_HOURS reminds
-its step's deciders once, and QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
+`manage.py remind_reviews`): a proposal that has not moved for its step's due time (the
+step's own, else QUIRE_REVIEW_DUE_HOURS) reminds its step's deciders once, and
+QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
 """
 
 from __future__ import annotations
@@ -127,17 +128,18 @@ def _moved_at(review: Any) -> datetime:
 def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
     """Remind about every proposal waiting past its due time; returns how many reminders
     went to deciders and to admins. Each is sent once (ReviewReminder's unique rows)."""
-    due_hours = settings.QUIRE_REVIEW_DUE_HOURS
-    if not due_hours:
+    default_hours = settings.QUIRE_REVIEW_DUE_HOURS
+    if not default_hours:
         return {}
     now = now or timezone.now()
-    due = timedelta(hours=due_hours)
-    escalate = due + timedelta(hours=settings.QUIRE_REVIEW_ESCALATE_HOURS)
+    after = timedelta(hours=settings.QUIRE_REVIEW_ESCALATE_HOURS)
+    # A step's own due time may be shorter than the default, down to an hour.
+    shortest = timedelta(hours=1)
     waiting = (
         Review.objects.filter(
             status=ReviewStatus.OPEN,
             version__status=VersionStatus.IN_REVIEW,
-            started_at__lte=now - due,
+            started_at__lte=now - shortest,
         )
         .select_related("version__page", "version__author_agent")
         .annotate(last_approval=Max("approvals__created_at"))
@@ -145,10 +147,11 @@ def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
     )
     counts = {"deciders": 0, "admins": 0}
     for review in waiting:
+        due = timedelta(hours=review.current_step.get("due_hours") or default_hours)
         waited = now - _moved_at(review)
         if waited >= due:
             counts["deciders"] += _remind(review, ReminderStage.DECIDERS, now)
-        if waited >= escalate:
+        if waited >= due + after:
             counts["admins"] += _remind(review, ReminderStage.ADMINS, now)
     return counts
 

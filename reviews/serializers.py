@@ -383,6 +383,15 @@ class WorkflowStepSerializer(serializers.Serializer):
         help_text="An existing group's name.",
     )
     approvals = serializers.IntegerField(min_value=1, max_value=50, default=1)
+    dueHours = serializers.IntegerField(
+        source="due_hours",
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=8760,
+        help_text="Hours a proposal may wait at this step before its deciders are reminded; "
+        "null or left out: the server's QUIRE_REVIEW_DUE_HOURS.",
+    )
 
 
 class WorkflowPageSerializer(serializers.Serializer):
@@ -405,7 +414,12 @@ class WorkflowSerializer(serializers.Serializer):
     @extend_schema_field(WorkflowStepSerializer(many=True))
     def get_steps(self, workflow: Any) -> list[dict[str, Any]]:
         return [
-            {"name": step.name, "group": step.group.name, "approvals": step.approvals}
+            {
+                "name": step.name,
+                "group": step.group.name,
+                "approvals": step.approvals,
+                "dueHours": step.due_hours,
+            }
             for step in workflow.steps.all()
         ]
 
