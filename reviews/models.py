@@ -458,3 +458,15 @@ class ReviewReminder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage} reminded on {self.review_id} step {self.step}"
+
+
+class GroupWebhook(models.Model):
+    """Where to post a group's review requests: a chat's incoming webhook (Slack, Teams,
+    Mattermost...), sent {"text": ...} when a proposal starts waiting on a step of the group."""
+
+    group = models.OneToOneField(Group, on_delete=models.CASCADE, related_name="review_webhook")
+    url = models.URLField(max_length=500, help_text="The chat's incoming webhook URL.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"webhook of {self.group.name}"
