@@ -104,3 +104,28 @@ def test_it_posts_nothing_for_a_group_without_a_webhook_or_when_the_hook_is_down
         proposal = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
     # The proposal stands; the webhook's failure is the task's to retry, not the author's.
     assert proposal.status == "in_review"
+
+
+def test_it_lets_an_admin_set_and_clear_a_groups_webhook_on_the_group_screen(
+    admin_user: User, reviewer: User, editor: User
+) -> None:
+    from django.test import Client
+
+    group = Group.objects.get(name=REVIEWERS)
+    admin = Client()
+    admin.force_login(admin_user)
+    url = f"/groups/{group.pk}/webhook/"
+    answer = admin.post(url, {"url": "https://hooks.slack.com/services/T0/B0/x"})
+    assert answer.status_code == 302
+    assert GroupWebhook.objects.get(group=group).url == "https://hooks.slack.com/services/T0/B0/x"
+    screen = admin.get(f"/groups/{group.pk}/").content.decode()
+    assert 'value="https://hooks.slack.com/services/T0/B0/x"' in screen
+    refused = admin.post(url, {"url": "ftp://example.com/hook"}, follow=True)
+    assert "Give the chat&#x27;s webhook address" in refused.content.decode()
+    assert GroupWebhook.objects.get(group=group).url.startswith("https://hooks.slack.com/")
+    admin.post(url, {"url": ""})
+    assert not GroupWebhook.objects.exists()
+    other = Client()
+    other.force_login(editor)
+    assert other.post(url, {"url": "https://example.com/hook"}).status_code == 403
+    assert not GroupWebhook.objects.exists()
