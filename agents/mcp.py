@@ -739,6 +739,7 @@ def _review_out(version: Version) -> ReviewOut | None:
     if summary is None:
         return None
     summary.pop("path", None)
+    summary.pop("asked", None)  # the REST answer's; not part of the MCP contract
     return summary  # type: ignore[return-value]
 
 

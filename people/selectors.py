@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from connect.models import Connection
-from reviews.models import ApiToken, WorkflowStep
+from reviews.models import ApiToken, GroupWebhook, WorkflowStep
 from wiki.models import PageGrant
 
 
@@ -89,3 +89,9 @@ def groups_by_name() -> QuerySet[Group]:
 
 def active_people() -> QuerySet[User]:
     return User.objects.filter(is_active=True).order_by("username")
+
+
+def group_webhook_url(group: Group) -> str:
+    """Where the group's review requests are posted, or empty."""
+    hook = GroupWebhook.objects.filter(group=group).first()
+    return hook.url if hook is not None else ""

@@ -12,7 +12,7 @@ import requests
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
+from django.core.validators import URLValidator, validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -22,7 +22,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument
 from people.models import SignInSession, SsoIdentity
 from people.sealed import seal, unseal
-from reviews.models import ApiToken
+from reviews.models import ApiToken, GroupWebhook
 
 logger = logging.getLogger(__name__)
 
@@ -217,6 +217,38 @@ def _groups_set(person: User, groups: list[Group], *, actor: Any, action: str) -
                 "removed": sorted(before - after),
             },
         )
+
+
+WEBHOOK_URL_MAX = 500
+
+
+@transaction.atomic
+def group_webhook_set(*, actor: Any, group: Group, url: str) -> GroupWebhook | None:
+    """Where the group's review requests are posted (reviews.webhooks); an empty URL takes
+    the webhook off."""
+    _check_admin(actor)
+    url = url.strip()
+    if not url:
+        deleted, _ = GroupWebhook.objects.filter(group=group).delete()
+        if deleted:
+            audit_record(action="group.webhook_remove", actor=actor, data={"group": group.name})
+        return None
+    try:
+        URLValidator(schemes=["https", "http"])(url)
+    except ValidationError:
+        raise InvalidArgument(
+            "Give the chat's webhook address, starting with https:// (a Slack or Teams "
+            "incoming webhook, for example).",
+            field="url",
+        ) from None
+    if len(url) > WEBHOOK_URL_MAX:
+        raise InvalidArgument(
+            f"a webhook address can be at most {WEBHOOK_URL_MAX} characters.", field="url"
+        )
+    hook, _ = GroupWebhook.objects.update_or_create(group=group, defaults={"url": url})
+    # The address is a secret of the chat's (it lets anyone post there): not in the audit.
+    audit_record(action="group.webhook_set", actor=actor, data={"group": group.name})
+    return hook
 
 
 # --- single sign-on -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ urlpatterns = [
     path("people/<int:person_id>/reactivate/", views.person_reactivate, name="reactivate"),
     path("groups/", views.groups_list, name="groups"),
     path("groups/<int:group_id>/", views.group_detail, name="group"),
+    path("groups/<int:group_id>/webhook/", views.group_webhook, name="group_webhook"),
     path(
         "groups/<int:group_id>/members/<int:person_id>/remove/",
         views.group_member_remove,

@@ -176,8 +176,31 @@ def group_detail(request: HttpRequest, group_id: int) -> HttpResponse:
             "steps": selectors.group_steps(group),
             "form": form,
             "sso_groups": _sso_groups(),
+            "webhook": selectors.group_webhook_url(group),
         },
     )
+
+
+@login_required
+@require_POST
+def group_webhook(request: HttpRequest, group_id: int) -> HttpResponse:
+    """Set or clear where the group's review requests are posted (a chat's webhook)."""
+    actor = _admin(request)
+    group = _group(group_id)
+    try:
+        hook = services.group_webhook_set(
+            actor=actor, group=group, url=str(request.POST.get("url", ""))
+        )
+    except QuireError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(
+            request,
+            f"{group.name}'s review requests go to the webhook."
+            if hook
+            else f"{group.name} has no webhook now.",
+        )
+    return redirect("people:group", group.pk)
 
 
 @login_required

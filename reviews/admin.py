@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from core.errors import QuireError
 from reviews import outbox, services
-from reviews.models import ApiToken, Notification, ReviewerSettings
+from reviews.models import ApiToken, GroupWebhook, Notification, ReviewerSettings
 
 
 @admin.register(ReviewerSettings)
@@ -89,3 +89,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(GroupWebhook)
+class GroupWebhookAdmin(admin.ModelAdmin):
+    """A group's chat webhook for review requests (set on the group's screen in Quire)."""
+
+    list_display = ("group", "created_at")
+    search_fields = ("group__name",)

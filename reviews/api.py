@@ -21,10 +21,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError, TryAgain
-from reviews import selectors, services, workflows
+from reviews import asking, selectors, services, workflows
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
+    AskInputSerializer,
     AssignInputSerializer,
     CommentInputSerializer,
     ErrorSerializer,
@@ -481,6 +482,46 @@ class CommentView(QuireAPIView):
             version=_version(self.user(), page_id, number),
             comment=data["comment"],
             line=data.get("line"),
+        )
+        return Response(
+            VersionDetailSerializer(_version(self.user(), page_id, number)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class AskView(QuireAPIView):
+    parser_classes = [JSONParser]  # people are a list: JSON only
+
+    @extend_schema(
+        summary="Ask people by name to review a version in review",
+        description="Its author (or the owner of the agent that wrote it), someone who "
+        "decides its current step, or an admin asks people who may decide that step; each "
+        "gets an inbox item and an email, and the review lists them under `asked`.",
+        parameters=[PAGE_ID, NUMBER],
+        request=AskInputSerializer,
+        responses={
+            201: VersionDetailSerializer,
+            **WRITE_ERRORS,
+            403: OpenApiResponse(
+                ErrorSerializer,
+                description="Only its author, a decider of its current step or an admin asks.",
+            ),
+            404: OpenApiResponse(
+                ErrorSerializer, description="No such page or version, or nobody by a name."
+            ),
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="It is not in review, a person named cannot decide its current "
+                "step (or is you), or was asked already; nobody was asked.",
+            ),
+        },
+    )
+    def post(self, request: Request, page_id: str, number: int) -> Response:
+        data = _input(AskInputSerializer, request)
+        asking.review_ask_people(
+            actor=self.user(),
+            version=_version(self.user(), page_id, number),
+            usernames=data["people"],
         )
         return Response(
             VersionDetailSerializer(_version(self.user(), page_id, number)).data,

@@ -34,6 +34,11 @@ urlpatterns = [
         name="api-request-changes",
     ),
     path(
+        "pages/<str:page_id>/versions/<int:number>/ask",
+        api.AskView.as_view(),
+        name="api-ask",
+    ),
+    path(
         "pages/<str:page_id>/versions/<int:number>/comments",
         api.CommentView.as_view(),
         name="api-comments",

@@ -3,8 +3,9 @@
 `review_ask`: the author (or their agent's owner), a decider of the current step or an admin
 asks one person who may decide that step (reviews.deciders); they get an inbox item and an
 email, and the queue and the review page name them. `reviews_remind` (the beat, hourly, and
-`manage.py remind_reviews`): a proposal that has not moved for QUIRE_REVIEW_DUE_HOURS reminds
-its step's deciders once, and QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
+`manage.py remind_reviews`): a proposal that has not moved for its step's due time (the
+step's own, else QUIRE_REVIEW_DUE_HOURS) reminds its step's deciders once, and
+QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from core.actors import SystemActor
 from core.audit import audit_record
-from core.errors import Conflict, Forbidden, InvalidArgument
+from core.errors import Conflict, Forbidden, NotFound
 from reviews import outbox
 from reviews.deciders import deciders_of
 from reviews.models import ReminderStage, Review, ReviewAsk, ReviewReminder, ReviewStatus
@@ -55,24 +56,49 @@ def askable(actor: Any, review: Review, version: Version) -> list[User]:
     return list(User.objects.filter(pk__in=ids).order_by("username"))
 
 
+def _check_may_ask(actor: Any, review: Review, version: Version) -> None:
+    if not may_ask(actor, review, version):
+        raise Forbidden(
+            "only its author, someone who decides its current step, or an admin asks people "
+            "to review it."
+        )
+
+
+@transaction.atomic
+def review_ask_people(*, actor: User, version: Version, usernames: list[str]) -> list[ReviewAsk]:
+    """Ask each person named (REST's list of user names): all of them, or nobody when one
+    is refused. Who may ask is checked before names are looked up, so that a refused asker
+    learns nothing about who exists."""
+    review = Review.objects.filter(version=version).first()
+    if review is not None:
+        _check_may_ask(actor, review, version)
+    wanted = list(dict.fromkeys(usernames))
+    people = {u.username: u for u in User.objects.filter(username__in=wanted, is_active=True)}
+    for username in wanted:
+        if username not in people:
+            raise NotFound(
+                f"there is nobody named {username!r} who can sign in; give user names as "
+                "the review page lists them.",
+                detail={"person": username},
+            )
+    return [review_ask(actor=actor, version=version, person=people[name]) for name in wanted]
+
+
 @transaction.atomic
 def review_ask(*, actor: User, version: Version, person: User) -> ReviewAsk:
     version = Version.objects.select_related("page", "author_agent").get(pk=version.pk)
     review = Review.objects.filter(version=version).first()
     if version.status != VersionStatus.IN_REVIEW or review is None:
         raise Conflict(f"v{version.number} is not waiting for review: nobody can be asked.")
-    if not may_ask(actor, review, version):
-        raise Forbidden(
-            "only its author, someone who decides its current step, or an admin asks people "
-            "to review it."
-        )
+    _check_may_ask(actor, review, version)
+    # Refusals that depend on where the review stands, not on the request's shape: 409.
     if person.pk == actor.pk:
-        raise InvalidArgument("ask someone other than yourself.", field="person")
+        raise Conflict("ask someone other than yourself.", detail={"person": person.username})
     if person.pk not in deciders_of([review])[version.pk]:
-        raise InvalidArgument(
+        raise Conflict(
             f"{person.get_username()} cannot decide its current step: ask someone who can "
             "(the step's group, with read rights on the page).",
-            field="person",
+            detail={"person": person.get_username()},
         )
     try:
         with transaction.atomic():
@@ -90,19 +116,6 @@ def review_ask(*, actor: User, version: Version, person: User) -> ReviewAsk:
     return ask
 
 
-def asks_by_review(review_ids: list[int]) -> dict[int, list[str]]:
-    """The names asked on each review, in one query (the queue's rows)."""
-    names: dict[int, list[str]] = {}
-    rows = (
-        ReviewAsk.objects.filter(review_id__in=review_ids)
-        .order_by("created_at", "id")
-        .values_list("review_id", "person__username")
-    )
-    for review_id, username in rows:
-        names.setdefault(review_id, []).append(username)
-    return names
-
-
 # --- reminders ----------------------------------------------------------------------------
 
 
@@ -115,17 +128,18 @@ def _moved_at(review: Any) -> datetime:
 def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
     """Remind about every proposal waiting past its due time; returns how many reminders
     went to deciders and to admins. Each is sent once (ReviewReminder's unique rows)."""
-    due_hours = settings.QUIRE_REVIEW_DUE_HOURS
-    if not due_hours:
+    default_hours = settings.QUIRE_REVIEW_DUE_HOURS
+    if not default_hours:
         return {}
     now = now or timezone.now()
-    due = timedelta(hours=due_hours)
-    escalate = due + timedelta(hours=settings.QUIRE_REVIEW_ESCALATE_HOURS)
+    after = timedelta(hours=settings.QUIRE_REVIEW_ESCALATE_HOURS)
+    # A step's own due time may be shorter than the default, down to an hour.
+    shortest = timedelta(hours=1)
     waiting = (
         Review.objects.filter(
             status=ReviewStatus.OPEN,
             version__status=VersionStatus.IN_REVIEW,
-            started_at__lte=now - due,
+            started_at__lte=now - shortest,
         )
         .select_related("version__page", "version__author_agent")
         .annotate(last_approval=Max("approvals__created_at"))
@@ -133,10 +147,11 @@ def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
     )
     counts = {"deciders": 0, "admins": 0}
     for review in waiting:
+        due = timedelta(hours=review.current_step.get("due_hours") or default_hours)
         waited = now - _moved_at(review)
         if waited >= due:
             counts["deciders"] += _remind(review, ReminderStage.DECIDERS, now)
-        if waited >= escalate:
+        if waited >= due + after:
             counts["admins"] += _remind(review, ReminderStage.ADMINS, now)
     return counts
 

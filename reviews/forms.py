@@ -148,11 +148,16 @@ class WorkflowForm(forms.Form):
             if not group:
                 continue
             approvals = str(data.get(f"step_{i}_approvals") or "1").strip()
+            due_hours = str(data.get(f"step_{i}_due_hours") or "").strip()
             steps.append(
                 {
                     "name": str(data.get(f"step_{i}_name") or "").strip(),
                     "group": group,
                     "approvals": int(approvals) if approvals.isdigit() else 0,
+                    # Empty: the default due time; not a whole number: refused by the service.
+                    "due_hours": (int(due_hours) if due_hours.isdigit() else 0)
+                    if due_hours
+                    else None,
                 }
             )
         return steps

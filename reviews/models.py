@@ -146,6 +146,9 @@ class WorkflowStep(models.Model):
     name = models.CharField(max_length=STEP_NAME_MAX)
     group = models.ForeignKey(Group, on_delete=models.PROTECT, related_name="workflow_steps")
     approvals = models.PositiveSmallIntegerField(default=1)
+    # Hours a proposal may wait at this step before its deciders are reminded; null: the
+    # global QUIRE_REVIEW_DUE_HOURS.
+    due_hours = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["workflow_id", "position"]
@@ -155,6 +158,10 @@ class WorkflowStep(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(approvals__gte=1), name="workflow_step_needs_an_approval"
+            ),
+            models.CheckConstraint(
+                condition=Q(due_hours__isnull=True) | Q(due_hours__gte=1),
+                name="workflow_step_due_at_least_an_hour",
             ),
         ]
 
@@ -187,7 +194,8 @@ class Review(models.Model):
     """A proposal's way through its workflow, kept across its author's revisions.
 
     `steps` is the workflow as it stood when the proposal started ([{name, group,
-    approvals}]): an admin changing the workflow later does not change a proposal in flight.
+    approvals, due_hours?}]): an admin changing the workflow later does not change a proposal
+    in flight.
     `version` is the revision under review now; earlier ones are in ReviewRevision.
     """
 
@@ -450,3 +458,15 @@ class ReviewReminder(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage} reminded on {self.review_id} step {self.step}"
+
+
+class GroupWebhook(models.Model):
+    """Where to post a group's review requests: a chat's incoming webhook (Slack, Teams,
+    Mattermost...), sent {"text": ...} when a proposal starts waiting on a step of the group."""
+
+    group = models.OneToOneField(Group, on_delete=models.CASCADE, related_name="review_webhook")
+    url = models.URLField(max_length=500, help_text="The chat's incoming webhook URL.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"webhook of {self.group.name}"

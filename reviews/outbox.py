@@ -37,7 +37,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from inbox import services as inbox_services
-from reviews import mail
+from reviews import mail, webhooks
 from reviews.deciders import deciders_of
 from reviews.models import (
     Notification,
@@ -119,6 +119,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
     ]
     if stuck:
         rows.extend(_nobody_decides(stuck))
+    webhooks.queue_review_webhooks(reviews)
     for version, review in zip(versions, reviews, strict=True):
         for user_id in sorted(deciders[review.version_id]):
             if user_id not in preferences:

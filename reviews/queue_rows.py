@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
-from reviews.asking import asks_by_review
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
 from reviews.models import ReviewStatus
-from reviews.selectors import review_of, reviewing_now
+from reviews.selectors import asks, review_of, reviewing_now
 from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
 
@@ -152,10 +151,10 @@ def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
         if (review := review_of(version)) is not None
     }
     present = reviewing_now(list(by_review), besides=reviewer, deciders=by_review)
-    asked = asks_by_review(list(by_review))
     for row in rows:
         review = review_of(row.version)
         if review is not None:
             row.reviewing.extend(present.get(review.pk, []))
-            row.asked.extend(asked.get(review.pk, []))
+            # Prefetched with the queue (selectors.with_reviews).
+            row.asked.extend(ask.person.get_username() for ask in asks(review))
     return sorted(rows, key=lambda row: not row.waits_on_you)

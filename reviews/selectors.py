@@ -21,6 +21,7 @@ from reviews.models import (
     Approval,
     NotificationPreference,
     Review,
+    ReviewAsk,
     ReviewComment,
     ReviewerSettings,
     ReviewStatus,
@@ -352,7 +353,10 @@ def review_of(version: Version) -> Review | None:
 def with_reviews(versions: QuerySet[Version]) -> QuerySet[Version]:
     """`versions` with their reviews' approvals and comments, a fixed number of queries."""
     return versions.select_related("review").prefetch_related(
-        "review__approvals__user", "review__comments__author", "review__comments__version"
+        "review__approvals__user",
+        "review__comments__author",
+        "review__comments__version",
+        Prefetch("review__asks", ReviewAsk.objects.select_related("person", "asked_by")),
     )
 
 
@@ -362,6 +366,11 @@ def _approvals(review: Review) -> list[Approval]:
 
 def _comments(review: Review) -> list[ReviewComment]:
     return sorted(review.comments.all(), key=lambda comment: (comment.created_at, comment.pk))
+
+
+def asks(review: Review) -> list[ReviewAsk]:
+    """Who was asked by name, first asked first (prefetched by with_reviews)."""
+    return sorted(review.asks.all(), key=lambda ask: (ask.created_at, ask.pk))
 
 
 def review_summary(version: Version) -> dict[str, Any] | None:
@@ -413,6 +422,14 @@ def review_summary(version: Version) -> dict[str, Any] | None:
                 "createdAt": comment.created_at.isoformat(),
             }
             for comment in _comments(review)
+        ],
+        "asked": [
+            {
+                "person": ask.person.get_username(),
+                "askedBy": ask.asked_by.get_username() if ask.asked_by is not None else None,
+                "askedAt": ask.created_at.isoformat(),
+            }
+            for ask in asks(review)
         ],
     }
 

@@ -104,6 +104,12 @@ class ReviewCommentSerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField()
 
 
+class ReviewAskedSerializer(serializers.Serializer):
+    person = serializers.CharField(help_text="Who was asked by name to review it.")
+    askedBy = serializers.CharField(allow_null=True, help_text="Who asked (null: gone since).")
+    askedAt = serializers.DateTimeField()
+
+
 class ReviewStateSerializer(serializers.Serializer):
     """Where a proposal stands in its workflow (DESIGN, "Review workflows")."""
 
@@ -124,6 +130,7 @@ class ReviewStateSerializer(serializers.Serializer):
     revision = serializers.IntegerField(help_text="1, then 2... as its author revises it.")
     path = ReviewStepSerializer(many=True)
     comments = ReviewCommentSerializer(many=True)
+    asked = ReviewAskedSerializer(many=True, help_text="People asked by name, first asked first.")
 
 
 class VersionSerializer(serializers.Serializer):
@@ -343,6 +350,21 @@ class CommentInputSerializer(_ChangesCommentSerializer):
     )
 
 
+class AskInputSerializer(serializers.Serializer):
+    # Names are not trimmed: one with spaces around it names nobody (404), as the schema
+    # allows it.
+    people = serializers.ListField(
+        child=serializers.CharField(
+            min_length=1, max_length=150, trim_whitespace=False, validators=[NO_NUL]
+        ),
+        min_length=1,
+        max_length=20,
+        help_text="User names of people who decide the proposal's current step; each gets "
+        "an inbox item and an email. All are asked, or nobody.",
+        error_messages={"min_length": 'name at least one person, e.g. {{"people": ["alice"]}}.'},
+    )
+
+
 class WorkflowStepSerializer(serializers.Serializer):
     name = serializers.CharField(
         max_length=100,
@@ -361,6 +383,15 @@ class WorkflowStepSerializer(serializers.Serializer):
         help_text="An existing group's name.",
     )
     approvals = serializers.IntegerField(min_value=1, max_value=50, default=1)
+    dueHours = serializers.IntegerField(
+        source="due_hours",
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=8760,
+        help_text="Hours a proposal may wait at this step before its deciders are reminded; "
+        "null or left out: the server's QUIRE_REVIEW_DUE_HOURS.",
+    )
 
 
 class WorkflowPageSerializer(serializers.Serializer):
@@ -383,7 +414,12 @@ class WorkflowSerializer(serializers.Serializer):
     @extend_schema_field(WorkflowStepSerializer(many=True))
     def get_steps(self, workflow: Any) -> list[dict[str, Any]]:
         return [
-            {"name": step.name, "group": step.group.name, "approvals": step.approvals}
+            {
+                "name": step.name,
+                "group": step.group.name,
+                "approvals": step.approvals,
+                "dueHours": step.due_hours,
+            }
             for step in workflow.steps.all()
         ]
 

@@ -5,7 +5,7 @@ from smtplib import SMTPException
 
 from celery import Task, shared_task
 
-from reviews import asking, outbox
+from reviews import asking, outbox, webhooks
 from reviews.models import NotificationStatus
 
 # Sending tasks retry with backoff on an SMTP or network failure.
@@ -40,6 +40,18 @@ def deliver_notification(self: Task, notification_id: int) -> str:
 def send_review_requests(self: Task, recipient_id: int) -> str:
     """The follow-up email gathering a reviewer's review requests (reviews.outbox)."""
     return _send(self, outbox.send_review_requests, recipient_id)
+
+
+@shared_task(**SENDING)
+def post_review_webhook(self: Task, webhook_id: int, version_id: int) -> str:
+    """A review request posted to a group's chat webhook (reviews.webhooks)."""
+    try:
+        return webhooks.post_review_request(webhook_id, version_id)
+    except OSError:
+        # In process (no broker) there is nobody to retry later: the chat misses this one.
+        if self.request.is_eager:
+            return "failed"
+        raise
 
 
 @shared_task

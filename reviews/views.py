@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -643,6 +644,7 @@ def _workflow_screen(
             "form": form,
             "rows": rows,
             "groups": selectors.group_names(),
+            "default_due_hours": settings.QUIRE_REVIEW_DUE_HOURS,
             "error": error or " ".join(str(message) for message in form.non_field_errors()),
             "replacing": replacing,
         },

@@ -32,6 +32,7 @@ from wiki.validators import check_text
 
 STEPS_MAX = 10
 APPROVALS_MAX = 50
+DUE_HOURS_MAX = 8760  # a year
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,15 @@ DEFAULT = AppliedWorkflow(None, None, DEFAULT_WORKFLOW_NAME, DEFAULT_STEPS)
 
 
 def steps_of(workflow: Workflow) -> list[dict[str, Any]]:
-    """The workflow's steps as a proposal snapshots them: [{name, group, approvals}]."""
+    """The workflow's steps as a proposal snapshots them: [{name, group, approvals,
+    due_hours?}] (due_hours only on a step with its own due time)."""
     return [
-        {"name": step.name, "group": step.group.name, "approvals": step.approvals}
+        {
+            "name": step.name,
+            "group": step.group.name,
+            "approvals": step.approvals,
+            **({"due_hours": step.due_hours} if step.due_hours is not None else {}),
+        }
         for step in workflow.steps.all()
     ]
 
@@ -171,8 +178,25 @@ def _validate_name(name: Any) -> str:
     return name
 
 
-def _validate_steps(steps: Any) -> list[tuple[str, Group, int]]:
-    """[(name, group, approvals)] from [{name, group, approvals}]; unknown groups refused."""
+def _validate_due_hours(number: int, due_hours: Any) -> int | None:
+    if due_hours is None or due_hours == "":
+        return None
+    if (
+        isinstance(due_hours, bool)
+        or not isinstance(due_hours, int)
+        or not 1 <= due_hours <= DUE_HOURS_MAX
+    ):
+        raise InvalidArgument(
+            f"step {number}'s due time must be between 1 and {DUE_HOURS_MAX} hours, or left "
+            "empty for the default.",
+            field="steps",
+        )
+    return due_hours
+
+
+def _validate_steps(steps: Any) -> list[tuple[str, Group, int, int | None]]:
+    """[(name, group, approvals, due_hours)] from [{name, group, approvals, due_hours?}];
+    unknown groups refused."""
     if not isinstance(steps, list) or not steps:
         raise InvalidArgument(
             'give at least one step, e.g. [{"name": "Legal", "group": "Legal", "approvals": 2}].',
@@ -208,8 +232,9 @@ def _validate_steps(steps: Any) -> list[tuple[str, Group, int]]:
             raise InvalidArgument(
                 f"step {number} needs between 1 and {APPROVALS_MAX} approvals.", field="steps"
             )
-        checked.append((name, group, approvals))
-    _check_enough_deciders(checked)
+        due_hours = _validate_due_hours(number, step.get("due_hours"))
+        checked.append((name, group, approvals, due_hours))
+    _check_enough_deciders([(name, group, approvals) for name, group, approvals, _ in checked])
     return checked
 
 
@@ -259,11 +284,18 @@ def _check_enough_deciders(steps: list[tuple[str, Group, int]]) -> None:
         )
 
 
-def _write_steps(workflow: Workflow, steps: list[tuple[str, Group, int]]) -> None:
+def _write_steps(workflow: Workflow, steps: list[tuple[str, Group, int, int | None]]) -> None:
     workflow.steps.all().delete()
     WorkflowStep.objects.bulk_create(
-        WorkflowStep(workflow=workflow, position=i, name=name, group=group, approvals=approvals)
-        for i, (name, group, approvals) in enumerate(steps)
+        WorkflowStep(
+            workflow=workflow,
+            position=i,
+            name=name,
+            group=group,
+            approvals=approvals,
+            due_hours=due_hours,
+        )
+        for i, (name, group, approvals, due_hours) in enumerate(steps)
     )
 
 
@@ -373,8 +405,8 @@ def workflow_unassign(*, actor: Any, workflow: Workflow, page: Page) -> None:
     )
 
 
-def _described(steps: Iterable[tuple[str, Group, int]]) -> list[dict[str, Any]]:
+def _described(steps: Iterable[tuple[str, Group, int, int | None]]) -> list[dict[str, Any]]:
     return [
-        {"name": name, "group": group.name, "approvals": approvals}
-        for name, group, approvals in steps
+        {"name": name, "group": group.name, "approvals": approvals, "due_hours": due_hours}
+        for name, group, approvals, due_hours in steps
     ]

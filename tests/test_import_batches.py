@@ -172,7 +172,8 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
     # their first revisions, who decides them (reviews.deciders: the step's people, section
     # grants, earlier approvals, the admins when nobody can) and their inbox items. Publishing
     # asks once whether a workflow applies under the folder (nobody publishes around one).
-    assert counts[0] <= (26 if publish else 41)
+    # Review requests look up the steps' groups' chat webhooks once per chunk.
+    assert counts[0] <= (26 if publish else 43)
     if connection.vendor == "postgresql":
         assert counts[1] == counts[0]
     else:

@@ -37,13 +37,13 @@ EXPECTED = {
     "3:get_page_source": 5,
     # A new page goes last among its siblings (one read of their places), and a sibling the
     # agent sees with the same title is looked for (one query, for the warning).
-    "4:create_page": 29,
+    "4:create_page": 30,
     # Call 4's page went into the agent's own set, so this call finds its agent again.
-    "5:create_page": 23,
+    "5:create_page": 24,
     "6:get_page_source": 5,
-    "7:update_page": 20,  # 19 + the last live version the agent read
-    "8:update_page": 20,
-    "9:append_to_page": 18,
+    "7:update_page": 21,  # 20 + the last live version the agent read
+    "8:update_page": 21,
+    "9:append_to_page": 19,
     # the set's entries, the versions, the requests for changes, the audit row
     "10:recent_activity": 4,
 }
@@ -52,7 +52,8 @@ EXPECTED = {
 # Its review-request mail 4 (reviews.deciders): the deciders' memberships, their approvals,
 # whether a section grant applies, and the deciders' email preferences.
 # Its review requests cost 2 more for the inbox (inbox.services.deliver): the deciders'
-# choices of channel and the inbox items, one statement each whatever their number.
+# choices of channel and the inbox items, one statement each whatever their number, and 1
+# for whether the step's group has a chat webhook (reviews.webhooks).
 
 
 def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:

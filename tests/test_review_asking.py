@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from core.errors import Conflict, Forbidden, InvalidArgument
+from core.errors import Conflict, Forbidden
 from inbox.models import InboxItem
 from reviews import asking, services
 from reviews.models import ReviewAsk
@@ -69,7 +69,7 @@ def test_it_lets_the_author_ask_a_reviewer_by_name(
 def test_it_refuses_to_ask_someone_who_cannot_decide_or_twice(
     proposal: Version, reader: User, reviewer: User, editor: User, outsider: User
 ) -> None:
-    with pytest.raises(InvalidArgument, match="edna cannot decide its current step"):
+    with pytest.raises(Conflict, match="edna cannot decide its current step"):
         asking.review_ask(actor=reader, version=proposal, person=editor)
     with pytest.raises(Forbidden):
         asking.review_ask(actor=outsider, version=proposal, person=reviewer)
