@@ -226,15 +226,19 @@ def ensure_agent(admin: User, pages: dict[str, Page]) -> tuple[Agent, str]:
         agent: Agent | None = agent_by_name(AGENT_NAME)
     except NotFound:
         agent = None
+    # No owner: nobody may decide their own agent's proposals, and the admin who logs in is
+    # the demo's only reviewer, so an agent of theirs would propose what no one can approve.
     if agent is None:
         agent, token = agent_services.agent_create(
             actor=admin,
             name=AGENT_NAME,
             description=AGENT_DESCRIPTION,
-            owner=admin,
+            owner=None,
             can_edit_pages=True,
         )
     else:
+        if agent.owner_id == admin.pk:  # made by an earlier Quire's demo
+            agent = agent_services.agent_update(actor=admin, agent=agent, owner=None)
         token = agent_services.agent_token_rotate(actor=admin, agent=agent)
     in_set = {entry.page_id for entry in curated_entries(agent)}
     for relative, use_when, always in (
