@@ -221,7 +221,8 @@ def _validate_steps(steps: Any) -> list[tuple[str, Group, int, int | None]]:
             known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
             raise NotFound(
                 f"step {number} names the group {group_name!r}, which does not exist; "
-                f"choose one of: {known or 'none yet'} (groups are made in the Django admin).",
+                f"choose one of: {known or 'none yet'} "
+                "(admins make groups under Groups, /groups/).",
             )
         approvals = step.get("approvals", 1)
         if (
@@ -262,8 +263,8 @@ def _check_enough_deciders(steps: list[tuple[str, Group, int]]) -> None:
         if not people:
             raise InvalidArgument(
                 f"step {number} ({name}) names the group {group.name}, which has no active "
-                f"members, so nobody could decide it; add people to {group.name} first (in the "
-                "Django admin), or choose another group.",
+                f"members, so nobody could decide it; add people to {group.name} first (under "
+                "Groups, /groups/), or choose another group.",
                 field="steps",
             )
         if len(people) < approvals:

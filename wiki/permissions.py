@@ -330,7 +330,7 @@ def group_named(name: Any) -> Group:
         known = ", ".join(Group.objects.order_by("name").values_list("name", flat=True))
         raise NotFound(
             f"there is no group {name.strip()!r}; choose one of: {known or 'none yet'} "
-            "(groups are made in the Django admin)."
+            "(admins make groups under Groups, /groups/)."
         )
     return group
 
