@@ -180,3 +180,32 @@ def test_headings_sections_and_excerpts_read_entities_as_a_reader_sees_them(
     assert "&iacute;" not in hit.excerpt and "Días libres" in hit.excerpt.replace("[", "").replace(
         "]", ""
     )
+
+
+def test_the_migration_decodes_entities_in_bodies_indexed_before(
+    make_page: Callable[..., Page],
+) -> None:
+    """A document indexed before plain_text decoded entities keeps `D&iacute;as` in its text
+    and excerpts until its page changes; migration 0022 decodes it, and the words are found
+    as written by a reader."""
+    import importlib
+
+    from django.apps import apps
+
+    from wiki.models import SearchDocument
+    from wiki.search import search_pages
+
+    page = make_page("Vacaciones", "D&iacute;as libres: veinte.\n")
+    # As an older Quire indexed it: the entity as written.
+    SearchDocument.objects.filter(page=page).update(
+        body="Días libres: veinte.".replace("í", "&iacute;")
+    )
+    assert not search_pages("días veinte", semantic=False)
+
+    importlib.import_module("wiki.migrations.0022_decode_body_entities").decode_body_entities(
+        apps, None
+    )
+
+    assert SearchDocument.objects.get(page=page).body == "Días libres: veinte."
+    [after] = search_pages("días veinte", semantic=False)
+    assert after.public_id == page.public_id and "&iacute;" not in after.excerpt
