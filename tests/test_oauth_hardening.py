@@ -22,6 +22,7 @@ from tests.fixtures_oauth import (
     callback_query,
     registered_client,
 )
+from tests.test_oauth_clients import document
 
 pytestmark = pytest.mark.usefixtures("fresh_rate_limits")
 
@@ -101,18 +102,6 @@ def test_the_redirect_back_names_quire_base_url_as_its_issuer_whatever_the_host(
 # --- client ID metadata documents: every refusal says why -------------------------------------
 
 
-def _document(url: str, redirect_uri: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "client_id": url,
-        "client_name": "Docs Desk",
-        "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-        **fields,
-    }
-
-
 @pytest.mark.parametrize(
     ("problem", "said"),
     [
@@ -125,11 +114,11 @@ def _document(url: str, redirect_uri: str, **fields: Any) -> dict[str, Any]:
         ("with-secret", "Quire takes public clients only"),
     ],
 )
-def test_it_says_why_it_refuses_a_client_id_metadata_document(
+def test_it_says_why_it_refuses_a_client_id_metadatadocument(
     problem: str, said: str, consent: Consent, document_server: DocumentServer, settings: Any
 ) -> None:
     url = document_server.url("/client.json")
-    good = _document(url, consent.callback.uri)
+    good = document(url, consent.callback.uri)
     if problem == "http":
         url = url.replace("https://", "http://")
     elif problem == "not-public":
@@ -165,7 +154,7 @@ def test_it_refuses_clients_past_the_limit_per_address_and_says_which(
     consent.client()
     consent.client()
     url = document_server.publish("/client.json", {})
-    document_server.publish("/client.json", _document(url, consent.callback.uri))
+    document_server.publish("/client.json", document(url, consent.callback.uri))
     client = OAuthClient(consent.base, consent.callback.uri, client_id=url)
 
     screen = consent.person.screen(client.authorize_url())
@@ -192,7 +181,7 @@ def test_it_refuses_clients_past_the_limit_in_total_and_says_what_to_do(
     assert "QUIRE_OAUTH_CLIENTS_MAX" in description and "delete_unused_oauth_clients" in description
 
     url = document_server.publish("/client.json", {})
-    document_server.publish("/client.json", _document(url, consent.callback.uri))
+    document_server.publish("/client.json", document(url, consent.callback.uri))
     client = OAuthClient(consent.base, consent.callback.uri, client_id=url)
     screen = consent.person.screen(client.authorize_url())
     assert screen.status_code == 400 and "QUIRE_OAUTH_CLIENTS_MAX" in screen.text
@@ -204,7 +193,7 @@ def test_the_token_endpoint_fetches_no_document_of_a_client_never_authorized(
     oauth_base: str, document_server: DocumentServer
 ) -> None:
     url = document_server.publish("/client.json", {})
-    document_server.publish("/client.json", _document(url, "http://127.0.0.1:9/cb"))
+    document_server.publish("/client.json", document(url, "http://127.0.0.1:9/cb"))
     client = OAuthClient(oauth_base, "http://127.0.0.1:9/cb", client_id=url)
 
     refused = client.exchange("not-a-code")
