@@ -17,6 +17,8 @@ RUN pip install -r requirements.txt \
     && if [ "$QUIRE_S3" = "1" ]; then pip install -r requirements-s3.txt; fi
 
 COPY . .
+# The embedding model's int8 form, made once here rather than by each container at start.
+RUN python -m wiki.quantized /app/var/models
 RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin quire \
     && mkdir -p /app/var/media /app/staticfiles \
     && chown -R quire:quire /app/var /app/staticfiles \

