@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent
-from reviews import mail, outbox, services, tasks
+from reviews import delivery, mail, outbox, services, tasks
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -294,7 +294,7 @@ def test_a_busy_smtp_outage_does_not_use_up_a_waiting_emails_attempts(
 ) -> None:
     """Each new proposal used to retry every email still owed to the reviewer at once, so a
     few minutes of SMTP outage on a busy wiki marked them failed (25 attempts) for good."""
-    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(outbox.MAX_ATTEMPTS + 5)]
+    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(delivery.MAX_ATTEMPTS + 5)]
     with django_capture_on_commit_callbacks(execute=True):
         for page in pages:
             propose(agent, page, "New.\n")
@@ -411,7 +411,7 @@ def test_it_sends_a_failed_notification_again_from_the_admin(
     version = propose(agent, page, "Failed long ago.\n")
     [row] = version.notifications.all()
     Notification.objects.filter(pk=row.pk).update(
-        status=NotificationStatus.FAILED, attempts=outbox.MAX_ATTEMPTS
+        status=NotificationStatus.FAILED, attempts=delivery.MAX_ATTEMPTS
     )
     client.force_login(admin_user)
 
