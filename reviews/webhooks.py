@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from reviews import delivery, mail
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
-from wiki.models import Version
+from wiki.models import Version, VersionStatus
 
 logger = logging.getLogger(__name__)
 
@@ -150,9 +150,13 @@ def deliver(post_id: int) -> str:
     rows = WebhookPost.objects.filter(pk=post_id)
     if not delivery.claim(rows, timezone.now()):
         return "not pending"
-    post = rows.select_related("webhook__group").first()
+    post = rows.select_related("webhook__group", "version").first()
     if post is None:
         return "gone"  # the group's webhook was taken off meanwhile
+    if post.version.status != VersionStatus.IN_REVIEW:
+        # Held up (a chat or broker outage) until it was decided: old news for the chat.
+        delivery.finish(rows, NotificationStatus.SKIPPED, error="no longer waiting for review")
+        return NotificationStatus.SKIPPED
     try:
         answer = requests.post(post.webhook.url, json={"text": post.text}, timeout=TIMEOUT_SECONDS)
         if 400 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +24,7 @@ from reviews.models import (
     ReviewerSettings,
 )
 from tests.conftest import live
-from tests.fixtures_mail import SMTPServer, celery_publishing_to, celery_settings, free_port
+from tests.fixtures_mail import SMTPServer, celery_settings
 from tests.waits import PATIENCE
 from wiki.models import Page, Version, VersionKind
 from wiki.roles import REVIEWERS
@@ -69,16 +69,6 @@ def wait_until(
     while not condition():
         assert time.monotonic() < deadline, explain()
         time.sleep(0.2)
-
-
-@pytest.fixture
-def broker_down() -> Iterator[None]:
-    """Celery publishes to a Redis port where nothing listens."""
-    with (
-        celery_settings(task_always_eager=False),
-        celery_publishing_to(f"redis://127.0.0.1:{free_port()}/0"),
-    ):
-        yield
 
 
 # --- review requested ------------------------------------------------------------------

@@ -18,8 +18,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
-from reviews import asking, delivery, services, tasks, workflows
+from reviews import asking, delivery, services, tasks, webhooks, workflows
 from reviews.models import GroupWebhook, WebhookPost
+from tests.fixtures_mail import celery_settings
 from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
 
@@ -239,6 +240,39 @@ def test_it_marks_a_post_failed_after_the_attempts_and_the_admin_sends_it_again(
     post.refresh_from_db()
     assert (post.status, post.attempts) == ("sent", 1)
     assert len(chat.received) == 4
+
+
+def test_it_keeps_the_post_when_the_broker_is_down(
+    chat: Hook, propose: Callable[[], Version], broker_down: None
+) -> None:
+    # broker_down comes after the module's eager_tasks, so the broker it names is the one used.
+    version = propose()
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.attempts) == ("pending", 0)
+    assert chat.received == []
+
+    WebhookPost.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    with celery_settings(task_always_eager=True):  # the broker is back
+        assert webhooks.retry_pending() == 1
+    assert len(chat.received) == 1
+    post.refresh_from_db()
+    assert (post.status, post.attempts) == ("sent", 1)
+
+
+def test_it_does_not_post_late_about_a_proposal_decided_meanwhile(
+    chat: Hook,
+    propose: Callable[[], Version],
+    reviewer: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    chat.answers.append(503)
+    version = propose()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=version)
+    _sweep_a_minute_later()
+    assert len(chat.received) == 1  # the try that met the outage
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.last_error) == ("skipped", "no longer waiting for review")
 
 
 # --- reminders, escalation, nobody can decide ----------------------------------------------
