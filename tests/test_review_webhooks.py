@@ -20,7 +20,8 @@ from django.utils import timezone
 
 from reviews import asking, delivery, services, tasks, webhooks, workflows
 from reviews.models import GroupWebhook, WebhookPost
-from tests.fixtures_mail import celery_settings
+from tests.fixtures_mail import SMTPServer, celery_settings
+from tests.waits import wait_until
 from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
 
@@ -273,6 +274,29 @@ def test_it_does_not_post_late_about_a_proposal_decided_meanwhile(
     assert len(chat.received) == 1  # the try that met the outage
     [post] = WebhookPost.objects.filter(version=version)
     assert (post.status, post.last_error) == ("skipped", "no longer waiting for review")
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
+    chat: Hook,
+    propose: Callable[[], Version],
+    celery_worker: Callable[..., Any],
+    smtp_server: SMTPServer,
+) -> None:
+    worker = celery_worker(smtp_port=smtp_server.port)
+    chat.answers.extend([503, 502])
+    version = propose()
+    [post] = WebhookPost.objects.filter(version=version)
+    wait_until(
+        lambda: WebhookPost.objects.get(pk=post.pk).status == "sent",
+        what="the post, sent after two refusals",
+        every=0.2,
+    )
+    assert len(chat.received) == 3
+    post.refresh_from_db()
+    assert post.attempts == 3
+    assert "Retry in" in worker.output()
 
 
 # --- reminders, escalation, nobody can decide ----------------------------------------------
