@@ -60,7 +60,7 @@ def finish(rows: Rows, status: str, *, error: str = "") -> None:
 def failed_attempt(rows: Rows, exc: BaseException) -> str:
     """Give `rows` back to the queue with the error, or mark them failed once they used up
     their attempts. Returns the error as recorded."""
-    error = f"{exc.__class__.__name__}: {exc}"[:2000]
+    error = describe(exc)
     rows.filter(attempts__lt=MAX_ATTEMPTS).update(
         status=NotificationStatus.PENDING, last_error=error
     )
@@ -68,6 +68,10 @@ def failed_attempt(rows: Rows, exc: BaseException) -> str:
         status=NotificationStatus.FAILED, last_error=error
     )
     return error
+
+
+def describe(exc: BaseException) -> str:
+    return f"{exc.__class__.__name__}: {exc}"[:2000]
 
 
 def take_back_leases(rows: Rows, now: datetime) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence, Set
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import requests
 from django.db import transaction
@@ -145,8 +146,8 @@ def _whose(version: Version) -> str:
 
 
 def deliver(post_id: int) -> str:
-    """POST one pending row. Returns its new status; raises OSError (requests' errors are)
-    when the chat cannot be reached or answers 5xx, for the task to retry."""
+    """POST one pending row. Returns its new status; raises ChatUnreachable (an OSError) when
+    the chat cannot be reached or answers 5xx, for the task to retry."""
     rows = WebhookPost.objects.filter(pk=post_id)
     if not delivery.claim(rows, timezone.now()):
         return "not pending"
@@ -164,11 +165,28 @@ def deliver(post_id: int) -> str:
         if not 200 <= answer.status_code < 300:
             raise requests.HTTPError(f"HTTP {answer.status_code} from the chat's webhook")
     except requests.RequestException as exc:
-        error = delivery.failed_attempt(rows, exc)
+        # The address is the chat's secret: it stays out of the row, the log and the retry.
+        failure = ChatUnreachable(_without_address(delivery.describe(exc), post.webhook.url))
+        error = delivery.failed_attempt(rows, failure)
         logger.warning("Posting %s to the webhook of %s failed: %s", post_id, post.webhook, error)
-        raise
+        raise failure from None
     delivery.finish(rows, NotificationStatus.SENT)
     return NotificationStatus.SENT
+
+
+class ChatUnreachable(OSError):
+    """The chat could not be reached or answered 5xx: the task tries again (reviews.tasks)."""
+
+
+def _without_address(error: str, url: str) -> str:
+    address = urlsplit(url)
+    # requests names the path with its query (Teams' workflow addresses sign it there).
+    with_query = f"{address.path}?{address.query}" if address.query else address.path
+    error = error.replace(url, "<the webhook>")
+    for path in (with_query, address.path):
+        if len(path) > 1:
+            error = error.replace(path, "/<path>")
+    return error
 
 
 def _refused(rows: delivery.Rows, post: WebhookPost, status_code: int) -> str:

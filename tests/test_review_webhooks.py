@@ -118,7 +118,11 @@ def test_it_posts_nothing_for_a_group_without_a_webhook_or_when_the_hook_is_down
         proposal = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
     # The proposal stands; the post waits in the outbox for the sweep, not on the author.
     assert proposal.status == "in_review"
-    assert WebhookPost.objects.get(version=proposal).status == "pending"
+    post = WebhookPost.objects.get(version=proposal)
+    assert post.status == "pending"
+    # The address is the chat's secret: the error names neither its path nor itself.
+    assert "ConnectionError" in post.last_error
+    assert "nobody-listens" not in post.last_error
 
 
 def test_it_lets_an_admin_set_and_clear_a_groups_webhook_on_the_group_screen(
@@ -186,7 +190,7 @@ def test_it_keeps_a_post_the_chat_refused_with_a_503_and_the_sweep_delivers_it(
     assert len(chat.received) == 1
     [post] = WebhookPost.objects.filter(version=version)
     assert (post.status, post.attempts, post.kind) == ("pending", 1, "review_requested")
-    assert "503" in post.last_error
+    assert post.last_error == "ChatUnreachable: HTTPError: HTTP 503 from the chat's webhook"
 
     # The chat is back; the beat's sweep (every minute) sends what is still owed.
     _sweep_a_minute_later()
