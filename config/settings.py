@@ -344,9 +344,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    # Emails the broker or the SMTP server could not take at the time (the outbox).
+    # Emails and chat posts the broker, the SMTP server or the chat could not take at the time.
     # Every minute, so that a row a killed worker claimed goes out soon after its lease
-    # (reviews.outbox.SENDING_LEASE) ends.
+    # (reviews.delivery.SENDING_LEASE) ends.
     "retry-pending-notifications": {
         "task": "reviews.tasks.retry_pending_notifications",
         "schedule": 60.0,

@@ -1,4 +1,4 @@
-"""Django admin for reviewers' email preferences and the notification outbox."""
+"""Django admin for reviewers' email preferences, the notification outbox and the chat posts."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.errors import QuireError
-from reviews import outbox, services
-from reviews.models import ApiToken, GroupWebhook, Notification, ReviewerSettings
+from reviews import outbox, services, webhooks
+from reviews.models import ApiToken, GroupWebhook, Notification, ReviewerSettings, WebhookPost
 
 
 @admin.register(ReviewerSettings)
@@ -41,8 +41,18 @@ class ReviewerSettingsAdmin(admin.ModelAdmin):
         return False
 
 
+class OutboxAdmin(admin.ModelAdmin):
+    """Rows owed outside are written by the services only, and kept as the record."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin):
+class NotificationAdmin(OutboxAdmin):
     """The outbox: what was sent, what is still owed, and why a failed email failed."""
 
     list_display = (
@@ -61,12 +71,6 @@ class NotificationAdmin(admin.ModelAdmin):
     list_select_related = ("recipient", "version__page")
     readonly_fields = [field.name for field in Notification._meta.fields]
     actions = ("send_again",)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.action(description="Send the selected pending or failed notifications again")
     def send_again(self, request: HttpRequest, queryset: QuerySet[Notification]) -> None:
@@ -97,3 +101,34 @@ class GroupWebhookAdmin(admin.ModelAdmin):
 
     list_display = ("group", "created_at")
     search_fields = ("group__name",)
+
+
+@admin.register(WebhookPost)
+class WebhookPostAdmin(OutboxAdmin):
+    """The chat posts owed to groups' webhooks: what was sent, what is still owed, and why a
+    post failed (the chat was down past the attempts) or was refused (a wrong address)."""
+
+    list_display = (
+        "created_at",
+        "kind",
+        "webhook",
+        "page",
+        "status",
+        "attempts",
+        "sent_at",
+        "last_error",
+    )
+    list_filter = ("status", "kind")
+    search_fields = ("webhook__group__name", "version__page__public_id", "version__page__title")
+    list_select_related = ("webhook__group", "version__page")
+    readonly_fields = [field.name for field in WebhookPost._meta.fields]
+    actions = ("send_again",)
+
+    @admin.display(description="page")
+    def page(self, post: WebhookPost) -> str:
+        return f"{post.version.page.title} (v{post.version.number})"
+
+    @admin.action(description="Send the selected pending, failed or refused posts again")
+    def send_again(self, request: HttpRequest, queryset: QuerySet[WebhookPost]) -> None:
+        count = webhooks.requeue(list(queryset.values_list("pk", flat=True)))
+        messages.success(request, f"{count} chat post(s) queued again.")

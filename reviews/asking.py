@@ -5,7 +5,8 @@ asks one person who may decide that step (reviews.deciders); they get an inbox i
 email, and the queue and the review page name them. `reviews_remind` (the beat, hourly, and
 `manage.py remind_reviews`): a proposal that has not moved for its step's due time (the
 step's own, else QUIRE_REVIEW_DUE_HOURS) reminds its step's deciders once, and
-QUIRE_REVIEW_ESCALATE_HOURS later the admins, once.
+QUIRE_REVIEW_ESCALATE_HOURS later the admins, once; each also posts to the step's group's
+chat webhook (reviews.webhooks).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from django.utils import timezone
 from core.actors import SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, NotFound
-from reviews import outbox
+from reviews import outbox, webhooks
 from reviews.deciders import deciders_of
 from reviews.models import ReminderStage, Review, ReviewAsk, ReviewReminder, ReviewStatus
 from wiki.models import Version, VersionStatus
@@ -150,14 +151,14 @@ def reviews_remind(*, now: datetime | None = None) -> dict[str, int]:
         due = timedelta(hours=review.current_step.get("due_hours") or default_hours)
         waited = now - _moved_at(review)
         if waited >= due:
-            counts["deciders"] += _remind(review, ReminderStage.DECIDERS, now)
+            counts["deciders"] += _remind(review, ReminderStage.DECIDERS, now, waited)
         if waited >= due + after:
-            counts["admins"] += _remind(review, ReminderStage.ADMINS, now)
+            counts["admins"] += _remind(review, ReminderStage.ADMINS, now, waited)
     return counts
 
 
 @transaction.atomic
-def _remind(review: Review, stage: str, now: datetime) -> int:
+def _remind(review: Review, stage: str, now: datetime, waited: timedelta) -> int:
     try:
         with transaction.atomic():
             ReviewReminder.objects.create(
@@ -181,4 +182,5 @@ def _remind(review: Review, stage: str, now: datetime) -> int:
         data={"step": review.step + 1, "recipients": len(recipients)},
     )
     outbox.queue_reminders(version, person_ids=sorted(recipients))
+    webhooks.queue_reminder(review, escalated=stage == ReminderStage.ADMINS, waited=waited)
     return 1

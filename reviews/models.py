@@ -55,9 +55,28 @@ class NotificationStatus(models.TextChoices):
     SENT = "sent", "Sent"
     SKIPPED = "skipped", "Skipped"
     FAILED = "failed", "Failed"
+    # A chat's webhook answered 4xx: its address is wrong or revoked; not tried again.
+    REFUSED = "refused", "Refused"
 
 
-class Notification(models.Model):
+class OutboxRow(models.Model):
+    """Something owed outside (an email, a chat post), written in the transaction of the
+    change and sent at least once (reviews.delivery: the claim, the lease, the attempts)."""
+
+    status = models.CharField(
+        max_length=10, choices=NotificationStatus.choices, default=NotificationStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class Notification(OutboxRow):
     """Outbox: one email owed to one person, written in the transaction of the change.
 
     A broker or SMTP outage leaves the row pending; the sweep task sends it later.
@@ -73,14 +92,6 @@ class Notification(models.Model):
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
     )
-    status = models.CharField(
-        max_length=10, choices=NotificationStatus.choices, default=NotificationStatus.PENDING
-    )
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_attempt_at = models.DateTimeField(null=True, blank=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
     # Not sent before then: an approval's email waits out the time it can be taken back.
     not_before = models.DateTimeField(null=True, blank=True)
     # The Message-ID of the email that stands for this row, kept from its first try: an
@@ -470,3 +481,29 @@ class GroupWebhook(models.Model):
 
     def __str__(self) -> str:
         return f"webhook of {self.group.name}"
+
+
+class WebhookPostKind(models.TextChoices):
+    REVIEW_REQUESTED = "review_requested", "Review requested"
+    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
+    REVIEW_REMINDER = "review_reminder", "Reminder"
+    REVIEW_ESCALATED = "review_escalated", "Escalated to the admins"
+
+
+class WebhookPost(OutboxRow):
+    """One post owed to a group's chat webhook, its text written with the change (what was
+    true then); kept like an email (reviews.webhooks), so a chat outage loses nothing."""
+
+    webhook = models.ForeignKey(GroupWebhook, on_delete=models.CASCADE, related_name="posts")
+    version = models.ForeignKey(
+        "wiki.Version", on_delete=models.CASCADE, related_name="webhook_posts"
+    )
+    kind = models.CharField(max_length=20, choices=WebhookPostKind.choices)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status"], name="webhook_post_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.webhook_id} ({self.status})"

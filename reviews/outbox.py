@@ -5,12 +5,13 @@ commit with the change, and a Celery task sends each one after commit. A broker 
 outage leaves rows pending, and `retry_pending` (a beat task, every minute) sends them later.
 What an email says is reviews/mail.py's business.
 
-Delivery is at least once: a worker claims a row (`sending`) for `SENDING_LEASE`, sends, then
-marks it sent. One that dies in between leaves the row claimed; when the lease ends the sweep
-sends it again, so the email can arrive twice. Every email of a notification carries the same
-Message-ID, so a repeat is recognisable (mail clients drop it): the id is stored on the rows
-before the first try, and rows tried before go out again as the email they were, under that
-id, never gathered with newer rows into an email with a new one.
+Delivery is at least once (reviews.delivery, shared with the chat posts): a worker claims a
+row (`sending`) for `SENDING_LEASE`, sends, then marks it sent. One that dies in between
+leaves the row claimed; when the lease ends the sweep sends it again, so the email can arrive
+twice. Every email of a notification carries the same Message-ID, so a repeat is
+recognisable (mail clients drop it): the id is stored on the rows before the first try, and
+rows tried before go out again as the email they were, under that id, never gathered with
+newer rows into an email with a new one.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from inbox import services as inbox_services
-from reviews import mail, webhooks
+from reviews import delivery, mail, webhooks
 from reviews.deciders import deciders_of
+from reviews.delivery import EAGER_SWEEP_BATCH, SWEEP_BATCH, in_process, retry_pause
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -50,18 +52,6 @@ from wiki.models import Version, VersionStatus
 from wiki.permissions import reads
 
 logger = logging.getLogger(__name__)
-
-# After this many failed attempts a row is marked failed (visible in the admin, which can
-# put it back in the queue) instead of being retried forever.
-MAX_ATTEMPTS = 25
-# A row claimed by a worker that died mid-send is taken back after this long: longer than one
-# send can take (each SMTP step times out after EMAIL_TIMEOUT, 10 s), short enough that a
-# killed worker delays its mail by a few minutes at most (the sweep runs every minute).
-SENDING_LEASE = timedelta(minutes=2)
-# The sweep leaves fresh rows to the task queued on commit, and spaces out its own retries
-# (QUIRE_OUTBOX_SWEEP_GRACE_SECONDS, one minute by default).
-SWEEP_BATCH = 100
-EAGER_SWEEP_BATCH = 10
 
 
 # Set inside `batched()`: review emails owed there are collected instead of sent one by one.
@@ -119,7 +109,7 @@ def queue_reviews_requested(versions: Sequence[Version]) -> list[int]:
     ]
     if stuck:
         rows.extend(_nobody_decides(stuck))
-    webhooks.queue_review_webhooks(reviews)
+    webhooks.queue_review_webhooks(versions, stuck={version.pk for version in stuck})
     for version, review in zip(versions, reviews, strict=True):
         for user_id in sorted(deciders[review.version_id]):
             if user_id not in preferences:
@@ -281,41 +271,16 @@ def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozen
 
 def _after_commit(ids: list[int]) -> None:
     dispatch(ids)
-    if _in_process():
+    if in_process():
         # Without a broker there is no beat either: retry what is still owed now.
         retry_pending(limit=EAGER_SWEEP_BATCH)
 
 
-def _in_process() -> bool:
-    from config.celery import app
-
-    return bool(app.conf.task_always_eager)
-
-
 def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
-    """Hand rows to the task queue (to run `at` a time, else now); if the broker is down they
-    stay pending for the sweep.
-
-    In process, sending stops at the first failure so that a request never waits on a mail
-    server that is down once per row; rows not due yet are left to a later sweep.
-    """
+    """Hand rows to the task queue (reviews.delivery.hand_over)."""
     from reviews import tasks
 
-    if at is not None and _in_process():
-        return
-    for notification_id in ids:
-        try:
-            result = tasks.deliver_notification.apply_async(args=[notification_id], eta=at)
-        except (BrokerError, OSError) as exc:
-            logger.warning(
-                "The task broker is unavailable (%s); %d notification(s) stay in the outbox "
-                "and will be sent by the retry task.",
-                exc,
-                len(ids),
-            )
-            return
-        if _in_process() and result.result == NotificationStatus.PENDING:
-            return
+    delivery.hand_over(tasks.deliver_notification, ids, what="notification(s)", at=at)
 
 
 # --- sending (in the task) --------------------------------------------------------------
@@ -324,9 +289,8 @@ def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
 def deliver(notification_id: int) -> str:
     """Send one pending row. Returns its new status; raises on an SMTP or network failure.
 
-    The row is claimed with a conditional update rather than a lock held while talking to
-    the SMTP server, so a slow mail server never blocks writers (SQLite has one writer).
-    A review request goes through `send_review_requests`, which gathers a reviewer's emails.
+    The row is claimed (reviews.delivery.claim) rather than locked while talking to the SMTP
+    server. A review request goes through `send_review_requests`, which gathers a reviewer's emails.
     """
     row = (
         Notification.objects.filter(pk=notification_id)
@@ -343,11 +307,7 @@ def deliver(notification_id: int) -> str:
         and row["delivery"] == NotificationDelivery.IMMEDIATE
     ):
         return send_review_requests(row["recipient_id"])
-    now = timezone.now()
-    claimed = Notification.objects.filter(
-        pk=notification_id, status=NotificationStatus.PENDING
-    ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=now)
-    if not claimed:
+    if not delivery.claim(Notification.objects.filter(pk=notification_id), timezone.now()):
         return "not pending"
     notification = Notification.objects.select_related(
         "recipient",
@@ -453,11 +413,6 @@ def gather_window() -> timedelta:
     return timedelta(seconds=settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS)
 
 
-def retry_pause() -> timedelta:
-    """How long a failed send waits before the next try: the sweep's spacing."""
-    return timedelta(seconds=settings.QUIRE_OUTBOX_SWEEP_GRACE_SECONDS)
-
-
 def send_review_requests(recipient_id: int) -> str:
     """Email a reviewer what waits for them: at once after a quiet spell, else gathered.
 
@@ -500,9 +455,7 @@ def send_review_requests(recipient_id: int) -> str:
         if window and last is not None and now - last < window:
             _follow_up_later(recipient_id, last + window - now)
             return "gathered"
-        owed.filter(pk__in=pending).update(
-            status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=now
-        )
+        delivery.claim(owed.filter(pk__in=pending), now)
     rows = list(
         Notification.objects.filter(pk__in=pending)
         .select_related(
@@ -558,7 +511,7 @@ def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int
 
 def _follow_up_later(recipient_id: int, delay: timedelta) -> None:
     """Queue the follow-up once per window; the sweep sends it if the broker loses it."""
-    if _in_process():
+    if in_process():
         # No broker, no delayed tasks: the in-process sweep after a later commit sends it.
         return
     from reviews import tasks
@@ -573,19 +526,11 @@ def _follow_up_later(recipient_id: int, delay: timedelta) -> None:
 
 
 def _finish(ids: list[int], status: str) -> None:
-    Notification.objects.filter(pk__in=ids).update(
-        status=status, sent_at=timezone.now(), last_error=""
-    )
+    delivery.finish(Notification.objects.filter(pk__in=ids), status)
 
 
 def _failed_attempt(ids: list[int], exc: BaseException) -> None:
-    error = f"{exc.__class__.__name__}: {exc}"[:2000]
-    Notification.objects.filter(pk__in=ids, attempts__lt=MAX_ATTEMPTS).update(
-        status=NotificationStatus.PENDING, last_error=error
-    )
-    Notification.objects.filter(pk__in=ids, attempts__gte=MAX_ATTEMPTS).update(
-        status=NotificationStatus.FAILED, last_error=error
-    )
+    error = delivery.failed_attempt(Notification.objects.filter(pk__in=ids), exc)
     logger.warning("Sending notification(s) %s failed: %s", ids, error)
 
 
@@ -593,9 +538,7 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     """Queue again every immediate row still owed; returns how many were queued."""
     now = timezone.now()
     grace = retry_pause()
-    Notification.objects.filter(
-        status=NotificationStatus.SENDING, last_attempt_at__lt=now - SENDING_LEASE
-    ).update(status=NotificationStatus.PENDING)
+    delivery.take_back_leases(Notification.objects.all(), now)
     due = (
         Notification.objects.filter(
             status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
@@ -615,9 +558,7 @@ def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
 
 def requeue(ids: list[int]) -> int:
     """Put failed rows back in the queue and send every selected immediate row now."""
-    Notification.objects.filter(pk__in=ids, status=NotificationStatus.FAILED).update(
-        status=NotificationStatus.PENDING, attempts=0, last_error=""
-    )
+    delivery.put_back(Notification.objects.filter(pk__in=ids))
     due = list(
         Notification.objects.filter(
             pk__in=ids,
@@ -654,11 +595,7 @@ def send_digests(*, ids: list[int] | None = None) -> int:
     sent = 0
     for rows in by_recipient.values():
         stamp = timezone.now()
-        Notification.objects.filter(
-            pk__in=[row.pk for row in rows], status=NotificationStatus.PENDING
-        ).update(
-            status=NotificationStatus.SENDING, attempts=F("attempts") + 1, last_attempt_at=stamp
-        )
+        delivery.claim(Notification.objects.filter(pk__in=[row.pk for row in rows]), stamp)
         # Only the rows this run claimed: a concurrent run keeps the others.
         claimed = set(
             Notification.objects.filter(

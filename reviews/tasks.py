@@ -43,20 +43,15 @@ def send_review_requests(self: Task, recipient_id: int) -> str:
 
 
 @shared_task(**SENDING)
-def post_review_webhook(self: Task, webhook_id: int, version_id: int) -> str:
-    """A review request posted to a group's chat webhook (reviews.webhooks)."""
-    try:
-        return webhooks.post_review_request(webhook_id, version_id)
-    except OSError:
-        # In process (no broker) there is nobody to retry later: the chat misses this one.
-        if self.request.is_eager:
-            return "failed"
-        raise
+def deliver_webhook_post(self: Task, post_id: int) -> str:
+    """A post owed to a group's chat webhook (reviews.webhooks)."""
+    return _send(self, webhooks.deliver, post_id)
 
 
 @shared_task
 def retry_pending_notifications() -> int:
-    return outbox.retry_pending()
+    """The emails and the chat posts still owed (every minute)."""
+    return outbox.retry_pending() + webhooks.retry_pending()
 
 
 @shared_task

@@ -184,3 +184,13 @@ def celery_publishing_to(broker_url: str) -> Iterator[None]:
             yield
     finally:
         app._pool, app.amqp._producer_pool = pools
+
+
+@pytest.fixture
+def broker_down() -> Iterator[None]:
+    """Celery publishes to a Redis port where nothing listens."""
+    with (
+        celery_settings(task_always_eager=False),
+        celery_publishing_to(f"redis://127.0.0.1:{free_port()}/0"),
+    ):
+        yield

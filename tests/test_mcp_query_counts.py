@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
@@ -16,8 +16,10 @@ from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
 from reviews import services
+from reviews.models import GroupWebhook, WebhookPost
 from wiki import services as wiki_services
 from wiki.models import Page
+from wiki.roles import REVIEWERS
 
 from .fixtures_mcp import rpc_tool
 
@@ -53,7 +55,8 @@ EXPECTED = {
 # whether a section grant applies, and the deciders' email preferences.
 # Its review requests cost 2 more for the inbox (inbox.services.deliver): the deciders'
 # choices of channel and the inbox items, one statement each whatever their number, and 1
-# for whether the step's group has a chat webhook (reviews.webhooks).
+# for whether the step's group has a chat webhook (reviews.webhooks); when it has one, 1 more:
+# the insert of the post owed to it.
 
 
 def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
@@ -131,17 +134,42 @@ def test_it_costs_the_same_queries_for_10_and_500_pages(
     small = measure(client, *build_set(editor, 10, "small"))
     large = measure(client, *build_set(editor, 500, "large"))
     assert small == large
+    assert small == expected(settings)
+
+
+def expected(settings: Any) -> dict[str, int]:
+    """EXPECTED, with what the database and the rate-limit store add."""
     # Without Redis the agent's rate-limit counter is one upsert in the database.
     counter = 0 if settings.REDIS_URL else 1
     # On PostgreSQL a search sets its statement timeout in a savepoint that it rolls back
     # (it wrote nothing): 4 statements more.
     timeout = {"1:search_pages": 4} if connection.vendor == "postgresql" else {}
-    expected = {call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()}
+    counts = {call: count + counter + timeout.get(call, 0) for call, count in EXPECTED.items()}
     if connection.vendor == "postgresql":
         # A proposal on a page with a parent holds that parent shared (wiki.services.lock_pages).
-        expected["7:update_page"] += 1
-        expected["8:update_page"] += 1
-    assert small == expected
+        counts["7:update_page"] += 1
+        counts["8:update_page"] += 1
+    return counts
+
+
+@pytest.mark.usefixtures("slow_clocks")
+def test_it_costs_one_insert_more_per_proposal_when_its_groups_chat_has_a_webhook(
+    client: Client, editor: User, settings: Any
+) -> None:
+    """The chat post is a row written with the proposal (reviews.webhooks): one batched
+    insert, whatever the size of the set."""
+    settings.QUIRE_AGENT_RATE_LIMIT = 1000
+    reviewers, _ = Group.objects.get_or_create(name=REVIEWERS)
+    GroupWebhook.objects.create(group=reviewers, url="http://127.0.0.1:9/hook")
+    small = measure(client, *build_set(editor, 10, "small"))
+    large = measure(client, *build_set(editor, 500, "large"))
+    assert small == large
+    proposals = {"4:create_page", "5:create_page", "7:update_page", "8:update_page"}
+    proposals.add("9:append_to_page")
+    assert small == {
+        call: count + (call in proposals) for call, count in expected(settings).items()
+    }
+    assert WebhookPost.objects.count() == 2 * len(proposals)
 
 
 @pytest.mark.parametrize("size", [10, 500])

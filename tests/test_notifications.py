@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent
-from reviews import mail, outbox, services, tasks
+from reviews import delivery, mail, outbox, services, tasks
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -24,7 +24,7 @@ from reviews.models import (
     ReviewerSettings,
 )
 from tests.conftest import live
-from tests.fixtures_mail import SMTPServer, celery_publishing_to, celery_settings, free_port
+from tests.fixtures_mail import SMTPServer, celery_settings
 from tests.waits import PATIENCE
 from wiki.models import Page, Version, VersionKind
 from wiki.roles import REVIEWERS
@@ -69,16 +69,6 @@ def wait_until(
     while not condition():
         assert time.monotonic() < deadline, explain()
         time.sleep(0.2)
-
-
-@pytest.fixture
-def broker_down() -> Iterator[None]:
-    """Celery publishes to a Redis port where nothing listens."""
-    with (
-        celery_settings(task_always_eager=False),
-        celery_publishing_to(f"redis://127.0.0.1:{free_port()}/0"),
-    ):
-        yield
 
 
 # --- review requested ------------------------------------------------------------------
@@ -294,7 +284,7 @@ def test_a_busy_smtp_outage_does_not_use_up_a_waiting_emails_attempts(
 ) -> None:
     """Each new proposal used to retry every email still owed to the reviewer at once, so a
     few minutes of SMTP outage on a busy wiki marked them failed (25 attempts) for good."""
-    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(outbox.MAX_ATTEMPTS + 5)]
+    pages = [make_page(f"Policy {n}", "Old.\n") for n in range(delivery.MAX_ATTEMPTS + 5)]
     with django_capture_on_commit_callbacks(execute=True):
         for page in pages:
             propose(agent, page, "New.\n")
@@ -411,7 +401,7 @@ def test_it_sends_a_failed_notification_again_from_the_admin(
     version = propose(agent, page, "Failed long ago.\n")
     [row] = version.notifications.all()
     Notification.objects.filter(pk=row.pk).update(
-        status=NotificationStatus.FAILED, attempts=outbox.MAX_ATTEMPTS
+        status=NotificationStatus.FAILED, attempts=delivery.MAX_ATTEMPTS
     )
     client.force_login(admin_user)
 

@@ -1,36 +1,49 @@
 """A group's outgoing webhook for review requests: when a proposal starts waiting on a step of
-the group, Quire POSTs Slack/Teams-compatible JSON {"text": ...} to it, from a Celery task
-queued on commit (the path review emails take)."""
+the group, when it waits past its due time (a reminder, then the escalation to the admins) and
+when nobody can decide it, Quire POSTs Slack/Teams-compatible JSON {"text": ...} to it. Each
+post is a row written with the change and sent by a task on commit; the sweep sends again what
+a chat outage left owed, as it does for emails."""
 
 from __future__ import annotations
 
 import json
 import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.utils import timezone
 
-from reviews import services
-from reviews.models import GroupWebhook
-from wiki.models import Page
+from reviews import asking, delivery, services, tasks, webhooks, workflows
+from reviews.models import GroupWebhook, WebhookPost
+from tests.fixtures_mail import SMTPServer, celery_settings
+from tests.waits import wait_until
+from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
 
 pytestmark = pytest.mark.usefixtures("eager_tasks")
 
 
 class Hook:
-    def __init__(self, url: str, received: list[dict[str, Any]]) -> None:
+    def __init__(self, url: str, received: list[dict[str, Any]], answers: list[int]) -> None:
         self.url = url
         self.received = received
+        # The status codes of the next answers, in order; 200 once they are used up.
+        self.answers = answers
+
+    def texts(self) -> list[str]:
+        return [posted["body"]["text"] for posted in self.received]
 
 
 @pytest.fixture
 def hook() -> Iterator[Hook]:
     """A small chat server on a localhost port that records what it is sent."""
     received: list[dict[str, Any]] = []
+    answers: list[int] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -42,7 +55,7 @@ def hook() -> Iterator[Hook]:
                     "body": json.loads(self.rfile.read(length)),
                 }
             )
-            self.send_response(200)
+            self.send_response(answers.pop(0) if answers else 200)
             self.end_headers()
             self.wfile.write(b"ok")
 
@@ -53,7 +66,8 @@ def hook() -> Iterator[Hook]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Hook(f"http://127.0.0.1:{server.server_address[1]}/hooks/reviews", received)
+        url = f"http://127.0.0.1:{server.server_address[1]}/hooks/reviews"
+        yield Hook(url, received, answers)
     finally:
         server.shutdown()
         server.server_close()
@@ -102,8 +116,13 @@ def test_it_posts_nothing_for_a_group_without_a_webhook_or_when_the_hook_is_down
     other = make_page("Returns", "Thirty days.\n")
     with django_capture_on_commit_callbacks(execute=True):
         proposal = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
-    # The proposal stands; the webhook's failure is the task's to retry, not the author's.
+    # The proposal stands; the post waits in the outbox for the sweep, not on the author.
     assert proposal.status == "in_review"
+    post = WebhookPost.objects.get(version=proposal)
+    assert post.status == "pending"
+    # The address is the chat's secret: the error names neither its path nor itself.
+    assert "ConnectionError" in post.last_error
+    assert "nobody-listens" not in post.last_error
 
 
 def test_it_lets_an_admin_set_and_clear_a_groups_webhook_on_the_group_screen(
@@ -129,3 +148,231 @@ def test_it_lets_an_admin_set_and_clear_a_groups_webhook_on_the_group_screen(
     other.force_login(editor)
     assert other.post(url, {"url": "https://example.com/hook"}).status_code == 403
     assert not GroupWebhook.objects.exists()
+
+
+# --- nothing lost: the posts are kept like the emails --------------------------------------
+
+
+def _propose(page: Page, author: User, capture: Any) -> Version:
+    with capture(execute=True):
+        return services.version_propose(
+            actor=author, page=page, body="Refunds take seven days.\n", change_summary="Slower"
+        )
+
+
+@pytest.fixture
+def chat(hook: Hook, reviewer: User) -> Hook:
+    """The Reviewers' chat, which hears what waits on the default workflow's step."""
+    GroupWebhook.objects.create(group=Group.objects.get(name=REVIEWERS), url=hook.url)
+    return hook
+
+
+@pytest.fixture
+def propose(
+    make_page: Callable[..., Page], reader: User, django_capture_on_commit_callbacks: Any
+) -> Callable[[], Version]:
+    return lambda: _propose(
+        make_page("Refund policy", "Five days.\n"), reader, django_capture_on_commit_callbacks
+    )
+
+
+def _sweep_a_minute_later() -> None:
+    """The beat's sweep, once the minute it leaves a freshly tried post alone has passed."""
+    WebhookPost.objects.update(last_attempt_at=timezone.now() - timedelta(minutes=2))
+    tasks.retry_pending_notifications.delay()
+
+
+def test_it_keeps_a_post_the_chat_refused_with_a_503_and_the_sweep_delivers_it(
+    chat: Hook, propose: Callable[[], Version]
+) -> None:
+    chat.answers.append(503)
+    version = propose()
+    assert len(chat.received) == 1
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.attempts, post.kind) == ("pending", 1, "review_requested")
+    assert post.last_error == "ChatUnreachable: HTTPError: HTTP 503 from the chat's webhook"
+
+    # The chat is back; the beat's sweep (every minute) sends what is still owed.
+    _sweep_a_minute_later()
+    assert len(chat.received) == 2
+    assert chat.received[1]["body"] == chat.received[0]["body"]
+    assert "reed proposes a change to Refund policy (v2)" in chat.texts()[1]
+    post.refresh_from_db()
+    assert (post.status, post.attempts, post.last_error) == ("sent", 2, "")
+    _sweep_a_minute_later()
+    assert len(chat.received) == 2
+
+
+def test_it_marks_a_post_refused_by_a_4xx_and_does_not_try_it_again(
+    chat: Hook, propose: Callable[[], Version], caplog: pytest.LogCaptureFixture
+) -> None:
+    chat.answers.extend([404, 404])
+    version = propose()
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.attempts) == ("refused", 1)
+    assert "404" in post.last_error and "address" in post.last_error
+    assert "check the webhook's address" in caplog.text
+    _sweep_a_minute_later()
+    assert len(chat.received) == 1
+
+
+def test_it_marks_a_post_failed_after_the_attempts_and_the_admin_sends_it_again(
+    chat: Hook,
+    propose: Callable[[], Version],
+    admin_user: User,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(delivery, "MAX_ATTEMPTS", 3)
+    # The chat is down for longer than the attempts last.
+    chat.answers.extend([503] * 5)
+    version = propose()
+    for _ in range(4):
+        _sweep_a_minute_later()
+    assert len(chat.received) == 3
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.attempts) == ("failed", 3)
+    assert "503" in post.last_error
+
+    # The row stays, visible to the admin, who sends it again once the chat is back.
+    admin = Client()
+    admin.force_login(admin_user)
+    listing = admin.get("/admin/reviews/webhookpost/?status=failed").content.decode()
+    assert "Failed" in listing and "Refund policy" in listing
+    chat.answers.clear()
+    admin.post(
+        "/admin/reviews/webhookpost/", {"action": "send_again", "_selected_action": [post.pk]}
+    )
+    post.refresh_from_db()
+    assert (post.status, post.attempts) == ("sent", 1)
+    assert len(chat.received) == 4
+
+
+def test_it_keeps_the_post_when_the_broker_is_down(
+    chat: Hook, propose: Callable[[], Version], broker_down: None
+) -> None:
+    # broker_down comes after the module's eager_tasks, so the broker it names is the one used.
+    version = propose()
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.attempts) == ("pending", 0)
+    assert chat.received == []
+
+    WebhookPost.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    with celery_settings(task_always_eager=True):  # the broker is back
+        assert webhooks.retry_pending() == 1
+    assert len(chat.received) == 1
+    post.refresh_from_db()
+    assert (post.status, post.attempts) == ("sent", 1)
+
+
+def test_it_does_not_post_late_about_a_proposal_decided_meanwhile(
+    chat: Hook,
+    propose: Callable[[], Version],
+    reviewer: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    chat.answers.append(503)
+    version = propose()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=version)
+    _sweep_a_minute_later()
+    assert len(chat.received) == 1  # the try that met the outage
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.status, post.last_error) == ("skipped", "no longer waiting for review")
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
+    chat: Hook,
+    propose: Callable[[], Version],
+    celery_worker: Callable[..., Any],
+    smtp_server: SMTPServer,
+) -> None:
+    worker = celery_worker(smtp_port=smtp_server.port)
+    chat.answers.extend([503, 502])
+    version = propose()
+    [post] = WebhookPost.objects.filter(version=version)
+    wait_until(
+        lambda: WebhookPost.objects.get(pk=post.pk).status == "sent",
+        what="the post, sent after two refusals",
+        every=0.2,
+    )
+    assert len(chat.received) == 3
+    post.refresh_from_db()
+    assert post.attempts == 3
+    assert "Retry in" in worker.output()
+
+
+# --- reminders, escalation, nobody can decide ----------------------------------------------
+
+
+def test_it_posts_a_reminder_then_the_escalation_to_the_steps_webhook_once_each(
+    chat: Hook,
+    propose: Callable[[], Version],
+    admin_user: User,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_BASE_URL = "https://quire.example.com"
+    settings.QUIRE_REVIEW_DUE_HOURS = 48
+    settings.QUIRE_REVIEW_ESCALATE_HOURS = 24
+    version = propose()
+    start = timezone.now()
+
+    def remind(hours: float) -> dict[str, int]:
+        with django_capture_on_commit_callbacks(execute=True):
+            return asking.reviews_remind(now=start + timedelta(hours=hours))
+
+    url = f"https://quire.example.com/reviews/pages/{version.page.public_id}/v2/"
+    assert remind(47) == {"deciders": 0, "admins": 0}
+    assert len(chat.received) == 1  # the review request
+    assert remind(49) == {"deciders": 1, "admins": 0}
+    assert chat.texts()[1] == (
+        "Reminder: reed's change to Refund policy (v2) has waited 49 h on step 1 of 1, "
+        f"Review (Reviewers): {url}"
+    )
+    assert remind(60) == {"deciders": 0, "admins": 0}
+    assert remind(73) == {"deciders": 0, "admins": 1}
+    assert chat.texts()[2] == (
+        "Escalated to the admins: reed's change to Refund policy (v2) has waited 73 h on "
+        f"step 1 of 1, Review (Reviewers): {url}"
+    )
+    assert remind(200) == {"deciders": 0, "admins": 0}
+    assert len(chat.received) == 3
+    kinds = WebhookPost.objects.filter(version=version).values_list("kind", "status")
+    assert sorted(kinds) == [
+        ("review_escalated", "sent"),
+        ("review_reminder", "sent"),
+        ("review_requested", "sent"),
+    ]
+
+
+def test_it_posts_at_once_that_nobody_can_decide_a_step(
+    hook: Hook,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_BASE_URL = "https://quire.example.com"
+    lena = make_user("lena", "Legal")
+    legal = Group.objects.get(name="Legal")
+    GroupWebhook.objects.create(group=legal, url=hook.url)
+    root = make_page("Policies", "All policies.\n")
+    workflow = workflows.workflow_create(
+        actor=admin_user,
+        name="Legal review",
+        steps=[{"name": "Legal check", "group": "Legal", "approvals": 1}],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
+    page = make_page("Refunds", "Five days.\n", parent=root)
+    # Legal's only member wrote it: nobody may decide its step.
+    version = _propose(page, lena, django_capture_on_commit_callbacks)
+    url = f"https://quire.example.com/reviews/pages/{page.public_id}/v{version.number}/"
+    assert hook.texts() == [
+        "Nobody can decide lena's change to Refunds (v2): it waits on step 1 of 1, "
+        f"Legal check (Legal), and nobody there may decide it. An admin should act: {url}"
+    ]
+    [post] = WebhookPost.objects.filter(version=version)
+    assert (post.kind, post.status) == ("nobody_decides", "sent")
