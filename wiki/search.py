@@ -611,7 +611,9 @@ def search_pages(
         vectors = _embedding_pool().submit(query_vectors, " ".join(query.split()))
         keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
         params = _Params()
-        covered = None if within is None else _covered_sql(within, params, connection.vendor)
+        covered = (
+            None if within is None else _covered_sql(within, params, connection.vendor, live=True)
+        )
         single_pages = isinstance(within, Scope) and not any(lo < hi for lo, hi in within.ranges())
         chunks = nearest_chunks(
             " ".join(query.split()),
@@ -1021,15 +1023,17 @@ def _only_read_grants(within: Within) -> bool:
     return isinstance(within, Scope) and within.everything and within.under is None
 
 
-def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
-    """A query for the ids of the readable pages `within` allows."""
+def _covered_sql(within: Within, params: _Params, vendor: str, *, live: bool = False) -> str:
+    """A query for the ids of the readable pages `within` allows; with `live`, each with its
+    live version's id too (the vector search reads a set's chunks of those versions)."""
+    columns = "p.id, p.live_version_id" if live else "p.id"
     if isinstance(within, QuerySet):
-        ids = within.filter(READABLE).values("pk")
+        ids = within.filter(READABLE).values(*(("pk", "live_version_id") if live else ("pk",)))
         sql, scope_params = ids.query.get_compiler(using=ids.db).as_sql()
         return _bind(sql, scope_params, params)
     assert within is not None
     if _only_read_grants(within):
-        return f"SELECT p.id FROM wiki_page p WHERE {within.visible_sql('p', vendor)}"  # noqa: S608
+        return f"SELECT {columns} FROM wiki_page p WHERE {within.visible_sql('p', vendor)}"  # noqa: S608
     # The Scope's roots: those without children by key, the others (and `under`) as ranges
     # of the readable pages' tree-key index; what the reader's read grants hide is left out.
     ranges = [r for r in within.ranges() if r[0] < r[1]]
@@ -1040,7 +1044,7 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
     pg = vendor == "postgresql"
     if pg:
         keys = params.add(within.keys_array)
-        found = f"SELECT p.id FROM wiki_page p WHERE p.id = ANY({keys}){keyed}"  # noqa: S608
+        found = f"SELECT {columns} FROM wiki_page p WHERE p.id = ANY({keys}){keyed}"  # noqa: S608
         if not ranges:
             # Single pages only: a list of keys, whose size the planner knows.
             return found
@@ -1057,18 +1061,18 @@ def _covered_sql(within: Within, params: _Params, vendor: str) -> str:
             by_key = f"p.id = ANY({keys})" + (
                 " AND " + _bind(under, under_params, params) if under else ""
             )
-            return f"SELECT p.id FROM wiki_page p WHERE (({by_key}) OR {spans}){readable}"  # noqa: S608
+            return f"SELECT {columns} FROM wiki_page p WHERE (({by_key}) OR {spans}){readable}"  # noqa: S608
         return (
-            f"{found} UNION SELECT p.id FROM unnest({params.add([lo for lo, _ in ranges])}"  # noqa: S608
+            f"{found} UNION SELECT {columns} FROM unnest({params.add([lo for lo, _ in ranges])}"  # noqa: S608
             f"::text[], {params.add([hi for _, hi in ranges])}::text[]) AS r(lo, hi) "
             # One index range scan per root: OFFSET 0 keeps the planner from flattening
             # this into a join that compares every page with every root.
-            f"CROSS JOIN LATERAL (SELECT p.id FROM wiki_page p WHERE {key} >= r.lo "
+            f"CROSS JOIN LATERAL (SELECT {columns} FROM wiki_page p WHERE {key} >= r.lo "
             f"AND {key} < r.hi{readable} OFFSET 0) p"
         )
     return (
-        "SELECT p.id FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
-        f"{params.add(json.dumps(within.keys()))})){keyed} UNION SELECT p.id FROM "
+        f"SELECT {columns} FROM wiki_page p WHERE p.id IN (SELECT value FROM json_each("  # noqa: S608
+        f"{params.add(json.dumps(within.keys()))})){keyed} UNION SELECT {columns} FROM "
         f"json_each({params.add(json.dumps(ranges))}) AS r JOIN wiki_page p ON "
         f"{key} >= json_extract(r.value, '$[0]') AND {key} < json_extract(r.value, '$[1]')"
         f"{readable}"

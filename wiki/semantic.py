@@ -721,7 +721,8 @@ def nearest_chunks(
     vectors: list[np.ndarray] | None = None,
 ) -> list[ChunkHit]:
     """The chunks of live pages nearest to `query`, best first, inside `covered_sql` (a query
-    for the page ids the reader may see, run inside this one) when given. `vectors`: the
+    for the ids of the pages the reader may see and of their live versions, run inside this
+    one) when given. `vectors`: the
     query's `query_vectors`, when the caller made them already (wiki.search makes them
     while its keyword ranking runs).
 
@@ -750,19 +751,23 @@ def nearest_chunks(
     store = _vectors_for(model)
     params = dict(params, model=model.name, limit=limit)
     in_scope = "AND c.page_id IN (SELECT id FROM covered)" if covered_sql else ""
-    with_covered = f"WITH covered(id) AS ({covered_sql})" if covered_sql else ""
+    covered = "covered(id, live_version_id)"
+    with_covered = f"WITH {covered} AS ({covered_sql})" if covered_sql else ""
     live = f"p.live_version_id = c.version_id AND {readable_sql('p')} AND c.model = %(model)s"
     bonus = language_bonus if language else 0.0
     if store == "exact":
         return _exact_nearest(
             np.stack(vectors), with_covered, in_scope, live, params, limit, (language, bonus)
         )
-    if store == "pgvector" and covered_sql and not single_pages:
-        single_pages = _few_pages(covered_sql, params)
-    if store == "pgvector" and covered_sql and single_pages:
+    if store == "pgvector" and covered_sql and (single_pages or _few_pages(covered_sql, params)):
         # The set first, then its chunks by page: however few pages the planner thinks a
         # reader's sections leave in it, it does not sort every chunk of the wiki first.
-        with_covered = f"WITH covered(id) AS MATERIALIZED ({covered_sql})"
+        return _sorted_nearest(
+            vectors,
+            f"WITH {covered} AS MATERIALIZED ({covered_sql})",
+            dict(params, language=language, bonus=bonus),
+            scored_with_language=single_pages,
+        )
     best: dict[tuple[int, str | None, str], ChunkHit] = {}
     wanted = "AND coalesce(d.language, '') IN ('', %(language)s)"
     for only in ("", wanted):
@@ -777,7 +782,6 @@ def nearest_chunks(
             f"{in_scope} {only}",
             live,
             dict(params, language=language, limit=limit if not only else limit // 3),
-            use_index=not single_pages,
         )
         for hit in hits:
             key = (hit.page_id, hit.heading, hit.text)
@@ -854,13 +858,12 @@ def _indexed_nearest(
     in_scope: str,
     live: str,
     params: dict[str, Any],
-    *,
-    use_index: bool = True,
 ) -> list[ChunkHit]:
     """The chunks nearest to any of `vectors` (a query's, and its sentences' when long), each
-    with its best similarity to them, in one statement. Sorting a set's own chunks, they are
-    ordered by that best similarity; through the HNSW index, by their distance to the
-    vectors' mean (the index orders by one vector), then scored by the best."""
+    with its best similarity to them, in one statement: through pgvector's HNSW index, in
+    the order of their distance to the vectors' mean (the index orders by one vector), then
+    scored by the best; with sqlite-vec, every chunk in scope scored. (A small set's chunks
+    are sorted instead: `_sorted_nearest`.)"""
     columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language"
     pages = (
         "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id "
@@ -871,15 +874,8 @@ def _indexed_nearest(
         params = dict(params, **{f"q{n}": _to_pgvector(v) for n, v in enumerate(vectors)})
         distances = [f"c.embedding <=> %({name})s::vector" for name in names]
         nearest = distances[0] if len(distances) == 1 else f"LEAST({', '.join(distances)})"
-        # A set's own chunks are ordered by their similarity, an expression the HNSW index
-        # cannot serve: reading the index without its iterative scan (the settings below) would
-        # stop after hnsw.ef_search chunks of the whole wiki, few or none of them in the set
-        # (a 2,031-page subtree got 8 chunks where 60 were wanted, once the readers' sections
-        # made the planner think the set tiny).
-        order = "similarity DESC"
-        if use_index:
-            order = nearest
-        if use_index and len(vectors) > 1:
+        order = nearest
+        if len(vectors) > 1:
             params["mean"] = _to_pgvector(_normalised(np.mean(np.stack(vectors), axis=0)[None])[0])
             order = "c.embedding <=> %(mean)s::vector"
         sql = f"""
@@ -890,30 +886,6 @@ def _indexed_nearest(
             ORDER BY {order}
             LIMIT %(limit)s
         """  # noqa: S608 - only constants are interpolated
-        if not use_index:
-            # The set's chunks scored, the `limit` best kept (a top-N heap sort of ids and
-            # scores), and only those read whole: their text, page and language.
-            scored = "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id" + (
-                " LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
-                if "d." in in_scope
-                else ""
-            )
-            sql = f"""
-                {with_covered}
-                SELECT {columns}, best.similarity
-                FROM (
-                    SELECT c.id, 1 - ({nearest}) AS similarity
-                    FROM {scored}
-                    WHERE c.embedding IS NOT NULL AND {live} {in_scope}
-                    ORDER BY similarity DESC
-                    LIMIT %(limit)s
-                ) best
-                JOIN wiki_pagechunk c ON c.id = best.id
-                JOIN wiki_page p ON p.id = c.page_id
-                LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
-                ORDER BY best.similarity DESC
-            """  # noqa: S608 - only constants are interpolated
-            return [_hit(row) for row in search_rows(sql, params)]
         # The HNSW index goes on reading past chunks outside the set until it has enough.
         # The planner guesses one row for the join on the live version and would sort every
         # chunk by distance (470 ms at 38,760 pages) instead of reading the HNSW index in
@@ -934,6 +906,72 @@ def _indexed_nearest(
         LIMIT %(limit)s
     """  # noqa: S608
     return [_hit(row) for row in search_rows(sql, params)]
+
+
+def _sorted_nearest(
+    vectors: Sequence[np.ndarray],
+    with_covered: str,
+    params: dict[str, Any],
+    *,
+    scored_with_language: bool,
+) -> list[ChunkHit]:
+    """The `limit` chunks of a small set nearest to any of `vectors` (pgvector), by their
+    similarity plus the `bonus` for a page in the query's `language` (or in none told): the
+    set's chunks of its pages' live versions are scored and the best kept (a top-N heap sort
+    of ids and scores), and only those are read whole (their similarity computed again).
+
+    The set (`covered`) carries each page's live version, so a chunk is found by its page
+    and version alone, with no lookup of its page (a 2,031-page subtree: 2,050 chunks, 13.9
+    ms with those lookups, 5.6 without). The bonus needs each chunk's page language (a
+    lookup more per chunk, 3.2 ms there): a subtree's chunks are scored with it only when
+    fewer than a third of the nearest by similarity alone are in the query's language, as
+    translations of a page, which an English model finds about as near, would otherwise
+    crowd it out; a list of pages (`scored_with_language`), whose chunks are few and often
+    in many languages, is scored with it at once, in one statement."""
+    params = dict(params, **{f"q{n}": _to_pgvector(v) for n, v in enumerate(vectors)})
+    distances = [f"c.embedding <=> %(q{n})s::vector" for n in range(len(vectors))]
+    nearest = distances[0] if len(distances) == 1 else f"LEAST({', '.join(distances)})"
+    language, bonus = params["language"], params["bonus"]
+
+    def best(preferred: str, pages_language: str) -> list[ChunkHit]:
+        sql = f"""
+            {with_covered}
+            SELECT c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language,
+                   1 - ({nearest}) AS similarity
+            FROM (
+                SELECT id, {preferred} AS preferred
+                FROM (
+                    SELECT c.id, c.page_id, {nearest} AS d_best
+                    FROM covered s
+                    JOIN wiki_pagechunk c
+                        ON c.page_id = s.id AND c.version_id = s.live_version_id
+                    WHERE c.embedding IS NOT NULL AND c.model = %(model)s
+                ) c {pages_language}
+                ORDER BY preferred DESC
+                LIMIT %(limit)s
+            ) best
+            JOIN wiki_pagechunk c ON c.id = best.id
+            JOIN wiki_page p ON p.id = c.page_id
+            LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
+            ORDER BY best.preferred DESC
+        """  # noqa: S608 - only constants are interpolated
+        return [_hit(row) for row in search_rows(sql, params)]
+
+    with_language = (
+        "1 - d_best + CASE WHEN coalesce(d.language, '') IN ('', %(language)s) "
+        "THEN %(bonus)s ELSE 0 END",
+        "LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id",
+    )
+    if bonus and scored_with_language:
+        return best(*with_language)
+    hits = best("1 - d_best", "")
+    same = [hit.language in ("", language) for hit in hits]
+    if not bonus or sum(same) >= params["limit"] / 3:
+        ranked = sorted(
+            zip(hits, same, strict=True), key=lambda h: -(h[0].similarity + bonus * h[1])
+        )
+        return [hit for hit, _ in ranked]
+    return best(*with_language)
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:
