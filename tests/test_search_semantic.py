@@ -694,13 +694,9 @@ def plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from plan_nodes(child)
 
 
-def test_a_small_set_keeps_its_best_chunks_by_id_and_score_and_reads_only_those_whole(
-    make_page: MakePage, client: Client
-) -> None:
-    # A small set's chunks are scored, not read through the HNSW index (which, without its
-    # iterative scan, stops after ef_search chunks of the whole wiki), and what is sorted to
-    # keep the best 60 is their ids and scores (16 bytes a row), not whole chunks with their
-    # texts and vectors; the best are read whole after.
+def small_set_vector_plan(make_page: MakePage, client: Client) -> dict[str, Any]:
+    """The plan of the vector statement of an agent's search in a small set (a section of
+    the handbook pages), on pgvector."""
     handbook = make_page("Handbook")
     pages = [make_page(title, body, parent=handbook) for title, body in HANDBOOK_PAGES]
     semantic.embed_pages([page.pk for page in pages])
@@ -715,7 +711,17 @@ def test_a_small_set_keeps_its_best_chunks_by_id_and_score_and_reads_only_those_
         [(plan,)] = cursor.fetchall()
     if isinstance(plan, str):
         plan = json.loads(plan)
-    nodes = list(plan_nodes(plan[0]["Plan"]))
+    return plan[0]["Plan"]
+
+
+def test_a_small_set_keeps_its_best_chunks_by_id_and_score_and_reads_only_those_whole(
+    make_page: MakePage, client: Client
+) -> None:
+    # A small set's chunks are scored, not read through the HNSW index (which, without its
+    # iterative scan, stops after ef_search chunks of the whole wiki), and what is sorted to
+    # keep the best 60 is their ids and scores (16 bytes a row), not whole chunks with their
+    # texts and vectors; the best are read whole after.
+    nodes = list(plan_nodes(small_set_vector_plan(make_page, client)))
 
     assert not [n for n in nodes if "hnsw" in n.get("Index Name", "")]
     sorts = [n for n in nodes if n["Node Type"] == "Sort"]
@@ -728,21 +734,8 @@ def test_a_small_set_scores_its_chunks_without_reading_their_pages(
     # The set carries each page's live version: its chunks are found by page and version, so
     # what is scored and sorted reads no page row per chunk (a 2,031-page subtree: 13.9 ms
     # with those lookups, 5.6 without); only the best 60 are joined to their pages after.
-    handbook = make_page("Handbook")
-    pages = [make_page(title, body, parent=handbook) for title, body in HANDBOOK_PAGES]
-    semantic.embed_pages([page.pk for page in pages])
-    require(PGVECTOR, semantic.status()["vectors"] == "pgvector", "this database has no pgvector")
-    token = agent_token([handbook])
-    with CaptureQueriesContext(connection) as captured:
-        hits = mcp_search(client, token, "I need several weeks off for surgery")
-    assert hits[0]["title"] == "Medical leave of absence"
-    [vector_sql] = [q["sql"] for q in captured.captured_queries if "<=>" in q["sql"]]
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + vector_sql)
-        [(plan,)] = cursor.fetchall()
-    if isinstance(plan, str):
-        plan = json.loads(plan)
-    [sort] = [n for n in plan_nodes(plan[0]["Plan"]) if n["Node Type"] == "Sort"]
+    plan = small_set_vector_plan(make_page, client)
+    [sort] = [n for n in plan_nodes(plan) if n["Node Type"] == "Sort"]
 
     scored = {n.get("Relation Name") for n in plan_nodes(sort)} - {None}
     assert scored == {"wiki_pagechunk"}, scored
