@@ -81,8 +81,13 @@ def connectable_agents(person: User) -> list[AgentChoice]:
         agents = agents.filter(owner=person)
     # The first few entries of each set, however large the sets are.
     first_entries = PageSetEntry.objects.select_related("page").order_by("position", "id")
-    agents = agents.annotate(entry_count=Count("page_set")).prefetch_related(
-        Prefetch("page_set", queryset=first_entries[:SUMMARY_ENTRIES], to_attr="first_entries")
+    # By name: the count's GROUP BY leaves the order to the plan otherwise.
+    agents = (
+        agents.annotate(entry_count=Count("page_set"))
+        .prefetch_related(
+            Prefetch("page_set", queryset=first_entries[:SUMMARY_ENTRIES], to_attr="first_entries")
+        )
+        .order_by("name", "pk")
     )
     return [
         AgentChoice(

@@ -558,11 +558,11 @@ def test_the_consent_screen_says_what_an_all_pages_agent_reads(
 
     assert "reads nothing" not in screen
     said = re.findall(r'<span class="muted small connect-set">([^<]*)</span>', screen)
-    assert said == [
-        "Reads every page its owner may read, now and later, pages added after today too, "
-        "read only.",
+    assert said == [  # by name: wiki-editor, wiki-reader
         "Reads every page its owner may read, now and later, pages added after today too, "
         "and may propose edits to any of them.",
+        "Reads every page its owner may read, now and later, pages added after today too, "
+        "read only.",
     ], said
 
 
