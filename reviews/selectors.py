@@ -231,13 +231,7 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
     """Version `number` of `page`, if `reader` may read it (see
     `wiki.selectors.unapproved_text_readable_by`; and a proposal waiting on a step they
     decide, see reviews.deciders); a hidden one is answered as a missing one."""
-    version: Version | None
-    try:
-        version = _with_people(page.versions.filter(unapproved_text_readable_by(reader))).get(
-            number=number
-        )
-    except Version.DoesNotExist:
-        version = _deciding(page, number, reader)
+    version = _readable(page, number, reader) or _deciding(page, number, reader)
     if version is None:
         raise NotFound(
             f"page {page.public_id} has no version {number} that you can read; open its "
@@ -247,16 +241,28 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
     return version
 
 
+def _readable(page: Page, number: int, reader: Any) -> Version | None:
+    return (
+        _with_people(page.versions.filter(unapproved_text_readable_by(reader)))
+        .filter(number=number)
+        .first()
+    )
+
+
 def _deciding(page: Page, number: int, reader: Any) -> Version | None:
     """Version `number` of `page` when it waits on a step `reader` decides, or on which they
     gave their approval in this review: the text they are asked to judge."""
     if reader is None or not reader.is_authenticated or not reader.is_active:
         return None
     version = (
-        _with_people(page.versions.filter(status=VersionStatus.IN_REVIEW, number=number))
+        _with_people(page.versions.filter(number=number))
         .select_related("author_agent__owner")
         .first()
     )
+    if version is not None and version.status != VersionStatus.IN_REVIEW:
+        # Decided since the first read (another decider published it a moment ago): what
+        # the reader may read of it now is what the first read would say now.
+        return _readable(page, number, reader)
     review = review_of(version) if version is not None else None
     if version is None or review is None:
         return None

@@ -15,9 +15,11 @@ from django.test import Client
 from core.models import AuditEvent
 from reviews import services, workflows
 from reviews.models import Approval
+from reviews.selectors import version_of
 from tests.conftest import live
 from wiki.models import Page, VersionStatus
 from wiki.roles import REVIEWERS
+from wiki.selectors import page_for_person
 
 
 @pytest.mark.django_db(transaction=True)
@@ -115,3 +117,47 @@ def test_it_counts_two_approvals_at_the_same_moment_as_two(
         advanced = AuditEvent.objects.filter(action="version.approval", data__advanced=True)
         assert advanced.count() == 1
         assert live(page).body == "old\n"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decider_reads_the_proposal_a_colleague_published_between_two_reads(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reader: User,
+) -> None:
+    """CI found it as a 404 to the second of two Legal members approving at once: the one who
+    approved first reads the proposal back (the approve call's answer) while the other's
+    approval publishes it. Their first read sees it in review, which only a decider may read;
+    the second sees it approved. Either state is theirs to read: never a 404."""
+    lena, luis = (make_user(name, "Legal") for name in ("lena", "luis"))
+    page = make_page("Race", "old\n")
+    plan = [{"name": "Legal", "group": "Legal", "approvals": 2}]
+    workflow = workflows.workflow_create(actor=admin_user, name="Legal", steps=plan)
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
+    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    services.version_approve(actor=luis, version=proposal, step=1)
+
+    def lena_publishes() -> None:
+        try:
+            services.version_approve(actor=lena, version=proposal, step=1)
+        finally:
+            connection.close()
+
+    reads: list[str] = []
+
+    def between_the_reads(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if not reads and sql.lstrip().startswith("SELECT") and '"wiki_version"' in sql:
+            reads.append(sql)
+            thread = threading.Thread(target=lena_publishes)
+            thread.start()
+            thread.join(timeout=60)
+        return result
+
+    shown = page_for_person(luis, page.public_id)
+    with connection.execute_wrapper(between_the_reads):
+        version = version_of(shown, proposal.number, reader=luis)
+    assert reads, "the read never reached the versions table"
+    assert (version.number, version.status) == (proposal.number, VersionStatus.APPROVED)
+    assert live(page).body == "new\n"
