@@ -263,7 +263,10 @@ def test_a_first_search_waits_for_the_reading_under_way(make_page: Any) -> None:
 def test_a_forked_process_starts_its_own_reading() -> None:
     """A process forked while a thread read the languages (a Celery pool's child) does not
     have that thread: it must not wait forever for it to finish."""
-    language._refreshing["forked"] = threading.Thread()
+    reader = threading.Thread()  # started, as every reader in _refreshing is (joinable)
+    reader.start()
+    reader.join()
+    language._refreshing["forked"] = reader
     try:
         pid = os.fork()
         if pid == 0:

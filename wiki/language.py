@@ -151,11 +151,10 @@ def wiki_languages() -> Mapping[str, int]:
     with _lock:
         cached = _known.get(key)
         stale = cached is not None and time.monotonic() - cached[0] >= LANGUAGES_TTL_SECONDS
-        reader = _new_reader(key) if stale and key not in _refreshing else None
+        if stale and key not in _refreshing:
+            _start_reader(key)
     if cached is None:
         return _first_reading(key)
-    if reader is not None:
-        _start(key, reader)
     return cached[1]
 
 
@@ -167,24 +166,21 @@ def read_in_background() -> None:
     with _lock:
         if key in _known or key in _refreshing:
             return
-        reader = _new_reader(key)
-    _start(key, reader)
+        _start_reader(key)
 
 
-def _new_reader(key: str) -> threading.Thread:
-    """A thread that will read the languages of `key`'s database, known as such (under _lock)."""
-    reader = _refreshing[key] = threading.Thread(
+def _start_reader(key: str) -> None:
+    """Start a thread reading the languages of `key`'s database, and know it as such (called
+    under _lock: whoever finds it in _refreshing may join it, so it is there started or not
+    at all; the thread takes _lock only as it ends)."""
+    reader = threading.Thread(
         target=_read_again, args=(key,), name="quire-wiki-languages", daemon=True
     )
-    return reader
-
-
-def _start(key: str, reader: threading.Thread) -> None:
     try:
         reader.start()
     except RuntimeError:  # no thread to be had: the next search reads them or tries again
-        with _lock:
-            _refreshing.pop(key, None)
+        return
+    _refreshing[key] = reader
 
 
 def _first_reading(key: str) -> Mapping[str, int]:
