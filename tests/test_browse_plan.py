@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
@@ -22,7 +22,10 @@ from agents.browsing import browse_page
 from agents.models import Agent, PageSetEntry
 from core.actors import SystemActor
 from tests.bulk import make_live
+from wiki import permissions
 from wiki.models import Page
+from wiki.scope import person_scope
+from wiki.selectors import page_tree
 
 # VACUUM (for index-only scans) cannot run inside the test's transaction.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -115,3 +118,33 @@ def test_it_counts_and_reads_entries_from_the_tree_order_index(
             assert node.get("Heap Fetches", 0) == 0, node
     # The window reads its 200 rows from the index, never the entry's thousands.
     assert reads[1][0]["Actual Rows"] <= 200
+
+
+def test_a_persons_tree_reads_its_hidden_pages_by_index(editor: User, admin_user: User) -> None:
+    """The tree's first statement for a person whose group has a subsection granted back
+    inside a section hidden from them: the hidden and lifted pages come by index (archived,
+    unpublished, the path's prefixes, the walk up from the grants), never a scan of the table."""
+    areas = bulk_site(editor)
+    topic = Page.objects.get(path="area-1/t-1")
+    leaf = Page.objects.filter(parent=topic).order_by("path").first()
+    assert leaf is not None
+    for page, group in ((areas[1], "Legal"), (leaf, "Staff")):
+        permissions.grant_set(
+            actor=admin_user,
+            page=page,
+            group=Group.objects.get_or_create(name=group)[0],
+            rights=["read"],
+        )
+    sam = User.objects.create_user("sam")
+    sam.groups.add(Group.objects.get(name="Staff"))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    with CaptureQueriesContext(connection) as captured:
+        tree = page_tree(leaf, reader=person_scope(sam))
+    assert leaf.public_id in {node.public_id for node in tree.roots}
+    first = captured[0]["sql"]
+    assert "above_granted" in first
+    reads = page_reads(first)
+    assert reads
+    for node in reads:
+        assert node["Node Type"] != "Seq Scan", json.dumps(reads, indent=1)[:6000]

@@ -26,6 +26,8 @@ from reviews import services
 from reviews.models import Notification
 from wiki.models import Page, PageGrant
 from wiki.roles import REVIEWERS
+from wiki.scope import person_scope
+from wiki.selectors import page_tree
 
 from .fixtures_mcp import rpc_tool
 
@@ -234,3 +236,43 @@ def test_it_lets_an_admin_see_and_change_grants_on_the_page_in_the_browser(
     admin.post(url, {"remove": grant.pk})
     assert not PageGrant.objects.filter(page=legal.nda).exists()
     assert AuditEvent.objects.filter(action="grant.delete", page=legal.nda).exists()
+
+
+def test_it_lifts_a_subsection_granted_back_into_the_hidden_sections_place(
+    legal: Legal, client_as: ClientAs, admin_user: User
+) -> None:
+    """A section hidden from Nick holds two pages granted back to his group, one right under
+    it, one a level deeper: his tree shows both where the section would be, and neither the
+    tree nor the breadcrumbs name the section or the page between."""
+
+    def make(title: str, parent: Page) -> Page:  # an admin publishes anywhere
+        version = services.page_create(
+            actor=admin_user, title=title, body="Text.\n", parent=parent, publish=True
+        )
+        return Page.objects.get(pk=version.page_id)
+
+    mid = make(f"Older {SECTION} matters", legal.section)
+    shared = make("Shared wombat checklist", mid)
+    open_nda = make("Open otter form", legal.section)
+    for page in (shared, open_nda):
+        granted = client_as(admin_user).post(
+            f"/api/v1/pages/{page.public_id}/grants/",
+            data=json.dumps([{"group": REVIEWERS, "rights": ["read"]}]),
+            content_type="application/json",
+        )
+        assert granted.status_code == 201, granted.content
+    nick = client_as(legal.nick)
+    home = nick.get("/").content.decode()
+    assert shared.public_id in home and open_nda.public_id in home
+    on_page = nick.get(f"/p/{shared.public_id}/").content.decode()
+    assert shared.public_id in on_page and open_nda.public_id in on_page
+    assert_clean([home, on_page])
+    assert "Older" not in home + on_page
+    # The top level counts them: the public page, and the two lifted ones.
+    tree = page_tree(reader=person_scope(legal.nick))
+    assert {node.public_id for node in tree.roots} == {
+        legal.public.public_id,
+        shared.public_id,
+        open_nda.public_id,
+    }
+    assert tree.root_count == 3

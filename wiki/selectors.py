@@ -12,7 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Window
+from django.db import connection
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    Window,
+)
+from django.db.models.expressions import RawSQL
 
 from core.errors import NotFound, QuireError
 from wiki.models import (
@@ -72,6 +84,9 @@ class Ancestor:
     public_id: str
     title: str
     visible: bool
+    # False for a page the reader's read grants hide (above a subsection granted back to
+    # them): neither its title nor a link is shown.
+    in_reach: bool = True
 
 
 @dataclass
@@ -129,10 +144,11 @@ class _TreeRow(NamedTuple):
     archived: bool
     live_version_id: int | None
     has_children: bool
+    in_reach: bool  # not hidden from the reader by their read grants
 
     @property
     def is_visible(self) -> bool:
-        return is_readable(self.archived, self.live_version_id)
+        return self.in_reach and is_readable(self.archived, self.live_version_id)
 
     def node(self) -> TreeNode:
         return TreeNode(
@@ -143,6 +159,32 @@ class _TreeRow(NamedTuple):
             parent_id=self.parent_id,
             position=self.position,
         )
+
+
+# The pages above the subsections granted to one of the reader's groups (the parameter: their
+# pk), found by walking up the parent links from each: grants are few, and so are these.
+_ABOVE_GRANTED_SQL = (
+    "WITH RECURSIVE above_granted(id) AS ("
+    "SELECT granted.parent_id FROM wiki_pagegrant granted_read "
+    "INNER JOIN auth_user_groups member ON member.group_id = granted_read.group_id "
+    "INNER JOIN wiki_page granted ON granted.id = granted_read.page_id "
+    "WHERE granted_read.read AND member.user_id = %s AND granted.parent_id IS NOT NULL "
+    "UNION SELECT up.parent_id FROM wiki_page up "
+    "INNER JOIN above_granted ON up.id = above_granted.id WHERE up.parent_id IS NOT NULL"
+    ") SELECT id FROM above_granted"
+)
+
+
+def _above_granted(reader: int) -> RawSQL:
+    """The condition that a `wiki_page` row lies above a subsection granted to `reader`. On
+    PostgreSQL the ids are one array worked out once, so the row is found by primary key
+    beside the statement's other index scans (`IN (subquery)` would be checked on every
+    row of the table)."""
+    if connection.vendor == "postgresql":
+        sql = f'"wiki_page"."id" = ANY(ARRAY({_ABOVE_GRANTED_SQL}))'
+    else:
+        sql = f'"wiki_page"."id" IN ({_ABOVE_GRANTED_SQL})'
+    return RawSQL(sql, [reader], output_field=BooleanField())  # noqa: S611 (constant SQL)
 
 
 def _ancestor_paths(path: str) -> list[str]:
@@ -237,14 +279,22 @@ def page_tree(
     a section their read grants hide is not in it, nor counted."""
     shown = reader.q(readable=False)
     paths = _ancestor_paths(current.path) if current is not None else []
-    # 1. Hidden pages (archived, or new and still in review: usually few) and the ancestors
-    #    of the current page, by the prefixes of its path.
+    # 1. Hidden pages (archived, or new and still in review: usually few), the ancestors of
+    #    the current page, by the prefixes of its path, and the pages the reader's read
+    #    grants hide above a subsection granted back to them (its pages are lifted into the
+    #    hidden section's place, as under an archived page).
+    wanted = (_HIDDEN & shown) | Q(path__in=paths)
+    if reader.reader:
+        wanted |= Q(_above_granted(reader.reader)) & ~shown
     rows = [
         _TreeRow(*row)
         for row in Page.objects.annotate(
-            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk")))
+            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))),
+            in_reach=ExpressionWrapper(shown, output_field=BooleanField())
+            if shown
+            else Value(True),
         )
-        .filter((_HIDDEN & shown) | Q(path__in=paths))
+        .filter(wanted)
         .order_by()
         .values_list(*_TreeRow._fields)
     ]
@@ -253,7 +303,8 @@ def page_tree(
     by_path: dict[str, _TreeRow] = {}
     for row in rows:
         if not row.is_visible:
-            hidden_children[row.parent_id] += 1
+            if row.in_reach:  # counted below with the reader's pages: taken off again
+                hidden_children[row.parent_id] += 1
             if row.has_children:
                 hidden[row.id] = row.parent_id
         if row.path in paths:
@@ -261,7 +312,12 @@ def page_tree(
     chain = [by_path[p] for p in paths if p in by_path]
     tree = PageTree(
         roots=[],
-        ancestors=[Ancestor(r.public_id, r.title, visible=r.is_visible) for r in chain],
+        ancestors=[
+            Ancestor(r.public_id, r.title, visible=r.is_visible)
+            if r.in_reach
+            else Ancestor("", "…", visible=False, in_reach=False)
+            for r in chain
+        ],
         hidden=hidden,
         counts={},
     )

@@ -200,7 +200,8 @@ def page_view(request: HttpRequest, public_id: str) -> HttpResponse:
         pending=pending,
         my_pending=mine,
         breadcrumbs=[
-            (node, node.visible or can_publish(user) or can_review(user)) for node in tree.ancestors
+            (node, node.visible or (node.in_reach and (can_publish(user) or can_review(user))))
+            for node in tree.ancestors
         ],
     )
     if page.live_version is None:
