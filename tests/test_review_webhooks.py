@@ -11,13 +11,17 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
+from people import services as people_services
 from reviews import asking, delivery, services, tasks, webhooks, workflows
 from reviews.models import GroupWebhook, WebhookPost
 from tests.fixtures_mail import SMTPServer, celery_settings
@@ -168,17 +172,28 @@ def chat(hook: Hook, reviewer: User) -> Hook:
 
 
 @pytest.fixture
-def propose(
+def propose_on(
     make_page: Callable[..., Page], reader: User, django_capture_on_commit_callbacks: Any
-) -> Callable[[], Version]:
-    return lambda: _propose(
-        make_page("Refund policy", "Five days.\n"), reader, django_capture_on_commit_callbacks
+) -> Callable[[str], Version]:
+    """reed's proposal on a new page of that title."""
+    return lambda title: _propose(
+        make_page(title, "Five days.\n"), reader, django_capture_on_commit_callbacks
     )
 
 
-def _sweep_a_minute_later() -> None:
-    """The beat's sweep, once the minute it leaves a freshly tried post alone has passed."""
+@pytest.fixture
+def propose(propose_on: Callable[[str], Version]) -> Callable[[], Version]:
+    return lambda: propose_on("Refund policy")
+
+
+def _a_minute_later() -> None:
+    """The minute the sweep leaves a freshly tried post alone has passed."""
     WebhookPost.objects.update(last_attempt_at=timezone.now() - timedelta(minutes=2))
+
+
+def _sweep_a_minute_later() -> None:
+    """The beat's sweep, a minute later."""
+    _a_minute_later()
     tasks.retry_pending_notifications.delay()
 
 
@@ -288,7 +303,10 @@ def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
     celery_worker: Callable[..., Any],
     smtp_server: SMTPServer,
 ) -> None:
-    worker = celery_worker(smtp_port=smtp_server.port)
+    # After a failure the chat's next try waits for the sweep's pause (a second here).
+    worker = celery_worker(
+        smtp_port=smtp_server.port, extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1"}
+    )
     chat.answers.extend([503, 502])
     version = propose()
     [post] = WebhookPost.objects.filter(version=version)
@@ -320,6 +338,7 @@ def test_it_posts_a_reminder_then_the_escalation_to_the_steps_webhook_once_each(
     start = timezone.now()
 
     def remind(hours: float) -> dict[str, int]:
+        _close_the_window()  # hours pass: each post comes after a quiet spell
         with django_capture_on_commit_callbacks(execute=True):
             return asking.reviews_remind(now=start + timedelta(hours=hours))
 
@@ -376,3 +395,117 @@ def test_it_posts_at_once_that_nobody_can_decide_a_step(
     ]
     [post] = WebhookPost.objects.filter(version=version)
     assert (post.kind, post.status) == ("nobody_decides", "sent")
+
+
+# --- a bulk import: gathered like the review emails ----------------------------------------
+
+
+def _close_the_window() -> None:
+    """What the passing of the gathering window (a day at most) does to the outbox's clock."""
+    gone = timedelta(days=1, minutes=1)
+    WebhookPost.objects.update(
+        created_at=F("created_at") - gone, last_attempt_at=F("last_attempt_at") - gone
+    )
+
+
+def test_it_posts_the_first_at_once_and_gathers_a_bulk_import_into_one_message(
+    chat: Hook,
+    propose_on: Callable[[str], Version],
+    reviewer: User,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_BASE_URL = "https://quire.example.com"
+    first = propose_on("Policy 0")
+    assert len(chat.received) == 1
+    rest = [propose_on(f"Policy {n}") for n in range(1, 40)]
+    # The 39 that came within the window wait; one of them is decided meanwhile.
+    assert len(chat.received) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=rest[0])
+
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+
+    assert len(chat.received) == 2
+    assert "Policy 0 (v2)" in chat.texts()[0]
+    follow_up = chat.texts()[1]
+    assert follow_up.startswith("38 proposals wait for review:\n• reed proposes")
+    assert all(f"a change to Policy {n} (v2)" in follow_up for n in range(2, 22))
+    assert "Policy 1 (v2)" not in follow_up  # decided meanwhile
+    assert "Policy 22 (v2)" not in follow_up
+    assert follow_up.endswith("\nand 18 more: https://quire.example.com/reviews/")
+    assert len(follow_up) < 4000  # Slack shows 4,000 characters of a message's text
+    statuses = dict(WebhookPost.objects.values_list("version_id", "status"))
+    assert statuses.pop(rest[0].pk) == "skipped"
+    assert set(statuses.values()) == {"sent"} and first.pk in statuses
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # every post exactly once
+
+
+# --- in process (no Redis): a failed post is retried with the next change -----------------
+
+
+def test_it_retries_a_failed_post_in_process_after_a_change_that_posts_nothing(
+    hook: Hook,
+    propose_on: Callable[[str], Version],
+    reviewer: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # A proposal made before the Reviewers had a chat: its rejection posts nothing.
+    earlier = propose_on("Returns")
+    GroupWebhook.objects.create(group=Group.objects.get(name=REVIEWERS), url=hook.url)
+    hook.answers.append(503)
+    version = propose_on("Refund policy")
+    [post] = WebhookPost.objects.filter(version=version)
+    assert post.status == "pending"
+
+    _a_minute_later()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_reject(actor=reviewer, version=earlier, comment="Not now.")
+
+    assert len(hook.received) == 2
+    post.refresh_from_db()
+    assert (post.status, post.attempts) == ("sent", 2)
+
+
+def test_it_retries_the_owed_posts_from_the_digest_command(
+    chat: Hook, propose: Callable[[], Version]
+) -> None:
+    """Without a beat, cron runs send_review_digest (docs/operating.md): it sends the posts
+    still owed too."""
+    chat.answers.append(503)
+    version = propose()
+    _a_minute_later()
+    out = StringIO()
+    call_command("send_review_digest", stdout=out)
+    assert len(chat.received) == 2
+    assert WebhookPost.objects.get(version=version).status == "sent"
+    assert "queued 1 owed notification(s) and chat post(s)" in out.getvalue()
+
+
+# --- taking a group's webhook off keeps the record ----------------------------------------
+
+
+def test_it_keeps_the_posts_when_the_groups_webhook_is_taken_off(
+    chat: Hook, propose_on: Callable[[str], Version], admin_user: User
+) -> None:
+    sent = propose_on("Refund policy")
+    _close_the_window()
+    chat.answers.append(503)  # the chat is down: the next post is owed
+    owed = propose_on("Returns")
+
+    people_services.group_webhook_set(
+        actor=admin_user, group=Group.objects.get(name=REVIEWERS), url=""
+    )
+
+    assert not GroupWebhook.objects.exists()
+    kept = WebhookPost.objects.get(version=sent)
+    assert (kept.webhook_id, kept.status) == (None, "sent")
+    assert "Refund policy (v2)" in kept.text
+    dropped = WebhookPost.objects.get(version=owed)
+    assert (dropped.webhook_id, dropped.status) == (None, "skipped")
+    assert dropped.last_error == "the group's webhook was taken off"
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # the post that met the outage is not tried again
