@@ -197,12 +197,7 @@ def send_posts(webhook_id: int) -> str:
 
     with transaction.atomic():
         # One decision at a time per chat, so two workers never both send "the first".
-        hook = (
-            GroupWebhook.objects.select_for_update()
-            .select_related("group")
-            .filter(pk=webhook_id)
-            .first()
-        )
+        hook = GroupWebhook.objects.select_for_update().filter(pk=webhook_id).first()
         if hook is None:
             return "gone"
         owed = WebhookPost.objects.filter(webhook_id=webhook_id)

@@ -443,6 +443,28 @@ def test_it_posts_the_first_at_once_and_gathers_a_bulk_import_into_one_message(
     assert len(chat.received) == 2  # every post exactly once
 
 
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_the_gathered_message_from_the_worker_when_the_window_closes(
+    chat: Hook,
+    propose_on: Callable[[str], Version],
+    celery_worker: Callable[..., Any],
+    smtp_server: SMTPServer,
+) -> None:
+    celery_worker(smtp_port=smtp_server.port, extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5"})
+    propose_on("Policy 0")
+    wait_until(lambda: len(chat.received) == 1, what="the first post", every=0.2)
+    propose_on("Policy 1")
+    propose_on("Policy 2")
+
+    wait_until(lambda: len(chat.received) == 2, what="the gathered post", every=0.2)
+    follow_up = chat.texts()[1]
+    assert follow_up.startswith("2 proposals wait for review:\n")
+    assert "Policy 1 (v2)" in follow_up and "Policy 2 (v2)" in follow_up
+    assert set(WebhookPost.objects.values_list("status", flat=True)) == {"sent"}
+    assert len(chat.received) == 2
+
+
 # --- in process (no Redis): a failed post is retried with the next change -----------------
 
 
