@@ -251,8 +251,8 @@ def _gathered_text(posts: list[WebhookPost]) -> str:
 
 
 def _post(hook: GroupWebhook, rows: delivery.Rows, text: str) -> str:
-    """POST `text` standing for `rows` (claimed) to the chat; whatever happens, the rows
-    leave `sending`."""
+    """POST `text` standing for `rows` (claimed) to the chat, and mark them sent, refused (a
+    4xx), or owed again with the error (raised for the task to retry)."""
     try:
         answer = requests.post(hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS)
         if 400 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
