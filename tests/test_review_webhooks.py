@@ -187,8 +187,9 @@ def propose(propose_on: Callable[[str], Version]) -> Callable[[], Version]:
 
 
 def _a_minute_later() -> None:
-    """The minute the sweep leaves a freshly tried post alone has passed."""
-    WebhookPost.objects.update(last_attempt_at=timezone.now() - timedelta(minutes=2))
+    """The minute the sweep leaves a freshly tried post alone has passed (to the outbox's
+    clock)."""
+    _move_the_clock(timedelta(minutes=2))
 
 
 def _sweep_a_minute_later() -> None:
@@ -401,8 +402,11 @@ def test_it_posts_at_once_that_nobody_can_decide_a_step(
 
 
 def _close_the_window() -> None:
-    """What the passing of the gathering window (a day at most) does to the outbox's clock."""
-    gone = timedelta(days=1, minutes=1)
+    """The gathering window (a day at most) has passed."""
+    _move_the_clock(timedelta(days=1, minutes=1))
+
+
+def _move_the_clock(gone: timedelta) -> None:
     WebhookPost.objects.update(
         created_at=F("created_at") - gone, last_attempt_at=F("last_attempt_at") - gone
     )
@@ -441,6 +445,44 @@ def test_it_posts_the_first_at_once_and_gathers_a_bulk_import_into_one_message(
     assert set(statuses.values()) == {"sent"} and first.pk in statuses
     tasks.retry_pending_notifications.delay()
     assert len(chat.received) == 2  # every post exactly once
+
+
+def test_it_retries_a_gathered_message_as_one_and_an_outage_spends_one_attempt_a_try(
+    chat: Hook, propose_on: Callable[[str], Version]
+) -> None:
+    propose_on("Policy 0")
+    early = [propose_on(f"Policy {n}") for n in range(1, 4)]
+    _close_the_window()
+    chat.answers.append(503)
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # the gathered message met the outage
+    owed = WebhookPost.objects.filter(status="pending")
+    assert sorted(owed.values_list("attempts", flat=True)) == [1, 1, 1]
+
+    # Posts arriving during the pause after the failure wait with the others.
+    late = [propose_on(f"Policy {n}") for n in range(4, 6)]
+    assert len(chat.received) == 2
+    _sweep_a_minute_later()
+
+    assert len(chat.received) == 3
+    assert chat.texts()[2].startswith("5 proposals wait for review:\n")
+    attempts = dict(WebhookPost.objects.values_list("version_id", "attempts"))
+    assert [attempts[version.pk] for version in early + late] == [2, 2, 2, 1, 1]
+    assert set(WebhookPost.objects.values_list("status", flat=True)) == {"sent"}
+
+
+def test_it_marks_every_post_of_a_gathered_message_the_chat_refused_refused(
+    chat: Hook, propose_on: Callable[[str], Version]
+) -> None:
+    propose_on("Policy 0")
+    gathered = [propose_on(f"Policy {n}") for n in range(1, 3)]
+    chat.answers.append(404)
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+    refused = WebhookPost.objects.filter(version__in=gathered)
+    assert set(refused.values_list("status", "attempts")) == {("refused", 1)}
+    _sweep_a_minute_later()
+    assert len(chat.received) == 2
 
 
 @pytest.mark.celery
