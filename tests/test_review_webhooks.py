@@ -573,3 +573,16 @@ def test_it_keeps_the_posts_when_the_groups_webhook_is_taken_off(
     _close_the_window()
     tasks.retry_pending_notifications.delay()
     assert len(chat.received) == 2  # the post that met the outage is not tried again
+
+
+def test_it_skips_a_post_owed_to_the_chat_of_a_group_deleted_meanwhile(
+    chat: Hook, propose: Callable[[], Version]
+) -> None:
+    chat.answers.append(503)
+    version = propose()
+    Group.objects.get(name=REVIEWERS).delete()
+    _sweep_a_minute_later()
+    post = WebhookPost.objects.get(version=version)
+    assert (post.webhook_id, post.status, post.attempts) == (None, "skipped", 1)
+    assert post.last_error == "the group's webhook was taken off"
+    assert len(chat.received) == 1
