@@ -451,6 +451,11 @@ if AWS_STORAGE_BUCKET_NAME:
 QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
     "QUIRE_REVIEW_EMAIL_GATHER_SECONDS", 300, minimum=0, maximum=86400
 )
+# A group's chat webhook is gathered the same way, one message per window
+# (reviews.webhooks); the emails' window unless set.
+QUIRE_WEBHOOK_GATHER_SECONDS = env_int(
+    "QUIRE_WEBHOOK_GATHER_SECONDS", QUIRE_REVIEW_EMAIL_GATHER_SECONDS, minimum=0, maximum=86400
+)
 
 # A reviewer may take back an approval this long after it (the page goes back to what it
 # showed); the author's decision email waits as long, and is dropped if it is taken back.

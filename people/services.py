@@ -22,6 +22,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument
 from people.models import SignInSession, SsoIdentity
 from people.sealed import seal, unseal
+from reviews import webhooks
 from reviews.models import ApiToken, GroupWebhook
 
 logger = logging.getLogger(__name__)
@@ -229,6 +230,7 @@ def group_webhook_set(*, actor: Any, group: Group, url: str) -> GroupWebhook | N
     _check_admin(actor)
     url = url.strip()
     if not url:
+        webhooks.drop_posts(group.pk)
         deleted, _ = GroupWebhook.objects.filter(group=group).delete()
         if deleted:
             audit_record(action="group.webhook_remove", actor=actor, data={"group": group.name})

@@ -9,11 +9,15 @@ both outboxes share one claim, one lease and one count of attempts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from celery import Task
 from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
@@ -86,6 +90,61 @@ def put_back(rows: Rows) -> None:
     rows.filter(status__in=[NotificationStatus.FAILED, NotificationStatus.REFUSED]).update(
         status=NotificationStatus.PENDING, attempts=0, last_error=""
     )
+
+
+def gathered_for(owed: Rows, now: datetime, window: timedelta) -> tuple[str, timedelta] | None:
+    """Whether the pending ones of `owed` (what one reviewer or one chat is owed) wait, and
+    for how long: after a failed send, until the pause is over, however many rows arrive
+    meanwhile (each would otherwise spend an attempt of every waiting row); within `window`
+    of the last one sent, until it closes, to go out together. None: send them now."""
+    failed_at = (
+        owed.filter(status=NotificationStatus.PENDING)
+        .exclude(last_error="")
+        .order_by("-last_attempt_at")
+        .values_list("last_attempt_at", flat=True)
+        .first()
+    )
+    if failed_at is not None and now - failed_at < retry_pause():
+        return "waiting to retry", failed_at + retry_pause() - now
+    last = (
+        owed.filter(status__in=[NotificationStatus.SENT, NotificationStatus.SENDING])
+        .order_by("-last_attempt_at")
+        .values_list("last_attempt_at", flat=True)
+        .first()
+    )
+    if window and last is not None and now - last < window:
+        return "gathered", last + window - now
+    return None
+
+
+def follow_up_later(task: Task, owner_id: int, delay: timedelta, *, what: str) -> None:
+    """Queue `task(owner_id)` (sending what was gathered for one reviewer or one chat) to run
+    after `delay`, once per window; the sweep sends it if the broker loses it."""
+    if in_process():
+        # No broker, no delayed tasks: the in-process sweep after a later commit sends it.
+        return
+    seconds = max(1, int(delay.total_seconds()) + 1)
+    if not cache.add(f"quire:{task.name}:{owner_id}", 1, timeout=seconds):
+        return
+    try:
+        task.apply_async(args=[owner_id], countdown=seconds)
+    except (BrokerError, OSError) as exc:
+        logger.warning("Could not queue a %s follow-up (%s); the sweep will send it.", what, exc)
+
+
+def send_on_commit(send: Callable[[list[int]], None], ids: list[int]) -> None:
+    """Hand `ids` to `send` once the change commits."""
+    transaction.on_commit(partial(_send_and_sweep, send, ids))
+
+
+def _send_and_sweep(send: Callable[[list[int]], None], ids: list[int]) -> None:
+    send(ids)
+    if in_process():
+        # Without a broker there is no beat either: any commit that owes an email or a chat
+        # post retries what both outboxes still owe, so neither waits for one of its own kind.
+        from reviews import tasks
+
+        tasks.retry_pending_notifications(limit=EAGER_SWEEP_BATCH)
 
 
 def in_process() -> bool:

@@ -492,9 +492,14 @@ class WebhookPostKind(models.TextChoices):
 
 class WebhookPost(OutboxRow):
     """One post owed to a group's chat webhook, its text written with the change (what was
-    true then); kept like an email (reviews.webhooks), so a chat outage loses nothing."""
+    true then); kept like an email (reviews.webhooks), so a chat outage loses nothing. Posts
+    owed to one webhook within its gathering window go out as one message."""
 
-    webhook = models.ForeignKey(GroupWebhook, on_delete=models.CASCADE, related_name="posts")
+    # Kept when the webhook is taken off (what was owed is marked skipped): the record of what
+    # was posted stays, without the address.
+    webhook = models.ForeignKey(
+        GroupWebhook, on_delete=models.SET_NULL, null=True, blank=True, related_name="posts"
+    )
     version = models.ForeignKey(
         "wiki.Version", on_delete=models.CASCADE, related_name="webhook_posts"
     )

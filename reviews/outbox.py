@@ -30,17 +30,15 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.core.cache import cache
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerError
 
 from inbox import services as inbox_services
 from reviews import delivery, mail, webhooks
 from reviews.deciders import deciders_of
-from reviews.delivery import EAGER_SWEEP_BATCH, SWEEP_BATCH, in_process, retry_pause
+from reviews.delivery import SWEEP_BATCH, retry_pause
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -265,15 +263,8 @@ def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozen
         batch.extend(ids)
         return ids
     if ids:
-        transaction.on_commit(lambda: _after_commit(ids))
+        delivery.send_on_commit(dispatch, ids)
     return ids
-
-
-def _after_commit(ids: list[int]) -> None:
-    dispatch(ids)
-    if in_process():
-        # Without a broker there is no beat either: retry what is still owed now.
-        retry_pending(limit=EAGER_SWEEP_BATCH)
 
 
 def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
@@ -421,6 +412,8 @@ def send_review_requests(recipient_id: int) -> str:
     email lists them all when the window closes, so a busy team gets a few emails an hour
     instead of one per proposal.
     """
+    from reviews import tasks
+
     window = gather_window()
     with transaction.atomic():
         # One decision at a time per reviewer, so two workers never both send "the first".
@@ -430,31 +423,17 @@ def send_review_requests(recipient_id: int) -> str:
             kind=NotificationKind.REVIEW_REQUESTED,
             delivery=NotificationDelivery.IMMEDIATE,
         )
-        unsent = owed.filter(status=NotificationStatus.PENDING)
-        pending = list(unsent.values_list("pk", flat=True))
+        pending = list(owed.filter(status=NotificationStatus.PENDING).values_list("pk", flat=True))
         if not pending:
             return "not pending"
         now = timezone.now()
-        # After a failed send, the next try waits for the pause, however many proposals
-        # arrive meanwhile: each one would otherwise spend an attempt of every waiting row.
-        failed_at = (
-            unsent.exclude(last_error="")
-            .order_by("-last_attempt_at")
-            .values_list("last_attempt_at", flat=True)
-            .first()
-        )
-        if failed_at is not None and now - failed_at < retry_pause():
-            _follow_up_later(recipient_id, failed_at + retry_pause() - now)
-            return "waiting to retry"
-        last = (
-            owed.filter(status__in=[NotificationStatus.SENT, NotificationStatus.SENDING])
-            .order_by("-last_attempt_at")
-            .values_list("last_attempt_at", flat=True)
-            .first()
-        )
-        if window and last is not None and now - last < window:
-            _follow_up_later(recipient_id, last + window - now)
-            return "gathered"
+        gathered = delivery.gathered_for(owed, now, window)
+        if gathered is not None:
+            outcome, delay = gathered
+            delivery.follow_up_later(
+                tasks.send_review_requests, recipient_id, delay, what="review email"
+            )
+            return outcome
         delivery.claim(owed.filter(pk__in=pending), now)
     rows = list(
         Notification.objects.filter(pk__in=pending)
@@ -507,22 +486,6 @@ def _still_asked(rows: list[Notification]) -> tuple[list[Notification], list[int
         else:
             passed.append(row.pk)
     return asked, passed
-
-
-def _follow_up_later(recipient_id: int, delay: timedelta) -> None:
-    """Queue the follow-up once per window; the sweep sends it if the broker loses it."""
-    if in_process():
-        # No broker, no delayed tasks: the in-process sweep after a later commit sends it.
-        return
-    from reviews import tasks
-
-    seconds = max(1, int(delay.total_seconds()) + 1)
-    if not cache.add(f"quire:review-follow-up:{recipient_id}", 1, timeout=seconds):
-        return
-    try:
-        tasks.send_review_requests.apply_async(args=[recipient_id], countdown=seconds)
-    except (BrokerError, OSError) as exc:
-        logger.warning("Could not queue a review follow-up (%s); the sweep will send it.", exc)
 
 
 def _finish(ids: list[int], status: str) -> None:

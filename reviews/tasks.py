@@ -6,6 +6,7 @@ from smtplib import SMTPException
 from celery import Task, shared_task
 
 from reviews import asking, outbox, webhooks
+from reviews.delivery import SWEEP_BATCH
 from reviews.models import NotificationStatus
 
 # Sending tasks retry with backoff on an SMTP or network failure.
@@ -48,10 +49,17 @@ def deliver_webhook_post(self: Task, post_id: int) -> str:
     return _send(self, webhooks.deliver, post_id)
 
 
+@shared_task(**SENDING)
+def send_webhook_posts(self: Task, webhook_id: int) -> str:
+    """The follow-up post gathering what a chat is owed (reviews.webhooks)."""
+    return _send(self, webhooks.send_posts, webhook_id)
+
+
 @shared_task
-def retry_pending_notifications() -> int:
-    """The emails and the chat posts still owed (every minute)."""
-    return outbox.retry_pending() + webhooks.retry_pending()
+def retry_pending_notifications(limit: int = SWEEP_BATCH) -> int:
+    """The emails and the chat posts still owed (every minute; in process, after a commit
+    that owes either)."""
+    return outbox.retry_pending(limit=limit) + webhooks.retry_pending(limit=limit)
 
 
 @shared_task

@@ -6,19 +6,23 @@ Each post is a `WebhookPost` row written inside the transaction of the change, i
 was true then, and sent as Slack/Teams-compatible JSON {"text": ...} by a Celery task queued on
 commit. Like the email outbox (reviews.delivery): a chat or broker outage leaves the row
 pending for the sweep, MAX_ATTEMPTS make it failed, and a 4xx (a wrong or revoked address)
-makes it refused at once; the admin's list of webhook posts sends either again.
+makes it refused at once; the admin's list of webhook posts sends either again. Like a
+reviewer's review emails, a chat's posts are gathered: the first after a quiet spell goes at
+once, what follows within QUIRE_WEBHOOK_GATHER_SECONDS goes as one message when it closes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence, Set
+from collections.abc import Iterable, Sequence, Set
 from datetime import timedelta
 from urllib.parse import urlsplit
 
 import requests
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from reviews import delivery, mail
@@ -30,6 +34,12 @@ logger = logging.getLogger(__name__)
 TIMEOUT_SECONDS = 10
 # A 4xx means the address is wrong, except these: the chat asks to be tried again later.
 RETRIED_4XX = frozenset({408, 425, 429})
+# A gathered message lists this many posts at most, in this many characters (Slack shows
+# 4,000 characters of a message's text and cuts it at 40,000; Teams takes about 28 KB); the
+# rest are counted, with the review queue's address.
+GATHERED_LINES = 20
+GATHERED_CHARS = 3500
+TAKEN_OFF = "the group's webhook was taken off"
 
 
 # --- queueing (inside the service transaction) ------------------------------------------
@@ -92,16 +102,32 @@ def _save_and_dispatch(posts: list[WebhookPost]) -> list[int]:
     if not posts:
         return []
     WebhookPost.objects.bulk_create(posts)
-    ids = [post.pk for post in posts]
-    transaction.on_commit(lambda: _after_commit(ids))
-    return ids
+    # One task per chat: it sends (or gathers) everything the chat is owed.
+    delivery.send_on_commit(
+        dispatch, _one_per_webhook((post.pk, post.webhook_id) for post in posts)
+    )
+    return [post.pk for post in posts]
 
 
-def _after_commit(ids: list[int]) -> None:
-    dispatch(ids)
-    if delivery.in_process():
-        # Without a broker there is no beat either: retry what is still owed now.
-        retry_pending(limit=delivery.EAGER_SWEEP_BATCH)
+def _one_per_webhook(posts: Iterable[tuple[int, int | None]]) -> list[int]:
+    """The first of the (id, webhook id) pairs per webhook; each post of none."""
+    first: dict[int, int] = {}
+    for post_id, webhook_id in posts:
+        first.setdefault(-post_id if webhook_id is None else webhook_id, post_id)
+    return list(first.values())
+
+
+def drop_posts(group_id: int) -> int:
+    """The group's webhook is being taken off: what it still owes is not posted anywhere
+    (the posts are kept, without the address: reviews.models.WebhookPost)."""
+    return WebhookPost.objects.filter(
+        webhook__group_id=group_id,
+        status__in=[
+            NotificationStatus.PENDING,
+            NotificationStatus.FAILED,
+            NotificationStatus.REFUSED,
+        ],
+    ).update(status=NotificationStatus.SKIPPED, last_error=TAKEN_OFF)
 
 
 def dispatch(ids: list[int]) -> None:
@@ -145,30 +171,99 @@ def _whose(version: Version) -> str:
 # --- sending (in the task) ----------------------------------------------------------------
 
 
+def gather_window() -> timedelta:
+    return timedelta(seconds=settings.QUIRE_WEBHOOK_GATHER_SECONDS)
+
+
 def deliver(post_id: int) -> str:
-    """POST one pending row. Returns its new status; raises ChatUnreachable (an OSError) when
-    the chat cannot be reached or answers 5xx, for the task to retry."""
-    rows = WebhookPost.objects.filter(pk=post_id)
-    if not delivery.claim(rows, timezone.now()):
-        return "not pending"
-    post = rows.select_related("webhook__group", "version").first()
+    """Send what the post's chat is owed, this post among it (`send_posts`)."""
+    post = WebhookPost.objects.filter(pk=post_id).values("webhook_id").first()
     if post is None:
-        return "gone"  # the group's webhook was taken off meanwhile
-    if post.version.status != VersionStatus.IN_REVIEW:
-        # Held up (a chat or broker outage) until it was decided: old news for the chat.
-        delivery.finish(rows, NotificationStatus.SKIPPED, error="no longer waiting for review")
+        return "gone"
+    if post["webhook_id"] is None:
+        # Its group's webhook was taken off meanwhile (or the group deleted).
+        rows = WebhookPost.objects.filter(pk=post_id, status=NotificationStatus.PENDING)
+        delivery.finish(rows, NotificationStatus.SKIPPED, error=TAKEN_OFF)
         return NotificationStatus.SKIPPED
+    return send_posts(post["webhook_id"])
+
+
+def send_posts(webhook_id: int) -> str:
+    """POST what a chat is owed: at once after a quiet spell, else gathered into one message
+    when the window closes (reviews.delivery.gathered_for, as for a reviewer's emails).
+    Returns the outcome; raises ChatUnreachable (an OSError) when the chat cannot be reached
+    or answers 5xx, for the task to retry."""
+    from reviews import tasks
+
+    with transaction.atomic():
+        # One decision at a time per chat, so two workers never both send "the first".
+        hook = GroupWebhook.objects.select_for_update().filter(pk=webhook_id).first()
+        if hook is None:
+            return "gone"
+        owed = WebhookPost.objects.filter(webhook_id=webhook_id)
+        pending = list(owed.filter(status=NotificationStatus.PENDING).values_list("pk", flat=True))
+        if not pending:
+            return "not pending"
+        now = timezone.now()
+        gathered = delivery.gathered_for(owed, now, gather_window())
+        if gathered is not None:
+            outcome, delay = gathered
+            delivery.follow_up_later(tasks.send_webhook_posts, webhook_id, delay, what="chat")
+            return outcome
+        delivery.claim(owed.filter(pk__in=pending), now)
+    # Only the rows this worker claimed: one is never sent by two.
+    claimed = WebhookPost.objects.filter(
+        pk__in=pending, status=NotificationStatus.SENDING, last_attempt_at=now
+    )
+    posts = list(claimed.select_related("version").order_by("created_at", "pk"))
+    waiting = [post for post in posts if post.version.status == VersionStatus.IN_REVIEW]
+    passed = [post.pk for post in posts if post.version.status != VersionStatus.IN_REVIEW]
+    if passed:
+        # Held up (a chat or broker outage, or the window) until it was decided: old news.
+        rows = WebhookPost.objects.filter(pk__in=passed)
+        delivery.finish(rows, NotificationStatus.SKIPPED, error="no longer waiting for review")
+    if not waiting:
+        return NotificationStatus.SKIPPED
+    text = waiting[0].text if len(waiting) == 1 else _gathered_text(waiting)
+    return _post(hook, WebhookPost.objects.filter(pk__in=[post.pk for post in waiting]), text)
+
+
+def _gathered_text(posts: list[WebhookPost]) -> str:
+    """One message listing `posts`: the first GATHERED_LINES that fit in GATHERED_CHARS, then
+    how many more, with the review queue's address."""
+    proposals = len({post.version_id for post in posts})
+    lines = [
+        f"{proposals} proposals wait for review:"
+        if proposals > 1
+        else "1 proposal waits for review:"
+    ]
+    size = len(lines[0])
+    for post in posts[:GATHERED_LINES]:
+        line = f"• {post.text}"
+        if len(lines) > 1 and size + 1 + len(line) > GATHERED_CHARS:
+            break
+        lines.append(line)
+        size += 1 + len(line)
+    more = len(posts) - (len(lines) - 1)
+    if more:
+        lines.append(f"and {more} more: {settings.QUIRE_BASE_URL}{reverse('reviews:queue')}")
+    return "\n".join(lines)
+
+
+def _post(hook: GroupWebhook, rows: delivery.Rows, text: str) -> str:
+    """POST `text` standing for `rows` (claimed) to the chat, and mark them sent, refused (a
+    4xx), or owed again with the error (raised for the task to retry)."""
     try:
-        answer = requests.post(post.webhook.url, json={"text": post.text}, timeout=TIMEOUT_SECONDS)
+        answer = requests.post(hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS)
         if 400 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
-            return _refused(rows, post, answer.status_code)
+            return _refused(rows, hook, answer.status_code)
         if not 200 <= answer.status_code < 300:
             raise requests.HTTPError(f"HTTP {answer.status_code} from the chat's webhook")
     except requests.RequestException as exc:
         # The address is the chat's secret: it stays out of the row, the log and the retry.
-        failure = ChatUnreachable(_without_address(delivery.describe(exc), post.webhook.url))
+        failure = ChatUnreachable(_without_address(delivery.describe(exc), hook.url))
         error = delivery.failed_attempt(rows, failure)
-        logger.warning("Posting %s to the webhook of %s failed: %s", post_id, post.webhook, error)
+        logger.warning("Posting to the webhook of %s failed: %s", hook.group.name, error)
         raise failure from None
     delivery.finish(rows, NotificationStatus.SENT)
     return NotificationStatus.SENT
@@ -189,7 +284,7 @@ def _without_address(error: str, url: str) -> str:
     return error
 
 
-def _refused(rows: delivery.Rows, post: WebhookPost, status_code: int) -> str:
+def _refused(rows: delivery.Rows, hook: GroupWebhook, status_code: int) -> str:
     # The address is wrong or revoked: trying again will not help; an admin must fix it.
     delivery.finish(
         rows,
@@ -199,7 +294,7 @@ def _refused(rows: delivery.Rows, post: WebhookPost, status_code: int) -> str:
     logger.warning(
         "The webhook of %s refused a post (HTTP %s): check the webhook's address on the "
         "group's screen, then send the post again from the admin's webhook posts.",
-        post.webhook.group.name,
+        hook.group.name,
         status_code,
     )
     return NotificationStatus.REFUSED
@@ -210,17 +305,17 @@ def retry_pending(*, limit: int = delivery.SWEEP_BATCH) -> int:
     now = timezone.now()
     grace = delivery.retry_pause()
     delivery.take_back_leases(WebhookPost.objects.all(), now)
-    ids = list(
+    due = list(
         WebhookPost.objects.filter(status=NotificationStatus.PENDING)
         .filter(
             Q(last_attempt_at__isnull=True, created_at__lt=now - grace)
             | Q(last_attempt_at__lt=now - grace)
         )
         .order_by("id")
-        .values_list("pk", flat=True)[:limit]
+        .values_list("pk", "webhook_id")[:limit]
     )
-    dispatch(ids)
-    return len(ids)
+    dispatch(_one_per_webhook(due))
+    return len(due)
 
 
 def requeue(ids: list[int]) -> int:
@@ -228,8 +323,8 @@ def requeue(ids: list[int]) -> int:
     delivery.put_back(WebhookPost.objects.filter(pk__in=ids))
     due = list(
         WebhookPost.objects.filter(pk__in=ids, status=NotificationStatus.PENDING).values_list(
-            "pk", flat=True
+            "pk", "webhook_id"
         )
     )
-    dispatch(due)
+    dispatch(_one_per_webhook(due))
     return len(due)

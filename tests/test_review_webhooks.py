@@ -11,13 +11,17 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
+from people import services as people_services
 from reviews import asking, delivery, services, tasks, webhooks, workflows
 from reviews.models import GroupWebhook, WebhookPost
 from tests.fixtures_mail import SMTPServer, celery_settings
@@ -168,17 +172,29 @@ def chat(hook: Hook, reviewer: User) -> Hook:
 
 
 @pytest.fixture
-def propose(
+def propose_on(
     make_page: Callable[..., Page], reader: User, django_capture_on_commit_callbacks: Any
-) -> Callable[[], Version]:
-    return lambda: _propose(
-        make_page("Refund policy", "Five days.\n"), reader, django_capture_on_commit_callbacks
+) -> Callable[[str], Version]:
+    """reed's proposal on a new page of that title."""
+    return lambda title: _propose(
+        make_page(title, "Five days.\n"), reader, django_capture_on_commit_callbacks
     )
 
 
+@pytest.fixture
+def propose(propose_on: Callable[[str], Version]) -> Callable[[], Version]:
+    return lambda: propose_on("Refund policy")
+
+
+def _a_minute_later() -> None:
+    """The minute the sweep leaves a freshly tried post alone has passed (to the outbox's
+    clock)."""
+    _move_the_clock(timedelta(minutes=2))
+
+
 def _sweep_a_minute_later() -> None:
-    """The beat's sweep, once the minute it leaves a freshly tried post alone has passed."""
-    WebhookPost.objects.update(last_attempt_at=timezone.now() - timedelta(minutes=2))
+    """The beat's sweep, a minute later."""
+    _a_minute_later()
     tasks.retry_pending_notifications.delay()
 
 
@@ -288,7 +304,10 @@ def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
     celery_worker: Callable[..., Any],
     smtp_server: SMTPServer,
 ) -> None:
-    worker = celery_worker(smtp_port=smtp_server.port)
+    # After a failure the chat's next try waits for the sweep's pause (a second here).
+    worker = celery_worker(
+        smtp_port=smtp_server.port, extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1"}
+    )
     chat.answers.extend([503, 502])
     version = propose()
     [post] = WebhookPost.objects.filter(version=version)
@@ -320,6 +339,7 @@ def test_it_posts_a_reminder_then_the_escalation_to_the_steps_webhook_once_each(
     start = timezone.now()
 
     def remind(hours: float) -> dict[str, int]:
+        _close_the_window()  # hours pass: each post comes after a quiet spell
         with django_capture_on_commit_callbacks(execute=True):
             return asking.reviews_remind(now=start + timedelta(hours=hours))
 
@@ -376,3 +396,193 @@ def test_it_posts_at_once_that_nobody_can_decide_a_step(
     ]
     [post] = WebhookPost.objects.filter(version=version)
     assert (post.kind, post.status) == ("nobody_decides", "sent")
+
+
+# --- a bulk import: gathered like the review emails ----------------------------------------
+
+
+def _close_the_window() -> None:
+    """The gathering window (a day at most) has passed."""
+    _move_the_clock(timedelta(days=1, minutes=1))
+
+
+def _move_the_clock(gone: timedelta) -> None:
+    WebhookPost.objects.update(
+        created_at=F("created_at") - gone, last_attempt_at=F("last_attempt_at") - gone
+    )
+
+
+def test_it_posts_the_first_at_once_and_gathers_a_bulk_import_into_one_message(
+    chat: Hook,
+    propose_on: Callable[[str], Version],
+    reviewer: User,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.QUIRE_BASE_URL = "https://quire.example.com"
+    first = propose_on("Policy 0")
+    assert len(chat.received) == 1
+    rest = [propose_on(f"Policy {n}") for n in range(1, 40)]
+    # The 39 that came within the window wait; one of them is decided meanwhile.
+    assert len(chat.received) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=reviewer, version=rest[0])
+
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+
+    assert len(chat.received) == 2
+    assert "Policy 0 (v2)" in chat.texts()[0]
+    follow_up = chat.texts()[1]
+    assert follow_up.startswith("38 proposals wait for review:\n• reed proposes")
+    assert all(f"a change to Policy {n} (v2)" in follow_up for n in range(2, 22))
+    assert "Policy 1 (v2)" not in follow_up  # decided meanwhile
+    assert "Policy 22 (v2)" not in follow_up
+    assert follow_up.endswith("\nand 18 more: https://quire.example.com/reviews/")
+    assert len(follow_up) < 4000  # Slack shows 4,000 characters of a message's text
+    statuses = dict(WebhookPost.objects.values_list("version_id", "status"))
+    assert statuses.pop(rest[0].pk) == "skipped"
+    assert set(statuses.values()) == {"sent"} and first.pk in statuses
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # every post exactly once
+
+
+def test_it_retries_a_gathered_message_as_one_and_an_outage_spends_one_attempt_a_try(
+    chat: Hook, propose_on: Callable[[str], Version]
+) -> None:
+    propose_on("Policy 0")
+    early = [propose_on(f"Policy {n}") for n in range(1, 4)]
+    _close_the_window()
+    chat.answers.append(503)
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # the gathered message met the outage
+    owed = WebhookPost.objects.filter(status="pending")
+    assert sorted(owed.values_list("attempts", flat=True)) == [1, 1, 1]
+
+    # Posts arriving during the pause after the failure wait with the others.
+    late = [propose_on(f"Policy {n}") for n in range(4, 6)]
+    assert len(chat.received) == 2
+    _sweep_a_minute_later()
+
+    assert len(chat.received) == 3
+    assert chat.texts()[2].startswith("5 proposals wait for review:\n")
+    attempts = dict(WebhookPost.objects.values_list("version_id", "attempts"))
+    assert [attempts[version.pk] for version in early + late] == [2, 2, 2, 1, 1]
+    assert set(WebhookPost.objects.values_list("status", flat=True)) == {"sent"}
+
+
+def test_it_marks_every_post_of_a_gathered_message_the_chat_refused_refused(
+    chat: Hook, propose_on: Callable[[str], Version]
+) -> None:
+    propose_on("Policy 0")
+    gathered = [propose_on(f"Policy {n}") for n in range(1, 3)]
+    chat.answers.append(404)
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+    refused = WebhookPost.objects.filter(version__in=gathered)
+    assert set(refused.values_list("status", "attempts")) == {("refused", 1)}
+    _sweep_a_minute_later()
+    assert len(chat.received) == 2
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_the_gathered_message_from_the_worker_when_the_window_closes(
+    chat: Hook,
+    propose_on: Callable[[str], Version],
+    celery_worker: Callable[..., Any],
+    smtp_server: SMTPServer,
+) -> None:
+    celery_worker(smtp_port=smtp_server.port, extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5"})
+    propose_on("Policy 0")
+    wait_until(lambda: len(chat.received) == 1, what="the first post", every=0.2)
+    propose_on("Policy 1")
+    propose_on("Policy 2")
+
+    wait_until(lambda: len(chat.received) == 2, what="the gathered post", every=0.2)
+    follow_up = chat.texts()[1]
+    assert follow_up.startswith("2 proposals wait for review:\n")
+    assert "Policy 1 (v2)" in follow_up and "Policy 2 (v2)" in follow_up
+    assert set(WebhookPost.objects.values_list("status", flat=True)) == {"sent"}
+    assert len(chat.received) == 2
+
+
+# --- in process (no Redis): a failed post is retried with the next change -----------------
+
+
+def test_it_retries_a_failed_post_in_process_after_a_change_that_posts_nothing(
+    hook: Hook,
+    propose_on: Callable[[str], Version],
+    reviewer: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # A proposal made before the Reviewers had a chat: its rejection posts nothing.
+    earlier = propose_on("Returns")
+    GroupWebhook.objects.create(group=Group.objects.get(name=REVIEWERS), url=hook.url)
+    hook.answers.append(503)
+    version = propose_on("Refund policy")
+    [post] = WebhookPost.objects.filter(version=version)
+    assert post.status == "pending"
+
+    _a_minute_later()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_reject(actor=reviewer, version=earlier, comment="Not now.")
+
+    assert len(hook.received) == 2
+    post.refresh_from_db()
+    assert (post.status, post.attempts) == ("sent", 2)
+
+
+def test_it_retries_the_owed_posts_from_the_digest_command(
+    chat: Hook, propose: Callable[[], Version]
+) -> None:
+    """Without a beat, cron runs send_review_digest (docs/operating.md): it sends the posts
+    still owed too."""
+    chat.answers.append(503)
+    version = propose()
+    _a_minute_later()
+    out = StringIO()
+    call_command("send_review_digest", stdout=out)
+    assert len(chat.received) == 2
+    assert WebhookPost.objects.get(version=version).status == "sent"
+    assert "queued 1 owed notification(s) and chat post(s)" in out.getvalue()
+
+
+# --- taking a group's webhook off keeps the record ----------------------------------------
+
+
+def test_it_keeps_the_posts_when_the_groups_webhook_is_taken_off(
+    chat: Hook, propose_on: Callable[[str], Version], admin_user: User
+) -> None:
+    sent = propose_on("Refund policy")
+    _close_the_window()
+    chat.answers.append(503)  # the chat is down: the next post is owed
+    owed = propose_on("Returns")
+
+    people_services.group_webhook_set(
+        actor=admin_user, group=Group.objects.get(name=REVIEWERS), url=""
+    )
+
+    assert not GroupWebhook.objects.exists()
+    kept = WebhookPost.objects.get(version=sent)
+    assert (kept.webhook_id, kept.status) == (None, "sent")
+    assert "Refund policy (v2)" in kept.text
+    dropped = WebhookPost.objects.get(version=owed)
+    assert (dropped.webhook_id, dropped.status) == (None, "skipped")
+    assert dropped.last_error == "the group's webhook was taken off"
+    _close_the_window()
+    tasks.retry_pending_notifications.delay()
+    assert len(chat.received) == 2  # the post that met the outage is not tried again
+
+
+def test_it_skips_a_post_owed_to_the_chat_of_a_group_deleted_meanwhile(
+    chat: Hook, propose: Callable[[], Version]
+) -> None:
+    chat.answers.append(503)
+    version = propose()
+    Group.objects.get(name=REVIEWERS).delete()
+    _sweep_a_minute_later()
+    post = WebhookPost.objects.get(version=version)
+    assert (post.webhook_id, post.status, post.attempts) == (None, "skipped", 1)
+    assert post.last_error == "the group's webhook was taken off"
+    assert len(chat.received) == 1
