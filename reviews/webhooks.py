@@ -205,7 +205,10 @@ def send_posts(webhook_id: int) -> str:
         if not pending:
             return "not pending"
         now = timezone.now()
-        gathered = delivery.gathered_for(owed, now, gather_window())
+        # "Nobody can decide" is said at once (what waits with it goes along); else the
+        # window gathers, as for review emails. A failed send's pause holds for every kind.
+        urgent = owed.filter(pk__in=pending, kind=WebhookPostKind.NOBODY_DECIDES).exists()
+        gathered = delivery.gathered_for(owed, now, timedelta(0) if urgent else gather_window())
         if gathered is not None:
             outcome, delay = gathered
             delivery.follow_up_later(tasks.send_webhook_posts, webhook_id, delay, what="chat")

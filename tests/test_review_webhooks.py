@@ -398,6 +398,34 @@ def test_it_posts_at_once_that_nobody_can_decide_a_step(
     assert (post.kind, post.status) == ("nobody_decides", "sent")
 
 
+def test_it_posts_nobody_can_decide_at_once_inside_the_gathering_window(
+    hook: Hook,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    reader: User,
+    admin_user: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A review request was just posted to Legal's chat, so the next would be gathered; but
+    a proposal nobody can decide is said at once (issue 39), not at the window's end."""
+    lena = make_user("lena", "Legal")
+    GroupWebhook.objects.create(group=Group.objects.get(name="Legal"), url=hook.url)
+    root = make_page("Policies", "All policies.\n")
+    workflow = workflows.workflow_create(
+        actor=admin_user,
+        name="Legal review",
+        steps=[{"name": "Legal check", "group": "Legal", "approvals": 1}],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
+    refunds = make_page("Refunds", "Five days.\n", parent=root)
+    returns = make_page("Returns", "Thirty days.\n", parent=root)
+    _propose(refunds, reader, django_capture_on_commit_callbacks)
+    assert len(hook.received) == 1  # Lena may decide it: asked at once
+    _propose(returns, lena, django_capture_on_commit_callbacks)  # Lena wrote it: nobody may
+    assert len(hook.received) == 2
+    assert hook.texts()[1].startswith("Nobody can decide lena's change to Returns (v2)")
+
+
 # --- a bulk import: gathered like the review emails ----------------------------------------
 
 
