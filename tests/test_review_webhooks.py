@@ -367,6 +367,19 @@ def test_it_posts_a_reminder_then_the_escalation_to_the_steps_webhook_once_each(
     ]
 
 
+def _legal_policies(hook: Hook, make_page: Callable[..., Page], admin_user: User) -> Page:
+    """Legal's chat listens on `hook`; a "Policies" page whose pages Legal reviews (one step)."""
+    GroupWebhook.objects.create(group=Group.objects.get(name="Legal"), url=hook.url)
+    root = make_page("Policies", "All policies.\n")
+    workflow = workflows.workflow_create(
+        actor=admin_user,
+        name="Legal review",
+        steps=[{"name": "Legal check", "group": "Legal", "approvals": 1}],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
+    return root
+
+
 def test_it_posts_at_once_that_nobody_can_decide_a_step(
     hook: Hook,
     make_page: Callable[..., Page],
@@ -377,15 +390,7 @@ def test_it_posts_at_once_that_nobody_can_decide_a_step(
 ) -> None:
     settings.QUIRE_BASE_URL = "https://quire.example.com"
     lena = make_user("lena", "Legal")
-    legal = Group.objects.get(name="Legal")
-    GroupWebhook.objects.create(group=legal, url=hook.url)
-    root = make_page("Policies", "All policies.\n")
-    workflow = workflows.workflow_create(
-        actor=admin_user,
-        name="Legal review",
-        steps=[{"name": "Legal check", "group": "Legal", "approvals": 1}],
-    )
-    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
+    root = _legal_policies(hook, make_page, admin_user)
     page = make_page("Refunds", "Five days.\n", parent=root)
     # Legal's only member wrote it: nobody may decide its step.
     version = _propose(page, lena, django_capture_on_commit_callbacks)
@@ -409,14 +414,7 @@ def test_it_posts_nobody_can_decide_at_once_inside_the_gathering_window(
     """A review request was just posted to Legal's chat, so the next would be gathered; but
     a proposal nobody can decide is said at once (issue 39), not at the window's end."""
     lena = make_user("lena", "Legal")
-    GroupWebhook.objects.create(group=Group.objects.get(name="Legal"), url=hook.url)
-    root = make_page("Policies", "All policies.\n")
-    workflow = workflows.workflow_create(
-        actor=admin_user,
-        name="Legal review",
-        steps=[{"name": "Legal check", "group": "Legal", "approvals": 1}],
-    )
-    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
+    root = _legal_policies(hook, make_page, admin_user)
     refunds = make_page("Refunds", "Five days.\n", parent=root)
     returns = make_page("Returns", "Thirty days.\n", parent=root)
     _propose(refunds, reader, django_capture_on_commit_callbacks)
