@@ -456,6 +456,10 @@ QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
 QUIRE_WEBHOOK_GATHER_SECONDS = env_int(
     "QUIRE_WEBHOOK_GATHER_SECONDS", QUIRE_REVIEW_EMAIL_GATHER_SECONDS, minimum=0, maximum=86400
 )
+# Hosts a group's chat webhook may post to although they resolve to a loopback, private or
+# link-local address, and over plain http (reviews.webhook_address): a chat server inside
+# the network. Comma-separated host names or addresses.
+QUIRE_WEBHOOK_ALLOWED_HOSTS = env_list("QUIRE_WEBHOOK_ALLOWED_HOSTS", "")
 
 # A reviewer may take back an approval this long after it (the page goes back to what it
 # showed); the author's decision email waits as long, and is dropped if it is taken back.

@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from reviews import delivery, mail
+from reviews import delivery, mail, webhook_address
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
 from wiki.models import Version, VersionStatus
 
@@ -256,9 +256,15 @@ def _gathered_text(posts: list[WebhookPost]) -> str:
 def _post(hook: GroupWebhook, rows: delivery.Rows, text: str) -> str:
     """POST `text` standing for `rows` (claimed) to the chat, and mark them sent, refused (a
     4xx), or owed again with the error (raised for the task to retry)."""
+    refused = webhook_address.refusal(hook.url)
+    if refused is not None:
+        return _address_refused(rows, hook, refused)
     try:
-        answer = requests.post(hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS)
-        if 400 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
+        # Never followed: a redirect could lead inside the network, past the address check.
+        answer = requests.post(
+            hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS, allow_redirects=False
+        )
+        if 300 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
             return _refused(rows, hook, answer.status_code)
         if not 200 <= answer.status_code < 300:
             raise requests.HTTPError(f"HTTP {answer.status_code} from the chat's webhook")
@@ -300,6 +306,13 @@ def _refused(rows: delivery.Rows, hook: GroupWebhook, status_code: int) -> str:
         hook.group.name,
         status_code,
     )
+    return NotificationStatus.REFUSED
+
+
+def _address_refused(rows: delivery.Rows, hook: GroupWebhook, reason: str) -> str:
+    # Checked again at each post: the name may resolve inside the network now.
+    delivery.finish(rows, NotificationStatus.REFUSED, error=f"not posted: {reason}")
+    logger.warning("Not posting to the webhook of %s: %s.", hook.group.name, reason)
     return NotificationStatus.REFUSED
 
 
