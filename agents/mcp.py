@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError
 from django.http import HttpRequest
 from mcp.types import (
     CallToolResult,
@@ -47,7 +47,7 @@ from agents.models import Agent
 from agents.services import agent_page_create, agent_page_read
 from config.cache import counter_hit
 from core.audit import audit_record, storable
-from core.errors import InvalidArgument, QuireError, RateLimited
+from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
@@ -526,6 +526,11 @@ class QuireMCP(DjangoMCP):
         return CallToolResult.model_validate(result)
 
 
+DATABASE_RETRY_SECONDS = 5
+DATABASE_UNAVAILABLE = (
+    "the database was unavailable for a moment (restarting or busy) and nothing was stored; "
+    f"call again in {DATABASE_RETRY_SECONDS} seconds."
+)
 INTERNAL_ERROR = (
     "internal_error: the server could not complete this call; the error was logged. "
     "Try again later."
@@ -607,6 +612,15 @@ def _call(
             error = exc
         except ValidationError as exc:
             error = _invalid_arguments(exc)
+        except (OperationalError, InterfaceError) as exc:
+            # A known fault (a restart, a failover, a cut connection): one line, no traceback.
+            if call.written is not None:
+                logger.warning("MCP tool %s: the database failed after it saved: %s", name, exc)
+                return _saved_anyway(call.written)
+            logger.warning(
+                "MCP tool %s: the database is unavailable, nothing stored: %s", name, exc
+            )
+            error = TryAgain(DATABASE_UNAVAILABLE, retry_after=DATABASE_RETRY_SECONDS)
         except Exception:
             logger.exception("MCP tool %s failed", name)
             if call.written is not None:
