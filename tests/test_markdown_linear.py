@@ -141,3 +141,16 @@ def test_it_renders_again_for_a_reader_who_sees_other_titles(
     Page.objects.filter(pk=target.pk).update(title="Renamed")
     second = render_markdown(f"See [[{target.public_id}]].")
     assert ">Target</a>" in first and ">Renamed</a>" in second
+
+
+@pytest.mark.parametrize("marker", ["- ", "1. "])
+def test_it_renders_lists_nested_past_the_recursion_limit(
+    marker: str, client: Client, reader: User
+) -> None:
+    text = "".join("    " * depth + f"{marker}level {depth}\n" for depth in range(310))
+    assert len(text) < 200_000  # a page Quire accepts
+    client.force_login(reader)
+    answer = client.post("/preview/", {"body": text, "title": "Deep"})
+    assert answer.status_code == 200
+    html = answer.content.decode()
+    assert "level 0" in html and "level 309" in html
