@@ -32,10 +32,13 @@ from wiki.roles import REVIEWERS
 pytestmark = pytest.mark.usefixtures("eager_tasks")
 
 
+# The chat servers here listen on 127.0.0.1, which Quire refuses to post to unless the
+# operator allows it (reviews.webhook_address): here, and in a Celery worker's environment.
+LOCAL_CHAT_ALLOWED = {"QUIRE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"}
+
+
 @pytest.fixture(autouse=True)
 def _local_chat_allowed(settings: Any) -> None:
-    """The chat servers here listen on 127.0.0.1, which Quire refuses to post to unless the
-    operator allows it (reviews.webhook_address)."""
     settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
 
 
@@ -313,7 +316,8 @@ def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
 ) -> None:
     # After a failure the chat's next try waits for the sweep's pause (a second here).
     worker = celery_worker(
-        smtp_port=smtp_server.port, extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1"}
+        smtp_port=smtp_server.port,
+        extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1", **LOCAL_CHAT_ALLOWED},
     )
     chat.answers.extend([503, 502])
     version = propose()
@@ -526,7 +530,10 @@ def test_it_sends_the_gathered_message_from_the_worker_when_the_window_closes(
     celery_worker: Callable[..., Any],
     smtp_server: SMTPServer,
 ) -> None:
-    celery_worker(smtp_port=smtp_server.port, extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5"})
+    celery_worker(
+        smtp_port=smtp_server.port,
+        extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5", **LOCAL_CHAT_ALLOWED},
+    )
     propose_on("Policy 0")
     wait_until(lambda: len(chat.received) == 1, what="the first post", every=0.2)
     propose_on("Policy 1")
