@@ -37,7 +37,10 @@ from agents import activity, selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
 from agents.long_pages import (
+    SOURCE_BUDGET,
+    Budget,
     ChangedOut,
+    LinesOut,
     SectionOut,
     SectionShownOut,
     changed_lines,
@@ -73,6 +76,10 @@ WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "ap
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
+# What get_page keeps of maxChars for the fields that say which part of the page it shows.
+PART_FIELDS_CHARS = 300
+# The least a page's text gets when its instructions and files take the whole budget.
+TEXT_CHARS_MIN = 500
 RATE_WINDOW_SECONDS = 60
 # A window's counter outlives it, so that a clock a little behind still finds it.
 RATE_COUNTER_SECONDS = RATE_WINDOW_SECONDS * 2
@@ -198,6 +205,8 @@ class PackedPage(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
 
 
 class PublishedOut(TypedDict):
@@ -284,6 +293,8 @@ class PageSource(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
 
 
 class WriteResult(TypedDict):
@@ -308,7 +319,8 @@ class EditIn(TypedDict):
 SectionName = Annotated[
     str | None,
     Field(
-        description="A heading from sections (its line number when two read the same).",
+        description="A heading from sections (its line number when two read the same), "
+        "or lines like '120-160'.",
         min_length=1,
         max_length=300,
     ),
@@ -877,10 +889,9 @@ class PageTools(MCPToolset):
         ] = None,
     ) -> SearchResult:
         """Find the pages in your set that answer a question, by meaning and by words. Ask as
-        you would ask a colleague ('how many vacation days do I get'); "quoted words" must
-        appear together, -word excludes, OR accepts either side. At most 8 pages, best first,
-        each with the section that matched and an excerpt: read it with get_page(pageId,
-        section=...).
+        you would ask a colleague; "quoted words" must appear together, -word excludes, OR
+        accepts either side. At most 8 pages, best first, each with the section that matched
+        and an excerpt: read it with get_page(pageId, section=...).
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
@@ -908,9 +919,8 @@ class PageTools(MCPToolset):
         maxChars: Annotated[
             int | None,
             Field(
-                description=f"Keep the answer under this many characters (default "
-                f"{GET_PAGE_CHARS:,}) by leaving referenced pages out; it never cuts the page "
-                "itself.",
+                description=f"The answer's size (default {GET_PAGE_CHARS:,}); instructions "
+                "and files come whole.",
                 ge=GET_PAGE_CHARS_MIN,
                 le=GET_PAGE_CHARS_MAX,
             ),
@@ -918,17 +928,17 @@ class PageTools(MCPToolset):
         section: SectionName = None,
     ) -> PackedPage:
         """Read a page: its content, its instructions (follow them), its files' text and the
-        pages its instructions reference (includes; those left out are in notIncluded: get_page
-        each when you need it). A page over 24,000 characters comes as its outline (truncated:
-        true, sections: each heading with its line and size): call again with section=<heading>
-        (search_pages names the one that matched) to read that part.
+        pages its instructions reference while they fit (the rest in notIncluded: get_page each
+        when you need it). A page over maxChars comes as its outline (truncated: true, sections:
+        each heading with its line and size): call again with section=<heading> (search_pages
+        names the one that matched) or a line range like '120-160' to read that part.
         """
         agent = self._agent()
         page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
-        shown = shown_text(page.body, section)
+        max_chars = maxChars or GET_PAGE_CHARS
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
@@ -937,19 +947,23 @@ class PageTools(MCPToolset):
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
             "instructions": page.instructions,
-            "content": shown.text,
+            "content": "",
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
             "notIncluded": [],
-            **shown.fields,
         }
+        # The page's text takes what the rest of the answer leaves of maxChars.
+        room = max(max_chars - len(pretty_json(answer)) - PART_FIELDS_CHARS, TEXT_CHARS_MIN)
+        shown = shown_text(page.body, section, Budget(room, room))
+        answer["content"] = shown.text
+        answer.update(shown.fields)
         referenced = [
             (ref, version)
             for ref in references
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
-        pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        pack_includes(answer, referenced, max_chars=max_chars)
         self._read(agent, page.pk, page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
@@ -977,16 +991,15 @@ class PageTools(MCPToolset):
         limit: Annotated[
             int | None,
             Field(
-                description="Versions per answer (default 50).",
+                description="Default 50; nextCursor gives the rest.",
                 ge=1,
                 le=activity.PAGE_SIZE,
             ),
         ] = None,
     ) -> ActivityResult:
-        """What changed in your pages since a time: versions published, newest first, and,
-        when you may edit, the decisions on your own proposals with the reviewer's comment
-        (changes requested: revise with get_page_source and update_page). Call it when you come
-        back to a task; more with recent_activity(cursor=nextCursor).
+        """What changed in your pages since a time: versions published, newest first, and the
+        decisions on your own proposals with the reviewer's comment (changes requested: revise
+        with get_page_source and update_page). Call it when you come back to a task.
         """
         agent = self._agent()
         found = activity.recent_activity(
@@ -1005,11 +1018,10 @@ class PageTools(MCPToolset):
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown before you change it with update_page, edit_page or
-        append_to_page. If your own proposal waits on the page, markdown is that draft;
-        lastDecision is the reviewer's last decision on yours, with the comment (status
-        "rejected" on your new page: fix it and send it with update_page). A page over 24,000
-        characters comes as an outline, as in get_page: call again with section=<heading> for its
-        markdown and line range.
+        append_to_page. If your own proposal waits, markdown is that draft; lastDecision is the
+        reviewer's last decision on yours (a rejected new page: fix it, send it with
+        update_page). Over 10,000 characters a page comes as an outline as in get_page; a
+        section over 6,000 as its own outline or first lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1026,7 +1038,7 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
-        part = shown_text(markdown, section)
+        part = shown_text(markdown, section, SOURCE_BUDGET)
         parent = selectors.parent_in_set(page)
         if live is not None:
             self._read(agent, page.pk, live.number)
@@ -1122,10 +1134,10 @@ class PageTools(MCPToolset):
         tags: Annotated[list[str] | None, Field(description="The complete new list.")] = None,
         baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose a page's whole new text (not a patch): call get_page_source first and
-        send the complete markdown, with its liveVersion as baseVersion; give at least one of
-        markdown, title or tags. It waits for a person to approve it and withdraws your earlier
-        waiting proposal on the page; if the page changed since, a reviewer merges the two.
+        """Propose a page's whole new text (not a patch): call get_page_source first, send
+        the complete markdown with its liveVersion as baseVersion (or only a new title or tags).
+        It waits for a person to approve it and withdraws your earlier waiting proposal; if the
+        page changed since, a reviewer merges the two.
         """
         return self._propose(
             pageId,
@@ -1150,9 +1162,9 @@ class PageTools(MCPToolset):
         baseVersion: BaseVersion = None,
     ) -> WriteResult:
         """Propose small changes: each edit replaces one exact oldText, copied from
-        get_page_source's markdown (or a section of it) and occurring once in the page; edits
-        apply in order. Like update_page it waits for approval; changed lists the lines it
-        changed. An oldText found 0 or several times stores nothing, and the error shows where.
+        get_page_source (a section of it too) and occurring once in the page; edits apply in
+        order. Like update_page it waits for approval; changed lists the lines changed. An
+        oldText found 0 or several times stores nothing; the error shows where.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
