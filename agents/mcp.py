@@ -18,6 +18,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
+from django.urls import reverse
 from mcp.types import (
     CallToolResult,
     GetPromptRequest,
@@ -73,6 +74,9 @@ logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page", "recent_activity")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
+# The two tools ChatGPT's deep research and company knowledge connectors call, listed to an
+# agent whose connector_tools flag is on.
+CONNECTOR_TOOLS = ("search", "fetch")
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
@@ -309,6 +313,24 @@ class WriteResult(TypedDict):
     warning: NotRequired[str]
 
 
+class ConnectorHitOut(TypedDict):
+    id: str
+    title: str
+    url: str
+
+
+class ConnectorSearchResult(TypedDict):
+    results: list[ConnectorHitOut]
+
+
+class ConnectorDocument(TypedDict):
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
+
+
 class EditIn(TypedDict):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
 
@@ -375,7 +397,11 @@ _current_call: ContextVar[ToolCall] = ContextVar("quire_tool_call")
 
 
 def tool_names_for(agent: Agent) -> tuple[str, ...]:
-    return READ_TOOLS + WRITE_TOOLS if agent.can_edit_pages else READ_TOOLS
+    return (
+        READ_TOOLS
+        + (WRITE_TOOLS if agent.can_edit_pages else ())
+        + (CONNECTOR_TOOLS if agent.connector_tools else ())
+    )
 
 
 def request_agent() -> Agent | None:
@@ -800,6 +826,26 @@ def _blind_replace(page_id: str, *, body: Any, title: Any, tags: Any) -> Invalid
     )
 
 
+def page_url(public_id: str) -> str:
+    """The page's address in the web UI: by id, so it names no page outside the set."""
+    return settings.QUIRE_BASE_URL.rstrip("/") + reverse("wiki:page", args=[public_id])
+
+
+def _connector_text(packed: PackedPage) -> str:
+    """get_page's content for a connector, which reads text only: a long page's outline
+    becomes its lead and the ids of its sections."""
+    text = packed["content"]
+    sections = packed.get("sections") or []
+    if sections:
+        listed = "\n".join(
+            f"- {item['heading']}: {packed['pageId']}#{item['line']}" for item in sections
+        )
+        text += f"\n\n(The rest of this page is in sections; fetch one by its id:)\n{listed}\n"
+    elif packed.get("lines", {}).get("next"):
+        text += f"\n\n(Continued: fetch {packed['pageId']}#{packed['lines']['next']})\n"
+    return text
+
+
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -1202,6 +1248,41 @@ class PageTools(MCPToolset):
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
         )
 
+    @tool("Search (ChatGPT connectors)", read_only=True)
+    def search(
+        self, query: Annotated[str, Field(description="Words or a question.")]
+    ) -> ConnectorSearchResult:
+        """Search your team's wiki pages, as search_pages does, for ChatGPT's deep research
+        and company knowledge: at most 8 pages, best first; pass a result's id to fetch."""
+        found = self.search_pages(query)
+        return {
+            "results": [
+                {"id": hit["pageId"], "title": hit["title"], "url": page_url(hit["pageId"])}
+                for hit in found["results"]
+            ]
+        }
+
+    @tool("Fetch a page (ChatGPT connectors)", read_only=True)
+    def fetch(
+        self,
+        id: Annotated[str, Field(description="An id from search, or one a fetched text names.")],
+    ) -> ConnectorDocument:
+        """Fetch a wiki page by an id from search, as get_page reads it: its text, title and
+        address. A long page's text ends with its sections' ids: fetch one to read it."""
+        page_id, _, section = id.partition("#")
+        packed = self.get_page(page_id, section=section or None)
+        return {
+            "id": id,
+            "title": packed["title"],
+            "text": _connector_text(packed),
+            "url": page_url(packed["pageId"]),
+            "metadata": {
+                key: packed[key]  # type: ignore[literal-required]
+                for key in ("path", "versionNumber", "updated", "tags", "instructions")
+                if packed[key]  # type: ignore[literal-required]
+            },
+        }
+
     def _propose(
         self,
         page_id: str,
@@ -1259,4 +1340,6 @@ def _arguments_model(name: str) -> type[BaseModel]:
     return create_model(f"{name}_arguments", **fields)
 
 
-TOOL_ARGUMENTS = {name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS}
+TOOL_ARGUMENTS = {
+    name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS + CONNECTOR_TOOLS
+}
