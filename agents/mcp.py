@@ -1,4 +1,4 @@
-"""The MCP server agents talk to: seven tools over each agent's page set.
+"""The MCP server agents talk to: its tools over each agent's page set.
 
 django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` on
 `quire_mcp`. The server lists and runs the write tools only for agents with edit rights,
@@ -19,15 +19,9 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
 from django.urls import reverse
-from mcp.types import (
-    CallToolResult,
-    GetPromptRequest,
-    ListPromptsRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-    ToolAnnotations,
-)
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import CallToolResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
@@ -499,11 +493,24 @@ QUIRE_VERSION = "0.1.0"
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
-    The library keeps one tool list for every caller (and the low-level server caches it
-    across requests), so listing filters it by the agent's rights here, and a `tools/call`
-    that reaches the library (the view answers the usual ones itself) goes through the same
-    `call_tool_for` as every other, never straight to a tool.
+    The library keeps one tool list for every caller, so listing filters it by the agent's
+    rights here, and a `tools/call` that reaches the library (the view answers the usual
+    ones itself) goes through the same `call_tool_for` as every other, never straight to a
+    tool. The protocol itself is spoken by a low-level server of the SDK's public API
+    (`protocol_server`) that has only these two handlers: so initialize reports Quire's
+    name and version and advertises the tools capability alone, and resources/* and
+    prompts/* are "method not found" (the library's own server, which FastMCP gives a
+    handler for each, is not used).
     """
+
+    def __init__(self, *, name: str, instructions: str, stateless: bool) -> None:
+        super().__init__(name=name, instructions=instructions, stateless=stateless)
+        self.protocol = protocol_server(self, name=name, instructions=instructions)
+
+    @property
+    def session_manager(self) -> StreamableHTTPSessionManager:
+        """A fresh manager per request (one `run()` each), as the library's own is."""
+        return StreamableHTTPSessionManager(app=self.protocol, json_response=True, stateless=True)
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
@@ -534,6 +541,15 @@ class QuireMCP(DjangoMCP):
             return CallToolResult.model_validate(_error(f"Unknown tool: {storable(name)}"))
         result = await sync_to_async(call_tool_for)(request, agent, name, arguments)
         return CallToolResult.model_validate(result)
+
+
+def protocol_server(tools: QuireMCP, *, name: str, instructions: str) -> Server[Any, Any]:
+    """The SDK's low-level server, serving tools/list and tools/call from `tools` only."""
+    server: Server[Any, Any] = Server(name, version=QUIRE_VERSION, instructions=instructions)
+    server.list_tools()(tools.list_tools)
+    # The arguments are checked by call_tool_for against each tool's own model.
+    server.call_tool(validate_input=False)(tools.call_tool)
+    return server
 
 
 INTERNAL_ERROR = (
@@ -727,18 +743,6 @@ def _storable(value: Any) -> Any:
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
-# Clients show the server's version; without this the low-level server reports the SDK's.
-quire_mcp._mcp_server.version = QUIRE_VERSION
-# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
-# advertises what has a handler) and asking for them is "method not found".
-for _unserved in (
-    ListPromptsRequest,
-    GetPromptRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-):
-    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
