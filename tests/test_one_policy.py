@@ -18,6 +18,8 @@ from agents import services as agent_services
 from agents.models import Agent
 from core.actors import SystemActor
 from core.errors import Forbidden
+from reviews import services as reviews_services
+from reviews import workflows
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki import permissions
 from wiki import services as wiki_services
@@ -173,3 +175,63 @@ def test_it_names_the_group_granted_publish_when_it_refuses_to_publish(
     # A writer does it.
     writer = make_user("wendy", "Writers")
     wiki_services.page_archive(actor=writer, page=section)
+
+
+# --- point 3/4: the top bar counts what its reader may read; deciders get the Reviews link --
+
+
+def _reviews_badge(html: str) -> str | None:
+    """The number beside "Reviews" in the top bar, or None without the link."""
+    at = html.find('href="/reviews/">Reviews')
+    if at < 0:
+        return None
+    tail = html[at : html.find("</a>", at)]
+    return tail.split('waiting">')[1].split("<")[0] if 'waiting">' in tail else "0"
+
+
+def test_it_counts_only_readable_proposals_and_links_every_decider_to_reviews(
+    db: None,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    reader: User,
+    reviewer: User,
+    admin_user: User,
+    client_as: ClientAs,
+) -> None:
+    hr = make_page("People matters", "HR notes.\n")
+    grant(admin_user, hr, "HR", "read", "propose", "decide")
+    hana = make_user("hana", "HR")
+    for number in range(3):
+        page = make_page(f"Public {number}", "Text.\n")
+        reviews_services.version_propose(actor=reader, page=page, body=f"Text {number}.\n")
+    reviews_services.version_propose(actor=hana, page=hr, body="Salaries move.\n")
+    rita = client_as(reviewer)
+    queue = rita.get("/reviews/")
+    assert queue.status_code == 200
+    assert queue.context["page_obj"].paginator.count == 3
+    assert _reviews_badge(queue.content.decode()) == "3"
+    # HR proposes again: a Reviewer outside HR sees no change.
+    reviews_services.page_create(actor=make_user("hal", "HR"), title="Leave", body="y\n", parent=hr)
+    assert _reviews_badge(rita.get("/").content.decode()) == "3"
+    # An admin reads everything: 5.
+    assert _reviews_badge(client_as(admin_user).get("/").content.decode()) == "5"
+
+    # A member of a workflow step's group who is not in Reviewers decides: the link is theirs,
+    # counting what waits on them.
+    legal = make_page("Contracts", "Counsel.\n")
+    lana = make_user("lana", "Legal")
+    workflow = workflows.workflow_create(
+        actor=admin_user, name="Legal review", steps=[{"name": "Counsel", "group": "Legal"}]
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=legal)
+    reviews_services.version_propose(actor=reader, page=legal, body="Counsel twice.\n")
+    assert _reviews_badge(client_as(lana).get("/").content.decode()) == "1"
+    assert client_as(lana).get("/reviews/").status_code == 200
+    # A member of a group granted decide on a section (no workflow) has it too: hal decides
+    # hana's HR proposal at the default step (his own new page is listed, not his to decide).
+    hal = User.objects.get(username="hal")
+    assert _reviews_badge(client_as(hal).get("/").content.decode()) == "2"
+    listed = client_as(hal).get("/reviews/")
+    assert [row.version.title for row in listed.context["rows"]] == ["People matters", "Leave"]
+    # A reader who decides nothing has no link.
+    assert _reviews_badge(client_as(reader).get("/").content.decode()) is None

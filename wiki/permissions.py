@@ -183,7 +183,7 @@ def subject_of(actor: Any) -> Subject:
             reader=actor.owner_id or 0,
             agent=actor,
         )
-    if not _is_active_person(actor):
+    if not is_active_person(actor):
         return NOBODY
     return Subject(
         groups=frozenset(group_names(actor)),
@@ -193,7 +193,7 @@ def subject_of(actor: Any) -> Subject:
     )
 
 
-def _is_active_person(user: Any) -> bool:
+def is_active_person(user: Any) -> bool:
     return (
         user is not None
         and getattr(user, "is_authenticated", False)
@@ -205,7 +205,7 @@ def _is_active_person(user: Any) -> bool:
 def is_admin(actor: Any) -> bool:
     """Whether `actor` is an admin: an active person who is a superuser (an agent never is,
     whoever owns it). The one statement of it."""
-    return _is_active_person(actor) and bool(actor.is_superuser)
+    return is_active_person(actor) and bool(actor.is_superuser)
 
 
 def _holds(groups: frozenset[str], holders: frozenset[str] | None) -> bool:
