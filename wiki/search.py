@@ -52,7 +52,6 @@ from kombu.exceptions import OperationalError as BrokerError
 from wiki.language import (
     UNKNOWN,
     count_languages,
-    likeliest_language,
     load_model,
     note_languages,
     page_language,
@@ -603,7 +602,8 @@ def search_pages(
             return []
         within = page_ids.order_by()
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
-        language = query_language(query, wiki_languages())
+        languages = wiki_languages()
+        language = query_language(query, languages)
         if not semantic or embedder() is None:
             return keyword_search(query, parsed, within, limit, language=language)
         # The query is embedded (on the CPU, the GIL released) while PostgreSQL or SQLite
@@ -630,7 +630,7 @@ def search_pages(
             chunks,
             limit,
             language=language,
-            similarity_floor=similarity_floor(query),
+            similarity_floor=similarity_floor(language or next(iter(languages), UNKNOWN)),
         )
 
 
@@ -727,14 +727,19 @@ def status() -> dict[str, str]:
     return said
 
 
-def similarity_floor(query: str) -> float:
-    """The model's similarity floor (see fuse), for a query in one of the model's languages:
-    in another, all its similarities are lower, and the nearest pages are still the best it
-    has ("a question in a language with no page still finds the nearest")."""
+def similarity_floor(language: str) -> float:
+    """The model's similarity floor (see fuse) for a question in `language`, the likeliest
+    among the languages the wiki holds pages in (wiki.language.query_language): none for a
+    language the model was not trained on, whose similarities are all lower, so that its
+    nearest pages are still the best it has.
+
+    Not the language identifier's own first guess: a short question is read as a language
+    nobody wrote it in ("purple elephant" as Xhosa, "zzzxqy" as no language), and nonsense
+    then found the 8 least unrelated pages (issue 49)."""
     model = embedder()
     if model is None or not model.similarity_floor:
         return 0.0
-    if model.languages is not None and likeliest_language(query) not in model.languages:
+    if model.languages is not None and language and language not in model.languages:
         return 0.0
     return model.similarity_floor
 
