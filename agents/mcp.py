@@ -46,6 +46,7 @@ from agents.long_pages import (
 from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
 from agents.services import agent_page_create, agent_page_read
+from config import replicas
 from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
@@ -568,8 +569,7 @@ def _call(
         try:
             model = TOOL_ARGUMENTS[name]
             parsed = model.model_validate(arguments)
-            tool = getattr(PageTools(request=request), name)
-            structured = tool(**{field: getattr(parsed, field) for field in model.model_fields})
+            structured = _run_tool(request, call, name, parsed)
             return {
                 "content": [{"type": "text", "text": pretty_json(structured)}],
                 "structuredContent": structured,
@@ -587,6 +587,29 @@ def _call(
             return _error(INTERNAL_ERROR)
     refused(call, error, arguments)
     return _error(f"{error.code}: {error.message}")
+
+
+def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel) -> Any:
+    """The tool's answer. A read tool reads from a replica unless the agent wrote within
+    `replicas.pin_seconds()` (config/replicas.py); its writes, and a write tool's, go to
+    the primary, and a write tool pins the agent to the primary."""
+    tool = getattr(PageTools(request=request), name)
+    arguments = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+    if not replicas.configured():
+        return tool(**arguments)
+    pin = replicas.agent_pin(call.agent.pk)
+    if is_write_tool(name):
+        try:
+            return tool(**arguments)
+        finally:
+            replicas.pin(pin)
+
+    def read() -> Any:
+        # Run again on the primary if the replica fails under it: the first run's notes go.
+        call.page, call.page_ids, call.versions = None, [], []
+        return tool(**arguments)
+
+    return replicas.run_reading(read, pin=pin)
 
 
 def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ from django.db.models import (
 )
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.replicas import read_connection
 from wiki.language import (
     UNKNOWN,
     count_languages,
@@ -749,7 +750,7 @@ def keyword_search(
 ) -> list[SearchHit]:
     """The keyword ranking alone (see RANKING): full hits, then partial ones when few;
     `language` is the query's (wiki.language), preferred among otherwise equal hits."""
-    search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
+    search = _search_postgres if read_connection().vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
     hits = search(parsed, within, limit, title=title, partial=False, language=language)
     terms = len(parsed.groups)
@@ -1336,7 +1337,7 @@ def _search_sqlite(
         ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
                  ranked.same_language DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     hits = []
