@@ -915,7 +915,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": scope.shown(hit.path),
+                    "path": scope.shown(hit.path, hit.hidden_prefix),
                     "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),

@@ -10,8 +10,9 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models import Exists, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Exists, F, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Substr
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
@@ -32,7 +33,7 @@ from reviews.workflows import applicable_workflow
 from wiki import permissions, roles
 from wiki.models import SIBLING_ORDER, Page, PageGrant, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope, person_scope
+from wiki.scope import EVERYTHING, Scope, person_scope
 from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -169,9 +170,12 @@ def review_queue(
     """Versions waiting for a decision, oldest first, on pages `for_user` may read; `for_user`
     not a reviewer: the ones waiting on a step of their group."""
     versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    reader = person_scope(for_user) if for_user is not None else EVERYTHING
+    # Each row's page path as they are shown it (wiki.scope.shown_path).
+    versions = versions.annotate(page_hidden_prefix=reader.hidden_prefix("page__path"))
     if for_user is not None:
         # Only what they may read (wiki.permissions): a section's title stays in it.
-        versions = versions.filter(in_scope(person_scope(for_user)))
+        versions = versions.filter(in_scope(reader))
     if for_user is not None and not can_review(for_user):
         versions = _only_decidable(versions, for_user)
     filters = filters or QueueFilters()
@@ -187,8 +191,10 @@ def review_queue(
         # Titles only: short, one per row. Bodies are never searched this way.
         versions = versions.filter(page__title__icontains=filters.title)
     if filters.path:
-        versions = versions.filter(
-            Q(page__path=filters.path) | Q(page__path__startswith=filters.path + "/")
+        # The path as they are shown it: a section hidden from them is never matched.
+        shown = Substr("page__path", F("page_hidden_prefix") + 1)
+        versions = versions.annotate(page_shown_path=shown).filter(
+            Q(page_shown_path=filters.path) | Q(page_shown_path__startswith=filters.path + "/")
         )
     if filters.author:
         versions = versions.filter(
@@ -311,13 +317,20 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
 
 
 def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
-    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
+    """The live pages the person whose Scope is `reader` (`person_scope`) may read, each with
+    the start of its path that names pages hidden from them (`hidden_prefix`)."""
+    pages: QuerySet[Page] = (
+        Page.objects.filter(reader.q())
+        .select_related("live_version", "parent")
+        .annotate(hidden_prefix=reader.hidden_prefix())
+    )
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
-        # A page's children in the tree's order.
-        return pages.filter(parent__public_id=parent).order_by(*SIBLING_ORDER)
+        # A page's children in the tree's order; a parent hidden from them has none (as a
+        # missing one), though pages granted back to them lie under it.
+        visible = Page.objects.filter(reader.q(readable=False), public_id=parent)
+        return pages.filter(parent__in=visible).order_by(*SIBLING_ORDER)
     return pages.order_by("path")
 
 
