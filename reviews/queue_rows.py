@@ -40,6 +40,11 @@ class QueueRow:
     asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
 
     @property
+    def shows_whole(self) -> bool:
+        """The row shows the whole change that approving applies (what a batch may decide)."""
+        return self.preview is not None and not self.stale
+
+    @property
     def waits_on_you(self) -> bool:
         return self.waiting_on == "you"
 

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
+from reviews.batch import undoable_batch
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -43,6 +44,7 @@ from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
+from reviews.shown import diffs_shown_record
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -100,6 +102,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
+    # A row whose whole change fits in it was shown to the reviewer: a batch may decide it.
+    diffs_shown_record(
+        viewer=user, versions=[row.version for row in rows if row.shows_whole], where="queue"
+    )
     query = request.GET.copy()
     query.pop("p", None)
     return render(
@@ -117,6 +123,8 @@ def queue(request: HttpRequest) -> HttpResponse:
             "workflows": waiting_workflows,
             "step_numbers": range(1, max((steps for _, steps in waiting_workflows), default=1) + 1),
             "recent_decisions": selectors.recent_decisions(user),
+            "last_batch": undoable_batch(user),
+            "batchable": any(row.waits_on_you for row in rows),
             "notification_choices": NotificationPreference.choices,
             "notification_preference": selectors.notification_preference(user),
         },
@@ -399,6 +407,8 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     path = selectors.review_path(version, viewer=user)
     looks = can_review(user) or refusal is None
     since = services.review_visit(actor=user, version=version) if looks else None
+    if looks and context["in_review"]:
+        diffs_shown_record(viewer=user, versions=[version], where="page")
     context.update(
         {
             "path": path,
