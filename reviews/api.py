@@ -584,7 +584,10 @@ class WorkflowListView(QuireAPIView):
     def post(self, request: Request) -> Response:
         data = _input(WorkflowInputSerializer, request)
         workflow = workflows.workflow_create(
-            actor=self.user(), name=data["name"], steps=[dict(step) for step in data["steps"]]
+            actor=self.user(),
+            name=data["name"],
+            steps=[dict(step) for step in data["steps"]],
+            never_in_batch=data.get("neverInBatch", []),
         )
         return Response(WorkflowSerializer(workflow).data, status=status.HTTP_201_CREATED)
 
@@ -615,6 +618,7 @@ class WorkflowDetailView(QuireAPIView):
             workflow=workflows.workflow_by_id(workflow_id),
             name=data["name"],
             steps=[dict(step) for step in data["steps"]],
+            never_in_batch=data.get("neverInBatch"),
         )
         return Response(WorkflowSerializer(workflow).data)
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -131,6 +132,8 @@ BATCH_CONFLICT = {
 
 
 class BatchDecideView(QuireAPIView):
+    parser_classes = [JSONParser]  # a list of objects: JSON only
+
     @extend_schema(
         summary="Approve or reject many versions in review at once, all or none",
         description="Each item is checked as a single approval or rejection is (still in "

@@ -22,6 +22,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound, QuireError
 from core.transactions import atomic_retried
 from reviews import services
+from reviews.classify import labels
 from reviews.merge import is_stale
 from reviews.models import Approval, BatchDecision, DecisionBatch, DecisionBatchItem
 from reviews.selectors import review_of
@@ -109,7 +110,24 @@ def _batch_refusal(actor: User, version: Version, decision: str) -> str | None:
         return STALE
     if not was_shown(actor, version, live):
         return NOT_SHOWN
+    if decision == BatchDecision.APPROVE:
+        return _kept_out(version)
     return None
+
+
+def _kept_out(version: Version) -> str | None:
+    """Why the workflow of `version`'s review keeps its kind of change out of batches."""
+    review = review_of(version)
+    workflow = review.workflow if review is not None else None
+    if workflow is None:
+        return None
+    kept_out = [name for name in version.change_classes.split() if name in workflow.never_in_batch]
+    if not kept_out:
+        return None
+    return (
+        f"the workflow {workflow.name!r} never approves {' or '.join(labels(kept_out))} "
+        "in a batch; open it and decide it on its own."
+    )
 
 
 def _decide_one(actor: User, item: BatchItem, decision: str, comment: str) -> tuple[Version, bool]:

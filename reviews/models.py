@@ -139,6 +139,9 @@ class Workflow(models.Model):
     """An ordered list of steps a proposal goes through before it is published."""
 
     name = models.CharField(max_length=WORKFLOW_NAME_MAX, unique=True)
+    # Kinds of change (reviews.classify) never approved in a batch on this workflow's pages:
+    # each is decided on its own (reviews.batch).
+    never_in_batch = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

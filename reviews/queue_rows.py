@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.classify import ChangeLabel, change_labels, is_low_risk
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
@@ -38,6 +39,16 @@ class QueueRow:
     reviewing: list[str] = field(default_factory=list)  # others who opened it just now
     nobody_decides: bool = False  # no one may decide its step (shown to admins)
     asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
+
+    @property
+    def change(self) -> list[ChangeLabel]:
+        """Its kind of change and size (the "new page" badge is shown apart)."""
+        return change_labels(self.version, besides=("new_page",))
+
+    @property
+    def low_risk(self) -> bool:
+        """What "Select the low-risk ones" ticks: one-click rows of no risky kind."""
+        return self.one_click and is_low_risk(self.version)
 
     @property
     def shows_whole(self) -> bool:

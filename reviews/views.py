@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
 from reviews.batch import undoable_batch
+from reviews.classify import CLASSES, change_labels
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -124,6 +125,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "step_numbers": range(1, max((steps for _, steps in waiting_workflows), default=1) + 1),
             "recent_decisions": selectors.recent_decisions(user),
             "last_batch": undoable_batch(user),
+            "change_classes": [(name, *about) for name, about in CLASSES.items()],
             "batchable": any(row.waits_on_you for row in rows),
             "notification_choices": NotificationPreference.choices,
             "notification_preference": selectors.notification_preference(user),
@@ -191,6 +193,7 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
             "lookalike": any(flag.lookalike for flag in flagged),
         },
         "change_summary_html": mark_safe(show(version.change_summary)),
+        "change": change_labels(version),
     }
     applied_body, applied_title = proposed["body"], proposed["title"]
     if context["stale"] and live is not None:
@@ -657,6 +660,10 @@ def _workflow_screen(
             "default_due_hours": settings.QUIRE_REVIEW_DUE_HOURS,
             "error": error or " ".join(str(message) for message in form.non_field_errors()),
             "replacing": replacing,
+            "change_classes": [(name, *about) for name, about in CLASSES.items()],
+            "never_in_batch": request.POST.getlist("never_in_batch")
+            if request.method == "POST"
+            else (workflow.never_in_batch if workflow is not None else []),
         },
         status=status,
     )
@@ -671,7 +678,10 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             created = workflows.workflow_create(
-                actor=user, name=form.cleaned_data["name"], steps=form.steps()
+                actor=user,
+                name=form.cleaned_data["name"],
+                steps=form.steps(),
+                never_in_batch=request.POST.getlist("never_in_batch"),
             )
         except QuireError as error:
             return _workflow_screen(
@@ -698,7 +708,11 @@ def workflow_detail(request: HttpRequest, workflow_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             workflows.workflow_update(
-                actor=user, workflow=workflow, name=form.cleaned_data["name"], steps=form.steps()
+                actor=user,
+                workflow=workflow,
+                name=form.cleaned_data["name"],
+                steps=form.steps(),
+                never_in_batch=request.POST.getlist("never_in_batch"),
             )
         except QuireError as error:
             return _workflow_screen(
