@@ -16,6 +16,7 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
+from reviews.classify import CLASSES
 from reviews.deciders import deciders_of, is_default_step, step_group
 from reviews.merge import appended_body
 from reviews.models import (
@@ -52,6 +53,8 @@ class QueueFilters:
     kind: str = ""  # "replace", "append" or ""
     workflow: str = ""  # the name of the workflow a proposal started with
     step: int | None = None  # the step it waits on, from 1
+    change: str = ""  # a kind of change (reviews.classify.CLASSES), e.g. "numbers"
+    order: str = ""  # "" oldest first, "small" smallest change first, "large" largest first
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
@@ -73,6 +76,8 @@ class QueueFilters:
             kind=kind if kind in KINDS else "",
             workflow=text("workflow"),
             step=int(step) if step.isdigit() and 0 < int(step) < 100 else None,
+            change=text("change") if text("change") in CLASSES else "",
+            order=text("order") if text("order") in QUEUE_ORDERS else "",
         )
 
     @property
@@ -88,8 +93,18 @@ class QueueFilters:
                 self.kind,
                 self.workflow,
                 self.step,
+                self.change,
             )
         )
+
+
+# How the queue may be sorted: oldest first, or by the lines a change changes (proposals
+# made before changes were classed, without a count, last).
+QUEUE_ORDERS: dict[str, tuple[Any, ...]] = {
+    "": ("created_at", "id"),
+    "small": (F("change_lines").asc(nulls_last=True), "created_at", "id"),
+    "large": (F("change_lines").desc(nulls_last=True), "created_at", "id"),
+}
 
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
@@ -210,7 +225,9 @@ def review_queue(
         versions = versions.filter(named)
     if filters.step is not None:
         versions = versions.filter(review__step=filters.step - 1)
-    return with_reviews(versions).order_by("created_at", "id")
+    if filters.change:
+        versions = versions.filter(change_classes__regex=rf"(^| ){filters.change}( |$)")
+    return with_reviews(versions).order_by(*QUEUE_ORDERS[filters.order])
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
