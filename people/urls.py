@@ -19,9 +19,7 @@ urlpatterns = [
         name="member_remove",
     ),
     path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
-    path(
-        "password-reset/sent/", views.PasswordResetSentView.as_view(), name="password_reset_sent"
-    ),
+    path("password-reset/sent/", views.PasswordResetSentView.as_view(), name="password_reset_sent"),
     path(
         "password-reset/<uidb64>/<token>/",
         views.PasswordResetConfirmView.as_view(),

@@ -228,7 +228,7 @@ class SetPasswordView(auth_views.PasswordResetConfirmView):
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    """"Forgot your password?": an emailed link to choose a new one. Every request counts
+    """ "Forgot your password?": an emailed link to choose a new one. Every request counts
     against the login throttle's limits (per address, per email address, per both), under
     keys of its own; over them the request is refused with 429 and no email goes out."""
 
