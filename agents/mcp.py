@@ -44,6 +44,7 @@ from agents.long_pages import (
 from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
 from agents.services import agent_page_create, agent_page_read
+from config import replicas
 from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
@@ -622,8 +623,7 @@ def _call(
         try:
             model = TOOL_ARGUMENTS[name]
             parsed = model.model_validate(arguments)
-            tool = getattr(PageTools(request=request), name)
-            structured = tool(**{field: getattr(parsed, field) for field in model.model_fields})
+            structured = _run_tool(request, call, name, parsed)
             return {
                 "content": [{"type": "text", "text": pretty_json(structured)}],
                 "structuredContent": structured,
@@ -641,6 +641,29 @@ def _call(
             return _error(INTERNAL_ERROR)
     refused(call, error, arguments)
     return _error(f"{error.code}: {error.message}")
+
+
+def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel) -> Any:
+    """The tool's answer. A read tool reads from a replica unless the agent wrote within
+    `replicas.pin_seconds()` (config/replicas.py); its writes, and a write tool's, go to
+    the primary, and a write tool pins the agent to the primary."""
+    tool = getattr(PageTools(request=request), name)
+    arguments = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+    if not replicas.configured():
+        return tool(**arguments)
+    pin = replicas.agent_pin(call.agent.pk)
+    if is_write_tool(name):
+        try:
+            return tool(**arguments)
+        finally:
+            replicas.pin(pin)
+
+    def read() -> Any:
+        # Run again on the primary if the replica fails under it: the first run's notes go.
+        call.page, call.page_ids, call.versions = None, [], []
+        return tool(**arguments)
+
+    return replicas.run_reading(read, pin=pin)
 
 
 def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:
@@ -953,7 +976,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": scope.shown(hit.path),
+                    "path": scope.shown(hit.path, hit.hidden_prefix),
                     "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
