@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -136,3 +138,9 @@ def test_an_admin_sets_the_flag_on_the_agents_screen(
     assert Agent.objects.get(pk=key.agent.pk).connector_tools is True
     row = AuditEvent.objects.filter(action="agent.update").latest("pk")
     assert row.data["connectorTools"] is True
+
+
+def test_the_create_agent_command_sets_the_flag() -> None:
+    out = StringIO()
+    call_command("create_agent", "chatgpt-bot", "--connector-tools", stdout=out)
+    assert Agent.objects.get(name="chatgpt-bot").connector_tools is True
