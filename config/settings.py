@@ -417,31 +417,23 @@ _database_cache = {
     "OPTIONS": {"MAX_ENTRIES": 1_000_000},
 }
 # Fail fast: an unreachable Redis must cost a request milliseconds, not seconds.
-_redis_options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+REDIS_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 CACHES = {
     "default": (
         {
             "BACKEND": "config.cache.FailSafeRedisCache",
             "LOCATION": REDIS_URL,
-            "OPTIONS": _redis_options,
+            "OPTIONS": REDIS_OPTIONS,
         }
         if REDIS_URL
         else _database_cache
     ),
-    # Rate limits and login throttles; without Redis they are rows of quire_counter.
-    **(
-        {
-            "counters": {
-                "BACKEND": "config.cache.QuireRedisCache",
-                "LOCATION": REDIS_URL,
-                "OPTIONS": _redis_options,
-                "KEY_PREFIX": "counters",
-            }
-        }
-        if REDIS_URL
-        else {}
-    ),
 }
+# Rate limits and login throttles, and the values every MCP call reads beside its count, are
+# kept by config/cache.py's own redis-py client under these prefixes; without Redis the
+# counters are rows of quire_counter and the values are in the cache.
+QUIRE_COUNTERS_KEY_PREFIX = "counters"
+QUIRE_SHARED_KEY_PREFIX = "shared"
 SESSION_ENGINE = (
     "django.contrib.sessions.backends.cached_db"
     if REDIS_URL
