@@ -266,6 +266,11 @@ class DecisionOut(TypedDict):
     decidedAt: str
 
 
+class DraftOut(TypedDict):
+    versionNumber: int
+    baseVersion: int | None
+
+
 class PageSource(TypedDict):
     pageId: str
     title: str
@@ -275,6 +280,8 @@ class PageSource(TypedDict):
     parentId: str | None
     path: str
     liveVersion: int | None
+    # markdown is this waiting proposal of the agent's own (null: the live text).
+    draft: DraftOut | None
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
@@ -765,6 +772,15 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
+def _received_live(live: Version | None, draft: Version | None) -> int | None:
+    """The live version whose text get_page_source gives: its own replace draft carries its
+    own base (the agent is shown the draft, built on that base, never the live text
+    published since); an append draft is shown on top of the live text."""
+    if draft is not None and draft.kind == VersionKind.REPLACE:
+        return draft.base_version.number if draft.base_version is not None else None
+    return live.number if live is not None else None
+
+
 def _source_status(
     live: Version | None, draft: Version | None, shown: Version
 ) -> Literal["live", "in_review", "rejected", "withdrawn"]:
@@ -1072,7 +1088,8 @@ class PageTools(MCPToolset):
         """Read a page's markdown source before you propose a change to it.
 
         Call it before update_page, edit_page or append_to_page. If you already have a
-        proposal waiting on this page, markdown is your draft, so you can revise it;
+        proposal waiting on this page, markdown is your draft (draft gives its versionNumber
+        and the baseVersion it was built on), so you can revise it;
         lastDecision tells you whether your last proposal was approved or rejected, and the
         reviewer's reason. A page you created whose proposal was rejected has status
         "rejected" and that text: fix it and send it again with update_page. A page over
@@ -1099,12 +1116,11 @@ class PageTools(MCPToolset):
             markdown = shown.body
         part = shown_text(markdown, section)
         parent = selectors.parent_in_set(page)
-        if live is not None:
-            self._read(agent, page.pk, live.number)
+        received = _received_live(live, draft)
+        if received is not None:
+            self._read(agent, page.pk, received)
         self._touched(
-            page,
-            versions=[v.number for v in (live, draft) if v is not None],
-            read_live=live.number if live is not None else None,
+            page, versions=[v.number for v in (live, draft) if v is not None], read_live=received
         )
         return {
             "pageId": page.public_id,
@@ -1115,6 +1131,9 @@ class PageTools(MCPToolset):
             "parentId": parent.public_id if parent is not None else None,
             "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
+            "draft": {"versionNumber": draft.number, "baseVersion": received}
+            if draft is not None
+            else None,
             "inReview": draft is not None,
             "pending": [
                 {
