@@ -161,7 +161,10 @@ def refusal_reason(actor: Any, review: Review, version: Version) -> str:
             f"{step_group(review)}."
         )
     if is_default_step(review):
-        return "only reviewers can approve or reject proposals."
+        # Who decides here is the policy's (a grant may name Legal, not Reviewers).
+        return permissions.refusal(actor, permissions.DECIDE, version.page) or (
+            "only reviewers can approve or reject proposals."
+        )
     current = review.current_step
     return (
         f"this proposal waits on step {review.step + 1} of {len(review.steps)} "

@@ -43,6 +43,7 @@ from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
+from wiki import permissions
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -607,7 +608,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
 
 def _admin(request: HttpRequest) -> User:
     user = _user(request)
-    if not user.is_superuser:
+    if not permissions.is_admin(user):
         raise PermissionDenied("Only admins define and assign review workflows.")
     return user
 

@@ -224,3 +224,23 @@ def test_it_answers_who_decides_many_reviews_under_grants_in_three_queries(
             assert admin_user.pk in found[review.version_id]
             assert reviewer.pk not in found[review.version_id]
             assert review.version.author_user_id not in found[review.version_id]
+
+
+def test_it_shows_the_policys_real_reason_in_the_queue_cell(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reader: User,
+) -> None:
+    """Issue 46: the cell said "Members of Reviewers decide this step" to a member of
+    Reviewers whose real reason is that they already approved this text at step 1."""
+    both = make_user("bea", "Legal", REVIEWERS)
+    refunds = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
+    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    services.version_approve(actor=both, version=proposal)
+    html = _client(both).get("/reviews/").content.decode()
+    cell = html[
+        html.index("rv-cannot-decide") : html.index("</span>", html.index("rv-cannot-decide"))
+    ]
+    assert "already approved this text" in cell, cell
+    assert "Members of Reviewers decide this step" not in html

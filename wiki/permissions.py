@@ -208,6 +208,11 @@ def is_admin(actor: Any) -> bool:
     return is_active_person(actor) and bool(actor.is_superuser)
 
 
+def admins() -> QuerySet[User]:
+    """`is_admin` as a query of people: the active superusers."""
+    return User.objects.filter(is_superuser=True, is_active=True)
+
+
 def _holds(groups: frozenset[str], holders: frozenset[str] | None) -> bool:
     return holders is None or bool(groups & holders)
 
