@@ -142,7 +142,6 @@ def test_it_answers_an_agents_rights_from_its_owner_and_its_flags(
     assert not permissions.can(edits, permissions.PUBLISH, section)
     assert not permissions.can(edits, permissions.DECIDE, section)
     assert "no owner" in (permissions.refusal(orphan, permissions.PROPOSE, section) or "")
-    pytest.importorskip("hypothesis")  # the generated agreement test lives in test_policy_forms
 
 
 # --- point 1: one refusal, naming who really holds the right -------------------------------
