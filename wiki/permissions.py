@@ -1,4 +1,9 @@
-"""Who may do what where, stated once: `can(person, right, page)` and `people_with(right, page)`.
+"""Who may do what where, stated once for people and agents: the only answer every door asks.
+
+Three forms of one rule, from the same grants: for one page `can(actor, right, page)` and
+`refusal(...)` (the sentence a door shows); which pages, `pages_where(actor, right)` (its SQL
+is `held_sql`); who, `people_holding(right, pages)` for many pages at once in two queries
+(`people_with(right, page)` for one). tests/test_policy_forms.py checks that they agree.
 
 A grant (wiki.models.PageGrant) gives a group rights on a page and everything under it:
 
@@ -18,6 +23,10 @@ Two rules tie the rights together:
 - where a review workflow is assigned (on the page or above), nobody publishes: a change
   there is a proposal like anyone's, which the workflow's steps decide. (The assignment is
   read through the page's `workflow_assignment` relation: wiki does not import reviews.)
+
+An agent holds a right where its owner holds it and its own flags allow it (it reads; it
+proposes if it may edit pages; it never publishes or decides); an agent with no owner holds
+only what no grant restricts (`subject_of`).
 
 What a person may read is also a Scope (wiki.scope, `Scope.reader`): the same nearest-grant
 rule as SQL, so that search, the tree and an agent's set filter in the database.
@@ -290,6 +299,13 @@ _DOING = {
     PUBLISH: "publish here without review",
     DECIDE: "decide proposals here",
 }
+
+
+def holders_of(page: Page | None, *rights: str) -> str:
+    """The groups holding any of `rights` at `page`, named for a refusal ("Editors, Reviewers")."""
+    access = access_at(page)
+    names = {group for right in rights for group in access.groups(right) or ()}
+    return ", ".join(sorted(names)) or "nobody"
 
 
 def _who(right: str, access: Access) -> str:
