@@ -24,6 +24,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
+from reviews.classify import classify_into
 from reviews.deciders import counted_approvers, deciders_of, refusal_reason, transient_review
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import (
@@ -418,8 +419,9 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         )
         for page, new in zip(rows, checked, strict=True)
     ]
-    if publish:
-        for version in versions:
+    for version in versions:
+        classify_into(version, None)
+        if publish:
             _approve(version, approver=actor, comment=PUBLISHED_DIRECTLY)
     Version.objects.bulk_create(versions)
     if publish:
@@ -636,7 +638,7 @@ def version_propose(
             base = earlier.base_version
     number = allocate_version_number(page)
     withdrawn = _withdraw(pending, carried_into=number if carried else None)
-    version = Version.objects.create(
+    version = Version(
         page=page,
         number=number,
         kind=kind,
@@ -645,6 +647,9 @@ def version_propose(
         **fields,
         **_author_fields(actor),
     )
+    live = page.live_version
+    classify_into(version, (base or live) if kind == VersionKind.REPLACE and live else live)
+    version.save(force_insert=True)
     _submit(
         page,
         version,

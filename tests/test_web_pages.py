@@ -67,7 +67,7 @@ def test_it_shows_breadcrumbs_children_tags_and_instructions(
         html.index('class="breadcrumbs"') : html.index("</nav>", html.index("breadcrumbs"))
     ]
     assert crumbs.index("Handbook") < crumbs.index("Tools") < crumbs.index("Slack")
-    assert "Pages under Slack" in html and "Threads" in html
+    assert "Pages under <bdi>Slack</bdi>" in html and "Threads" in html
     assert '<li class="tag">chat</li>' in html
     assert "Instructions for agents" in html
     assert "<em>chat</em>" in html

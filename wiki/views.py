@@ -268,11 +268,19 @@ def search(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         if query:
             try:
-                found = search_pages(query, scope=person_scope(request.user), limit=SEARCH_LIMIT)
+                scope = person_scope(request.user)
+                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT)
             except QuireError as error:
                 add_service_error(form, error)
             else:
-                hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
+                hits = [
+                    {
+                        "hit": hit,
+                        "excerpt": highlight(hit.excerpt),
+                        "path": scope.shown(hit.path, hit.hidden_prefix),
+                    }
+                    for hit in found
+                ]
     context = tree_context(request)
     context.update(
         form=form,
