@@ -275,6 +275,11 @@ class DecisionOut(TypedDict):
     decidedAt: str
 
 
+class DraftOut(TypedDict):
+    versionNumber: int
+    baseVersion: int | None
+
+
 class PageSource(TypedDict):
     pageId: str
     title: str
@@ -284,6 +289,8 @@ class PageSource(TypedDict):
     parentId: str | None
     path: str
     liveVersion: int | None
+    # markdown is this waiting proposal of the agent's own (null: the live text).
+    draft: DraftOut | None
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
@@ -802,6 +809,15 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
+def _received_live(live: Version | None, draft: Version | None) -> int | None:
+    """The live version whose text get_page_source gives: its own replace draft carries its
+    own base (the agent is shown the draft, built on that base, never the live text
+    published since); an append draft is shown on top of the live text."""
+    if draft is not None and draft.kind == VersionKind.REPLACE:
+        return draft.base_version.number if draft.base_version is not None else None
+    return live.number if live is not None else None
+
+
 def _source_status(
     live: Version | None, draft: Version | None, shown: Version
 ) -> Literal["live", "in_review", "rejected", "withdrawn"]:
@@ -1091,10 +1107,11 @@ class PageTools(MCPToolset):
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown before you change it with update_page, edit_page or
-        append_to_page. If your own proposal waits, markdown is that draft; lastDecision is the
-        reviewer's last decision on yours (a rejected new page: fix it, send it with
-        update_page). Over 10,000 characters a page comes as an outline as in get_page; a
-        section over 6,000 as its own outline or first lines (section=lines.next reads on).
+        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
+        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
+        fix it, send it with update_page). Over 10,000 characters a page comes as an outline
+        as in get_page; a section over 6,000 as its own outline or first lines
+        (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1113,12 +1130,11 @@ class PageTools(MCPToolset):
             markdown = shown.body
         part = shown_text(markdown, section, SOURCE_BUDGET)
         parent = selectors.parent_in_set(page)
-        if live is not None:
-            self._read(agent, page.pk, live.number)
+        received = _received_live(live, draft)
+        if received is not None:
+            self._read(agent, page.pk, received)
         self._touched(
-            page,
-            versions=[v.number for v in (live, draft) if v is not None],
-            read_live=live.number if live is not None else None,
+            page, versions=[v.number for v in (live, draft) if v is not None], read_live=received
         )
         return {
             "pageId": page.public_id,
@@ -1129,6 +1145,9 @@ class PageTools(MCPToolset):
             "parentId": parent.public_id if parent is not None else None,
             "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
+            "draft": {"versionNumber": draft.number, "baseVersion": received}
+            if draft is not None
+            else None,
             "inReview": draft is not None,
             "pending": [
                 {

@@ -1302,11 +1302,13 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
 @atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
-    if is_agent(actor) or not (
+    if not (
         permissions.holds(actor, permissions.PUBLISH, page)
         or permissions.holds(actor, permissions.DECIDE, page)
     ):
-        raise Forbidden("only editors and reviewers can revert a page.")
+        # Whoever may publish or decide here reverts (an agent neither publishes nor decides).
+        who = permissions.holders_of(page, permissions.PUBLISH, permissions.DECIDE)
+        raise Forbidden(f"only members of {who} can revert this page; ask one of them.")
     refusal = permissions.refusal(actor, permissions.PUBLISH, page)
     if refusal is not None and permissions.access_at(page).workflow_path is not None:
         raise Forbidden(refusal[0].upper() + refusal[1:])

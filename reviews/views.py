@@ -46,6 +46,7 @@ from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
 from reviews.shown import diffs_shown_record
+from wiki import permissions
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -620,7 +621,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
 
 def _admin(request: HttpRequest) -> User:
     user = _user(request)
-    if not user.is_superuser:
+    if not permissions.is_admin(user):
         raise PermissionDenied("Only admins define and assign review workflows.")
     return user
 

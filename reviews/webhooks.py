@@ -95,29 +95,27 @@ def _chats_of(reviews: Sequence[Review]) -> list[list[tuple[str, int]]]:
     whose chat may hear of it: the chat is read by the whole group, so a group hears only of a
     proposal the group itself may read (wiki.permissions.group_holds), whichever of its
     members may. At a workflow step, the step's group; at the default step, the groups that
-    hold `decide` there (Reviewers, unless a grant names others)."""
+    hold `decide` there (Reviewers, unless a grant names others). One query for the webhooks
+    (few), and one for the grants above the pages when there is any."""
+    hooks = dict(GroupWebhook.objects.values_list("group__name", "pk"))
+    if not hooks or not reviews:
+        return [[] for _ in reviews]
     accesses = permissions.accesses_at([review.version.page for review in reviews])
-    deciding = []
+    chats = []
     for review in reviews:
         access = accesses[review.version.page.path]
         if is_default_step(review):
             groups = sorted(access.groups(permissions.DECIDE) or ())
         else:
             groups = [step_group(review)]
-        deciding.append(
-            [group for group in groups if permissions.group_holds(group, permissions.READ, access)]
+        chats.append(
+            [
+                (group, hooks[group])
+                for group in groups
+                if group in hooks and permissions.group_holds(group, permissions.READ, access)
+            ]
         )
-    hooks = _hooks_of({group for groups in deciding for group in groups})
-    return [[(group, hooks[group]) for group in groups if group in hooks] for groups in deciding]
-
-
-def _hooks_of(groups: Set[str]) -> dict[str, int]:
-    """The webhook of each of `groups` that has one, by group name (one query)."""
-    if not groups:
-        return {}
-    return dict(
-        GroupWebhook.objects.filter(group__name__in=groups).values_list("group__name", "pk")
-    )
+    return chats
 
 
 def _save_and_dispatch(posts: list[WebhookPost]) -> list[int]:

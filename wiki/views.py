@@ -514,7 +514,7 @@ def page_access(request: HttpRequest, public_id: str) -> HttpResponse:
     """Who may read, propose, publish and decide on a page and from where each right comes,
     and the grants on the page: an admin adds a group's rights here or takes them off."""
     page = page_or_404(request, public_id)
-    if not request.user.is_superuser:  # type: ignore[union-attr]
+    if not permissions.is_admin(request.user):
         raise PermissionDenied("Only admins can see and change who may do what on a page.")
     form = GrantForm(request.POST or None, groups=permissions.group_names_all())
     status = 200
