@@ -15,6 +15,12 @@ class Kind(models.TextChoices):
     REVIEW_REMINDER = "review_reminder", "Reminder: still waiting"
 
 
+# The kinds of news that ask the recipient to act on a proposal while it waits for review.
+WAITING_KINDS = frozenset(
+    {Kind.REVIEW_REQUESTED, Kind.REVIEW_ASKED, Kind.REVIEW_REMINDER, Kind.NOBODY_DECIDES}
+)
+
+
 class Channel(models.TextChoices):
     BOTH = "both", "Inbox and email"
     INBOX = "inbox", "Inbox only"
@@ -27,6 +33,16 @@ class InboxItem(models.Model):
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     version = models.ForeignKey("wiki.Version", on_delete=models.CASCADE, related_name="+")
+    # What the reviewer wrote with it, as they wrote it then (a request for changes; a
+    # rejection's words are on the version itself).
+    note = models.TextField(blank=True, default="")
+    note_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
 
@@ -36,6 +52,12 @@ class InboxItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.recipient_id}"
+
+    @property
+    def settled(self) -> bool:
+        """A call to act on a proposal that no longer waits (withdrawn, decided): shown as no
+        longer waiting, never counted unread (inbox.selectors.unread_count)."""
+        return self.kind in WAITING_KINDS and self.version.status != "in_review"
 
 
 class ChannelChoice(models.Model):
