@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import xml.etree.ElementTree as etree
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -320,22 +321,27 @@ class _Rendered:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
+        self.lock = threading.Lock()
         self.kept: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], str] = OrderedDict()
 
     def get(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> str | None:
-        html = self.kept.get(key)
-        if html is not None:
-            self.kept.move_to_end(key)
-        return html
+        with self.lock:  # a threaded worker's requests share it
+            html = self.kept.get(key)
+            if html is not None:
+                self.kept.move_to_end(key)
+            return html
 
     def put(self, key: tuple[str, tuple[tuple[str, str], ...]], html: str) -> None:
         if len(html) > self.limit // 4:
             return
-        self.kept[key] = html
-        self.size += len(html)
-        while self.size > self.limit:
-            _, dropped = self.kept.popitem(last=False)
-            self.size -= len(dropped)
+        with self.lock:
+            if key in self.kept:
+                return
+            self.kept[key] = html
+            self.size += len(html)
+            while self.size > self.limit:
+                _, dropped = self.kept.popitem(last=False)
+                self.size -= len(dropped)
 
 
 RENDERED_KEPT_CHARS = 32_000_000
