@@ -44,7 +44,6 @@ from markdown.util import nearing_recursion_limit
 # read up to the `)` that closes it, as one without a quote is (which is what Python-Markdown
 # decides for it anyway unless a later quote closes its title).
 QUOTED_SCAN_BUDGET = 20_000
-_QUOTES = re.compile("['\"]")
 
 
 class Closers:
@@ -110,21 +109,26 @@ class _LinearText:
         return data[index:end], end + 1, True
 
 
-class _Quotes:
-    """Whether a quote stands between two positions of a text: the next quote after the
-    last place asked is kept, so asking at each `(` of a paragraph reads it once."""
+class _Quotes(Closers):
+    """Whether a quote stands between two positions of a text, by a table of where the next
+    quote is, kept like the brackets' (by distance from the end): asking at each `(` of a
+    paragraph reads it once, not once per link."""
 
     def __init__(self) -> None:
-        self.text = ""
-        self.asked = 0
-        self.found = -1  # the first quote at or after `asked`; -1: none to the end
+        super().__init__("'", '"')
 
     def between(self, text: str, start: int, end: int) -> bool:
-        if text is not self.text or start < self.asked or (0 <= self.found < start):
-            match = _QUOTES.search(text, start)
-            self.text, self.asked = text, start
-            self.found = -1 if match is None else match.start()
-        return start <= self.found < end
+        found = self.closing(text, start)
+        return 0 <= found < end
+
+    def _build(self, text: str) -> None:
+        # table[d]: how far before the end the first quote at or after d before the end is.
+        table = [0] * (len(text) + 1)
+        for distance in range(1, len(text) + 1):
+            char = text[-distance]
+            table[distance] = distance if char in "'\"" else table[distance - 1]
+        self.steps += len(text)
+        self.text, self.checked, self.table = text, len(text), table
 
 
 class _LinearLink(_LinearText):
@@ -394,5 +398,7 @@ def closers_of(md: markdown.Markdown) -> Iterator[Closers]:
     for name in _LINK_PROCESSORS:
         processor = md.inlinePatterns[name]
         yield from (
-            getattr(processor, attr) for attr in ("brackets", "parens") if hasattr(processor, attr)
+            getattr(processor, attr)
+            for attr in ("brackets", "parens", "quotes")
+            if hasattr(processor, attr)
         )
