@@ -24,7 +24,7 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 
-from wiki.markdown_bounds import LinearTime
+from wiki.markdown_bounds import Footnotes, LinearTime
 from wiki.scope import EVERYTHING, Scope
 
 PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
@@ -381,7 +381,7 @@ def converter(titles: dict[str, str], *, linear: bool = True) -> markdown.Markdo
         extensions=[
             "tables",
             "fenced_code",
-            "footnotes",
+            Footnotes() if linear else "footnotes",
             "toc",
             "sane_lists",
             _QuireRefsExtension(titles),
