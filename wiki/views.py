@@ -267,7 +267,9 @@ def search(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         if query:
             try:
-                found = search_pages(query, scope=person_scope(request.user), limit=SEARCH_LIMIT)
+                found = search_pages(
+                    query, scope=person_scope(request.user), limit=SEARCH_LIMIT, fold_copies=True
+                )
             except QuireError as error:
                 add_service_error(form, error)
             else:
