@@ -7,6 +7,7 @@ never rank above pages with content.
 
 from __future__ import annotations
 
+import importlib
 import re
 import tarfile
 from collections.abc import Iterator
@@ -15,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
 from agents import services as agent_services
 from core.actors import SystemActor
+from wiki.copies import EMPTY, fingerprint, near, same_page
 from wiki.models import Page, SearchDocument
 from wiki.scope import EVERYTHING
 from wiki.search import search_pages
@@ -160,3 +163,33 @@ def test_the_web_search_shows_one_result_naming_the_copies(
     assert len(tar) == 1, paths
     assert paths[results.index(tar[0])] in ("common/tar", "tldr/common/tar")
     assert "Also at" in tar[0] and "zh-hans/common/tar</a>" in tar[0]
+
+
+def test_a_copy_s_fingerprint_is_near_and_another_page_s_far() -> None:
+    text = (
+        "Archiving utility. Often combined with a compression method, such as gzip or bzip2. "
+        "Create an archive and write it to a file. Extract an archive in a target directory."
+    )
+    copy = text.upper().replace(". ", ".\n\n- ")  # the same words, other markup and case
+    edited = text + " Also see the zip page."
+    other = "Show the differences between two files, line by line, or between two folders."
+    assert fingerprint(copy) == fingerprint(text)
+    assert near(fingerprint(text), fingerprint(edited))
+    assert not near(fingerprint(text), fingerprint(other))
+    assert fingerprint("") == EMPTY and fingerprint("   ") == EMPTY
+    assert same_page(("tar", fingerprint(text)), ("Tar", fingerprint(copy)))
+    assert not same_page(("tar", fingerprint(text)), ("zip", fingerprint(text)))
+    assert not same_page(("Ar", EMPTY), ("Ar", EMPTY))  # pages with no text are no copies
+
+
+def test_the_migration_fingerprints_the_rows_indexed_before(make_page: Any) -> None:
+    migration = importlib.import_module("wiki.migrations.0023_searchdocument_fingerprint")
+    page = make_page("Tar", "Create an archive and write it to a file.\n")
+    folder = make_page("Ar", "")
+    indexed = dict(SearchDocument.objects.values_list("page_id", "fingerprint"))
+    SearchDocument.objects.update(fingerprint=None)  # as indexed before the column
+
+    migration.fingerprint_documents(apps, None)
+
+    assert dict(SearchDocument.objects.values_list("page_id", "fingerprint")) == indexed
+    assert indexed[folder.pk] == EMPTY and indexed[page.pk] not in (None, EMPTY)
