@@ -88,6 +88,7 @@ def main() -> None:
 
     from tests.question_sets import (
         FRENCH_QUESTIONS,
+        SPANISH_QUESTIONS,
         HANDBOOK_QUESTIONS,
         HANDBOOK_TITLES,
         TLDR_PAGES,
@@ -110,6 +111,7 @@ def main() -> None:
         sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
         if args.corpus in ("site", "translations"):
             sets.append(("tldr in French", FRENCH_QUESTIONS))
+            sets.append(("tldr in Spanish", SPANISH_QUESTIONS))
     if args.corpus in ("tldr", "both", "site", "translations") and not args.reuse:
         folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
         if args.corpus == "site":
