@@ -49,6 +49,7 @@ from django.db.models import (
 )
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.replicas import read_connection
 from wiki.copies import EMPTY, fingerprint, same_page
 from wiki.language import (
     UNKNOWN,
@@ -97,10 +98,13 @@ class SearchHit:
     # The models whose vectors the page's live version has (a keyword hit's; see fuse): a
     # page published since, or while the worker is down, has none yet.
     embedded_by: frozenset[str] = frozenset()
+    # How much of `path` names pages hidden from the searching reader (wiki.scope): shown
+    # to them as `scope.shown(path, hidden_prefix)`.
+    hidden_prefix: int = 0
     fingerprint: int | None = None  # of the page's text (wiki.copies); EMPTY with no text
-    # With `fold_copies`: the other pages this one's text was copied to, (public id, path)
-    # each, this hit standing for them all.
-    copies: tuple[tuple[str, str], ...] = ()
+    # With `fold_copies`: the other pages this one's text was copied to, this hit standing
+    # for them all.
+    copies: tuple[Copy, ...] = ()
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -600,7 +604,9 @@ def search_pages(
     `scope` restricts the search to what a reader may see (wiki.scope; its roots and ranges
     go into the SQL as arrays, so the query's text is the same whatever the set's size);
     `page_ids` to Page primary keys or a QuerySet of Page rows (a subquery). Hits' paths
-    are the pages' own: a reader's Scope shows them as `scope.shown(path)`.
+    are the pages' own: a reader's Scope shows them as `scope.shown(path, hidden_prefix)`
+    (`hidden_prefix` read in one query more when the reader's read grants could hide a page
+    above a hit: see `_with_hidden_prefixes`).
 
     Each hit's `excerpt` is about 200 characters of plain text around the best match in the
     body (the start of the body when only the title or tags match), with every matched word
@@ -642,7 +648,7 @@ def search_pages(
         hits = _ranked(query, parsed, within, depth, semantic=semantic, languages=(language, main))
         if fold_copies:
             hits = fold(hits, copies_of(hits, within), query=query, language=main)
-        return hits[:limit]
+        return _with_hidden_prefixes(hits[:limit], scope)
 
 
 def _ranked(
@@ -684,6 +690,31 @@ def _ranked(
         language=language,
         similarity_floor=similarity_floor(main),
     )
+
+
+def _with_hidden_prefixes(hits: list[SearchHit], scope: Scope | None) -> list[SearchHit]:
+    """`hits` (and their copies) with the start of each path that names pages hidden from the
+    reader of `scope` (wiki.scope.hidden_prefix_sql): one query, and none without hits or
+    when no read grant can hide a page above one the reader sees. Read after ranking, for the
+    hits alone, so that neither search statement (nor its plan) carries it."""
+    if scope is None or not scope.reader or not hits:
+        return hits
+    pages = [hit.page_id for hit in hits] + [c.page_id for hit in hits for c in hit.copies]
+    prefixes = dict(
+        Page.objects.filter(pk__in=pages)
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("pk", "hidden_prefix")
+    )
+    return [
+        replace(
+            hit,
+            hidden_prefix=prefixes.get(hit.page_id, 0),
+            copies=tuple(
+                replace(copy, hidden_prefix=prefixes.get(copy.page_id, 0)) for copy in hit.copies
+            ),
+        )
+        for hit in hits
+    ]
 
 
 _warming: list[threading.Thread] = []
@@ -801,7 +832,7 @@ def keyword_search(
 ) -> list[SearchHit]:
     """The keyword ranking alone (see RANKING): full hits, then partial ones when few;
     `language` is the query's (wiki.language), preferred among otherwise equal hits."""
-    search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
+    search = _search_postgres if read_connection().vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
     hits = search(parsed, within, limit, title=title, partial=False, language=language)
     terms = len(parsed.groups)
@@ -987,13 +1018,15 @@ COPIES_MAX = 400
 
 @dataclass(frozen=True)
 class Copy:
-    """A page whose fingerprint equals a hit's (`copies_of`)."""
+    """A page whose fingerprint equals a hit's (`copies_of`), or a hit as one of the copies of
+    the hit standing for them (`SearchHit.copies`)."""
 
     page_id: int
     public_id: str
     title: str
     path: str
-    fingerprint: int
+    fingerprint: int | None
+    hidden_prefix: int = 0  # as SearchHit's
 
 
 def copies_of(hits: Sequence[SearchHit], within: Within) -> list[Copy]:
@@ -1071,24 +1104,24 @@ def _one_of(group: list[SearchHit], copies: list[Copy], *, query: str, language:
     ]
     if len(group) == 1 and not others:
         return best
-    pages = [(hit.public_id, hit.path) for hit in group] + [(c.public_id, c.path) for c in others]
-    named = {path: folder_languages(path) for _, path in pages}
+    pages = [Copy(h.page_id, h.public_id, h.title, h.path, h.fingerprint) for h in group]
+    pages += others
+    named = {page.page_id: folder_languages(page.path) for page in pages}
     wanted = likelier_language(query, language, set().union(*named.values()))
 
-    def preference(page: tuple[str, str]) -> tuple[int, int]:
-        languages = named[page[1]]
+    def preference(page: Copy) -> tuple[int, int]:
+        languages = named[page.page_id]
         fits = 0 if wanted in languages else 1 if not languages else 2
-        return fits, page[1].count("/")
+        return fits, page.path.count("/")
 
-    chosen = min(pages, key=preference)  # min keeps the best ranked among equals
-    rest = tuple(page for page in sorted(pages, key=preference) if page != chosen)
-    source = next((hit for hit in group if hit.public_id == chosen[0]), None)
+    ordered = sorted(pages, key=preference)  # stable: the best ranked first among equals
+    chosen, rest = ordered[0], tuple(ordered[1:])
+    source = next((hit for hit in group if hit.page_id == chosen.page_id), None)
     if source is not None:
         return replace(source, score=best.score, exact_title=best.exact_title, copies=rest)
-    copy = next(c for c in others if c.public_id == chosen[0])
     # The copy's text is the best hit's: its excerpt and section hold for it.
     return replace(
-        best, page_id=copy.page_id, public_id=copy.public_id, path=copy.path, copies=rest
+        best, page_id=chosen.page_id, public_id=chosen.public_id, path=chosen.path, copies=rest
     )
 
 
@@ -1508,7 +1541,7 @@ def _search_sqlite(
         ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
                  ranked.same_language DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     hits = []
