@@ -148,6 +148,7 @@ def agent_create(
         description=description,
         owner=owner,
         can_edit_pages=can_edit_pages,
+        connector_tools=connector_tools,
         all_pages=all_pages,
     )
     for page in pages:
@@ -163,6 +164,7 @@ def _agent_insert(
     owner: User | None,
     can_edit_pages: bool,
     all_pages: bool,
+    connector_tools: bool = False,
 ) -> tuple[Agent, str]:
     """The agent's row, its first token and its audit row (its page set is the caller's)."""
     name = validate_agent_name(name)

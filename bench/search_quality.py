@@ -88,9 +88,9 @@ def main() -> None:
 
     from tests.question_sets import (
         FRENCH_QUESTIONS,
-        SPANISH_QUESTIONS,
         HANDBOOK_QUESTIONS,
         HANDBOOK_TITLES,
+        SPANISH_QUESTIONS,
         TLDR_PAGES,
         TLDR_QUESTIONS,
         TLDR_TITLES,
