@@ -27,7 +27,7 @@ def fingerprint_documents(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0022_decode_body_entities")]
+    dependencies = [("wiki", "0023_version_change_classes")]
 
     operations = [
         migrations.AddField(
