@@ -1121,7 +1121,12 @@ def _one_of(group: list[SearchHit], copies: list[Copy], *, query: str, language:
         return replace(source, score=best.score, exact_title=best.exact_title, copies=rest)
     # The copy's text is the best hit's: its excerpt and section hold for it.
     return replace(
-        best, page_id=chosen.page_id, public_id=chosen.public_id, path=chosen.path, copies=rest
+        best,
+        page_id=chosen.page_id,
+        public_id=chosen.public_id,
+        title=chosen.title,
+        path=chosen.path,
+        copies=rest,
     )
 
 
