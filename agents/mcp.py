@@ -54,8 +54,9 @@ from reviews import services
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
+from wiki.scope import Scope
+from wiki.search import SearchHit, strip_marks
 from wiki.search import search_pages as search_index
-from wiki.search import strip_marks
 from wiki.validators import (
     check_text,
     validate_change_summary,
@@ -155,6 +156,11 @@ class BrowseResult(TypedDict):
     nextCursor: NotRequired[str | None]
 
 
+class CopyOut(TypedDict):
+    pageId: str
+    path: str
+
+
 class SearchHitOut(TypedDict):
     pageId: str
     title: str
@@ -162,6 +168,7 @@ class SearchHitOut(TypedDict):
     section: str | None
     excerpt: str
     score: float
+    alsoAt: NotRequired[list[CopyOut]]
 
 
 class SearchResult(TypedDict):
@@ -801,6 +808,23 @@ def _review_out(version: Version) -> ReviewOut | None:
     return summary  # type: ignore[return-value]
 
 
+def _search_hit(hit: SearchHit, scope: Scope) -> SearchHitOut:
+    found: SearchHitOut = {
+        "pageId": hit.public_id,
+        "title": hit.title,
+        "path": scope.shown(hit.path, hit.hidden_prefix),
+        "section": hit.section,
+        "excerpt": strip_marks(hit.excerpt),
+        "score": round(float(hit.score), 4),
+    }
+    if hit.copies:
+        found["alsoAt"] = [
+            {"pageId": copy.public_id, "path": scope.shown(copy.path, copy.hidden_prefix)}
+            for copy in hit.copies
+        ]
+    return found
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -994,26 +1018,15 @@ class PageTools(MCPToolset):
         """Find the pages in your set that answer a question, by meaning and by words. Ask as
         you would ask a colleague; "quoted words" must appear together, -word excludes, OR
         accepts either side. At most 8 pages, best first, each with the section that matched
-        and an excerpt: read it with get_page(pageId, section=...).
+        and an excerpt: read it with get_page(pageId, section=...). A page copied into other
+        folders comes once, alsoAt naming the copies.
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
         scope = selectors.agent_scope(self._agent(), under=under)
-        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
         self._touched(page_ids=[hit.public_id for hit in hits])
-        return {
-            "results": [
-                {
-                    "pageId": hit.public_id,
-                    "title": hit.title,
-                    "path": scope.shown(hit.path, hit.hidden_prefix),
-                    "section": hit.section,
-                    "excerpt": strip_marks(hit.excerpt),
-                    "score": round(float(hit.score), 4),
-                }
-                for hit in hits
-            ]
-        }
+        return {"results": [_search_hit(hit, scope) for hit in hits]}
 
     @tool("Read a page", read_only=True)
     def get_page(

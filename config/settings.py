@@ -302,6 +302,9 @@ QUIRE_OAUTH_CLIENTS_MAX = env_int("QUIRE_OAUTH_CLIENTS_MAX", 1000, minimum=1, ma
 # Clients that registered (or were fetched) and never finished a connection are deleted after
 # this many hours by the cleanup task.
 QUIRE_OAUTH_UNUSED_CLIENT_HOURS = env_int("QUIRE_OAUTH_UNUSED_CLIENT_HOURS", 24, minimum=1)
+# People who are not admins may make an agent of their own on the consent screen, reading at
+# most what they may read (issue 49); off: only admins make agents.
+QUIRE_PEOPLE_MAKE_AGENTS = env_bool("QUIRE_PEOPLE_MAKE_AGENTS", True)
 # Redirect schemes of native apps allowed besides https and loopback http (e.g. "cursor").
 QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = env_list("QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES", "")
 # Tests only: fetch client ID metadata documents from loopback addresses, trusting this CA.

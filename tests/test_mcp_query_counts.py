@@ -31,10 +31,11 @@ pytestmark = pytest.mark.django_db
 # get_page: the page with its live version, set check and whether it has files, the
 # referenced pages, the upsert of the version the agent read (editing agents only: it is the
 # base of their next replace), the audit row (a page with files adds one: see below).
-# search_pages: the set, the search (its hits' sections in the same statement), the audit row.
+# search_pages: the set, the search (its hits' sections in the same statement), the copies of
+# its hits (wiki.search.copies_of: by their text's fingerprint, issue 49), the audit row.
 EXPECTED = {
     "0:browse": 4,
-    "1:search_pages": 3,
+    "1:search_pages": 4,
     "2:get_page": 4,  # an editing agent's read is recorded: one upsert
     "3:get_page_source": 5,
     # A new page goes last among its siblings (one read of their places), and a sibling the

@@ -269,7 +269,7 @@ def search(request: HttpRequest) -> HttpResponse:
         if query:
             try:
                 scope = person_scope(request.user)
-                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT)
+                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
             except QuireError as error:
                 add_service_error(form, error)
             else:
@@ -278,6 +278,10 @@ def search(request: HttpRequest) -> HttpResponse:
                         "hit": hit,
                         "excerpt": highlight(hit.excerpt),
                         "path": scope.shown(hit.path, hit.hidden_prefix),
+                        "copies": [
+                            (copy.public_id, scope.shown(copy.path, copy.hidden_prefix))
+                            for copy in hit.copies
+                        ],
                     }
                     for hit in found
                 ]
