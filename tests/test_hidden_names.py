@@ -28,6 +28,8 @@ from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
 from reviews import services
+from reviews.mail import compose
+from reviews.models import Notification
 from wiki.models import Page
 
 from .fixtures_mcp import MCP, rpc_tool
@@ -290,6 +292,18 @@ def test_it_never_matches_the_picker_on_a_hidden_slug(legal: Legal, client_as: C
         "title": "Otter form",
         "path": "wombat-templates/otter-form",
     }
+
+
+# --- mail -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_names_no_hidden_page_in_the_review_request_mail(legal: Legal) -> None:
+    asked = Notification.objects.get(recipient=legal.stan, version__page=legal.form)
+    message = compose(asked)
+    assert message is not None
+    assert f"Page:     Otter form ({legal.shown(legal.form)})" in message.body
+    assert_clean(legal, message.subject + message.body)
 
 
 # --- what it costs --------------------------------------------------------------------------

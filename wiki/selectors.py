@@ -39,7 +39,7 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
-from wiki.scope import READABLE, Scope, is_readable, person_scope
+from wiki.scope import EVERY_PAGE, READABLE, Scope, is_readable, person_scope, shown_path
 from wiki.search import search_pages
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
@@ -426,6 +426,21 @@ def siblings_in_order(page: Page) -> list[Page]:
 
 
 PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
+
+
+def path_shown_to(user: Any, page: Page) -> str:
+    """`page`'s path as `user` is shown it (wiki.scope.shown_path): without the pages above it
+    hidden from them. One query, none for a top-level page or a reader no grant restricts."""
+    scope = person_scope(user)
+    if "/" not in page.path or not scope.reader:
+        return page.path
+    hidden = (
+        Page.objects.filter(pk=page.pk)
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("hidden_prefix", flat=True)
+        .first()
+    )
+    return shown_path(page.path, EVERY_PAGE, hidden or 0)
 
 
 def may_see_archived(user: Any) -> bool:
