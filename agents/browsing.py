@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from itertools import groupby, pairwise
 from typing import Any
 
-from django.db import connection
-
 from agents.models import Agent, PageSetEntry
 from agents.selectors import SetRow, narrow_to, owner_reader, page_set_rows, set_entries
+from config.replicas import read_connection
 from core.errors import InvalidArgument, NotFound
 from core.json_output import pretty_json
 from wiki.models import Page
@@ -175,6 +174,7 @@ class SetWindow:
         count = (
             f"SELECT count(*) FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable}"  # noqa: S608
         )
+        connection = read_connection()
         if connection.vendor == "postgresql":
             sql = (
                 f"SELECT ({count}) FROM unnest(%s::text[], %s::text[]) "  # noqa: S608
@@ -204,7 +204,7 @@ class SetWindow:
             seen += count
         if not spanned:
             return []
-        if connection.vendor != "postgresql":
+        if read_connection().vendor != "postgresql":
             found = self._rows_sqlite(spanned, limit, placed)
         else:
             found = self._rows_postgresql(spanned, limit, placed)
@@ -251,7 +251,7 @@ class SetWindow:
             limit,
             limit,
         ]
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
@@ -279,7 +279,7 @@ class SetWindow:
             + " UNION ALL ".join(arms)
             + ") ORDER BY n, tree_key LIMIT %s"
         )
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, [*params, limit])
             return cursor.fetchall()
 

@@ -19,13 +19,14 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
 from config.cache import cached_value_and_hit, counter_hit, counter_unhit
+from config.replicas import read_connection
 from core.errors import NotFound
 from core.models import AuditEvent
 from core.tokens import token_hash
@@ -272,7 +273,7 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
         # so that a set of single pages is a list of keys, which the planner counts right.
         # Plain SQL: every search and browse of an agent starts here, and building the
         # same statement through the ORM took longer than running it.
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(_ENTRY_ROOTS_SQL, [agent.pk])
             rows = cursor.fetchall()
         scope = Scope.of(
@@ -372,7 +373,7 @@ def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
     sql = _READABLE_PAGE_SQL.format(
         root_path=root_path, hidden_prefix=scope.hidden_prefix_sql("p"), readable=readable_sql("p")
     )
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, public_id])
         row = cursor.fetchone()
     if row is None or row[-1] is None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.classify import ChangeLabel, change_labels, is_low_risk
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
@@ -46,6 +47,21 @@ class QueueRow:
         that names pages hidden from them)."""
         hidden = self.version.page_hidden_prefix  # type: ignore[attr-defined]
         return shown_path(self.version.page.path, EVERY_PAGE, hidden)
+
+    @property
+    def change(self) -> list[ChangeLabel]:
+        """Its kind of change and size (the "new page" badge is shown apart)."""
+        return change_labels(self.version, besides=("new_page",))
+
+    @property
+    def low_risk(self) -> bool:
+        """What "Select the low-risk ones" ticks: one-click rows of no risky kind."""
+        return self.one_click and is_low_risk(self.version)
+
+    @property
+    def shows_whole(self) -> bool:
+        """The row shows the whole change that approving applies (what a batch may decide)."""
+        return self.preview is not None and not self.stale
 
     @property
     def waits_on_you(self) -> bool:

@@ -10,12 +10,13 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models import F, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Exists, F, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
+from reviews.classify import CLASSES
 from reviews.deciders import deciders_of, is_default_step, step_group
 from reviews.merge import appended_body
 from reviews.models import (
@@ -30,7 +31,8 @@ from reviews.models import (
     WorkflowStep,
 )
 from reviews.workflows import applicable_workflow
-from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
+from wiki import permissions, roles
+from wiki.models import SIBLING_ORDER, Page, PageGrant, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
 from wiki.scope import EVERYTHING, Scope, person_scope
 from wiki.selectors import in_scope, unapproved_text_readable_by
@@ -51,6 +53,8 @@ class QueueFilters:
     kind: str = ""  # "replace", "append" or ""
     workflow: str = ""  # the name of the workflow a proposal started with
     step: int | None = None  # the step it waits on, from 1
+    change: str = ""  # a kind of change (reviews.classify.CLASSES), e.g. "numbers"
+    order: str = ""  # "" oldest first, "small" smallest change first, "large" largest first
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
@@ -72,6 +76,8 @@ class QueueFilters:
             kind=kind if kind in KINDS else "",
             workflow=text("workflow"),
             step=int(step) if step.isdigit() and 0 < int(step) < 100 else None,
+            change=text("change") if text("change") in CLASSES else "",
+            order=text("order") if text("order") in QUEUE_ORDERS else "",
         )
 
     @property
@@ -87,8 +93,18 @@ class QueueFilters:
                 self.kind,
                 self.workflow,
                 self.step,
+                self.change,
             )
         )
+
+
+# How the queue may be sorted: oldest first, or by the lines a change changes (proposals
+# made before changes were classed, without a count, last).
+QUEUE_ORDERS: dict[str, tuple[Any, ...]] = {
+    "": ("created_at", "id"),
+    "small": (F("change_lines").asc(nulls_last=True), "created_at", "id"),
+    "large": (F("change_lines").desc(nulls_last=True), "created_at", "id"),
+}
 
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
@@ -104,44 +120,63 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
 
 
 def decides_a_step(user: Any) -> bool:
-    """Whether `user` is in a group that some workflow step names (Legal, say), so that
-    proposals may wait on them without their being in Reviewers."""
-    if user is None or not user.is_authenticated or not user.is_active:
+    """Whether `user` may decide something without being in Reviewers: they are in a group
+    that some workflow step names (Legal, say), a group granted `decide` on a section, or
+    they approved a step of a review still open. One query."""
+    if not permissions.is_active_person(user):
         return False
-    return (
-        WorkflowStep.objects.filter(group__user=user).exists()
-        or Review.objects.filter(
-            status__in=[ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED],
-            workflow_page__isnull=False,
-            version__status=VersionStatus.IN_REVIEW,
-            approvals__user=user,
-        ).exists()
+    named = WorkflowStep.objects.filter(group__user=user)
+    granted = PageGrant.objects.filter(decide=True, group__user=user)
+    approved = Review.objects.filter(
+        status__in=[ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED],
+        workflow_page__isnull=False,
+        version__status=VersionStatus.IN_REVIEW,
+        approvals__user=user,
     )
+    return User.objects.filter(
+        Exists(named) | Exists(granted) | Exists(approved), pk=user.pk
+    ).exists()
+
+
+def sees_queue(user: Any) -> bool:
+    """Whether `user` has the review queue (and the Reviews link): whoever may decide
+    something. Reviewers (admins count as reviewers) see every proposal they may read; the
+    others the ones they may decide (`review_queue`)."""
+    return can_review(user) or decides_a_step(user)
 
 
 def check_can_see_queue(user: Any) -> None:
-    """The queue of proposals is for the people who decide them: reviewers see every one
-    (its pages may be drafts nobody approved); a member of a step's group sees the ones
-    waiting on steps they decide (`review_queue(for_user=...)`)."""
-    if not (can_review(user) or decides_a_step(user)):
+    """The queue of proposals is for the people who decide them (`sees_queue`)."""
+    if not sees_queue(user):
         raise Forbidden(
-            "only reviewers, and the members of a group a review workflow names, can see the "
-            "proposals waiting for review; ask an admin to add you to the Reviewers group."
+            "only reviewers, and the members of a group a review workflow names or granted "
+            "decide on a section, can see the proposals waiting for review; ask an admin to "
+            "add you to the Reviewers group."
         )
 
 
 def _only_decidable(versions: QuerySet[Version], user: User) -> QuerySet[Version]:
-    """The proposals whose review waits on a step of a group `user` is in, now (for a
-    member of a step's group who is not a reviewer: they read no other drafts). Whether
-    they may decide each one (not their own, not twice) the row says, from reviews.deciders."""
+    """The proposals `user` (not a reviewer) may decide the current step of, by the policy:
+    a workflow step of a group they are in, or the default step on a page where they hold
+    `decide` (wiki.permissions.pages_where). Whether each is theirs to decide now (not their
+    own, not twice) the row says, from reviews.deciders."""
     waiting = (
         Review.objects.filter(version__status=VersionStatus.IN_REVIEW, workflow_page__isnull=False)
         .only("pk", "steps", "step", "workflow_page_id")
         .order_by()
     )
-    names = set(user.groups.values_list("name", flat=True))
+    names = roles.group_names(user)
     ids = [r.pk for r in waiting if not is_default_step(r) and step_group(r) in names]
-    return versions.filter(review__in=ids)
+    default_step = Q(review__workflow_page__isnull=True) & Q(
+        page__in=permissions.pages_where(user, permissions.DECIDE)
+    )
+    return versions.filter(Q(review__in=ids) | default_step)
+
+
+def waiting_count(user: Any) -> int:
+    """The number of proposals in `user`'s queue: the Reviews badge counts only what they
+    may read, as the queue lists it."""
+    return review_queue(for_user=user).order_by().count()
 
 
 def review_queue(
@@ -190,7 +225,9 @@ def review_queue(
         versions = versions.filter(named)
     if filters.step is not None:
         versions = versions.filter(review__step=filters.step - 1)
-    return with_reviews(versions).order_by("created_at", "id")
+    if filters.change:
+        versions = versions.filter(change_classes__regex=rf"(^| ){filters.change}( |$)")
+    return with_reviews(versions).order_by(*QUEUE_ORDERS[filters.order])
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
@@ -203,10 +240,6 @@ def next_waiting(user: User, *, besides: Version) -> Version | None:
         .exclude(author_agent__owner=user)
         .first()
     )
-
-
-def waiting_count() -> int:
-    return Version.objects.filter(status=VersionStatus.IN_REVIEW).count()
 
 
 def agents_with_proposals() -> list[str]:

@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reviews import selectors
+from reviews.classify import CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
 from reviews.services import (
@@ -146,6 +147,17 @@ class ReviewStateSerializer(serializers.Serializer):
     asked = ReviewAskedSerializer(many=True, help_text="People asked by name, first asked first.")
 
 
+class ChangeKindSerializer(serializers.Serializer):
+    classes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(CLASSES)),
+        help_text="What kind of change it is, from its diff alone, classed when it was "
+        "submitted: " + "; ".join(f"{name}: {about[1]}" for name, about in CLASSES.items()),
+    )
+    labels = serializers.ListField(child=serializers.CharField(), help_text="As screens show them.")
+    lines = serializers.IntegerField(help_text="Lines changed (added plus removed).")
+    size = serializers.ChoiceField(choices=["small", "medium", "large"])
+
+
 class VersionSerializer(serializers.Serializer):
     pageId = serializers.CharField(source="page.public_id")
     number = serializers.IntegerField()
@@ -174,6 +186,21 @@ class VersionSerializer(serializers.Serializer):
     review = serializers.SerializerMethodField(
         help_text="For a version in review: its workflow step, approvals and comments; else null."
     )
+    change = serializers.SerializerMethodField(
+        help_text="What kind of change it is (null: proposed before changes were classed)."
+    )
+
+    @extend_schema_field(ChangeKindSerializer(allow_null=True))
+    def get_change(self, version: Version) -> dict[str, Any] | None:
+        if version.change_lines is None:
+            return None
+        classes = version.change_classes.split()
+        return {
+            "classes": classes,
+            "labels": labels(classes),
+            "lines": version.change_lines,
+            "size": size_of(version.change_lines),
+        }
 
     @extend_schema_field(ReviewStateSerializer(allow_null=True))
     def get_review(self, version: Version) -> dict[str, Any] | None:
@@ -428,14 +455,30 @@ class WorkflowPageSerializer(serializers.Serializer):
     path = serializers.CharField()
 
 
+NEVER_IN_BATCH_HELP = (
+    "Kinds of change (as a version's change.classes names them) never approved in a batch "
+    "on this workflow's pages: each is decided on its own. Applies at once, to proposals in "
+    "review too."
+)
+
+
 class WorkflowInputSerializer(serializers.Serializer):
     name = serializers.CharField(min_length=1, max_length=100, validators=[NO_NUL])
     steps = serializers.ListField(child=WorkflowStepSerializer(), min_length=1, max_length=10)
+    neverInBatch = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(CLASSES)),
+        required=False,
+        max_length=len(CLASSES),
+        help_text=NEVER_IN_BATCH_HELP + " Left out: none on a new workflow, unchanged on PUT.",
+    )
 
 
 class WorkflowSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    neverInBatch = serializers.ListField(
+        source="never_in_batch", child=serializers.CharField(), help_text=NEVER_IN_BATCH_HELP
+    )
     steps = serializers.SerializerMethodField()
     pages = serializers.SerializerMethodField()
 

@@ -49,10 +49,10 @@ from django.db.models import (
 )
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.replicas import read_connection
 from wiki.language import (
     UNKNOWN,
     count_languages,
-    likeliest_language,
     load_model,
     note_languages,
     page_language,
@@ -608,7 +608,8 @@ def search_pages(
             return []
         within = page_ids.order_by()
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
-        language = query_language(query, wiki_languages())
+        languages = wiki_languages()
+        language = query_language(query, languages)
         if not semantic or embedder() is None:
             hits = keyword_search(query, parsed, within, limit, language=language)
             return _with_hidden_prefixes(hits, scope)
@@ -636,7 +637,7 @@ def search_pages(
             chunks,
             limit,
             language=language,
-            similarity_floor=similarity_floor(query),
+            similarity_floor=similarity_floor(language or next(iter(languages), UNKNOWN)),
         )
         return _with_hidden_prefixes(hits, scope)
 
@@ -749,14 +750,19 @@ def status() -> dict[str, str]:
     return said
 
 
-def similarity_floor(query: str) -> float:
-    """The model's similarity floor (see fuse), for a query in one of the model's languages:
-    in another, all its similarities are lower, and the nearest pages are still the best it
-    has ("a question in a language with no page still finds the nearest")."""
+def similarity_floor(language: str) -> float:
+    """The model's similarity floor (see fuse) for a question in `language`, the likeliest
+    among the languages the wiki holds pages in (wiki.language.query_language): none for a
+    language the model was not trained on, whose similarities are all lower, so that its
+    nearest pages are still the best it has.
+
+    Not the language identifier's own first guess: a short question is read as a language
+    nobody wrote it in ("purple elephant" as Xhosa, "zzzxqy" as no language), and nonsense
+    then found the 8 least unrelated pages (issue 49)."""
     model = embedder()
     if model is None or not model.similarity_floor:
         return 0.0
-    if model.languages is not None and likeliest_language(query) not in model.languages:
+    if model.languages is not None and language and language not in model.languages:
         return 0.0
     return model.similarity_floor
 
@@ -766,7 +772,7 @@ def keyword_search(
 ) -> list[SearchHit]:
     """The keyword ranking alone (see RANKING): full hits, then partial ones when few;
     `language` is the query's (wiki.language), preferred among otherwise equal hits."""
-    search = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
+    search = _search_postgres if read_connection().vendor == "postgresql" else _search_sqlite
     title = _index_text(" ".join(_CONTROL_CHARS.sub(" ", query).split()))
     hits = search(parsed, within, limit, title=title, partial=False, language=language)
     terms = len(parsed.groups)
@@ -1353,7 +1359,7 @@ def _search_sqlite(
         ORDER BY ranked.title_equals DESC, ranked.matched DESC, ranked.title_hits DESC,
                  ranked.same_language DESC, ranked.score DESC, page.id
     """  # noqa: S608 - only constants are interpolated; user text goes in as parameters
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     hits = []
