@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -31,6 +31,7 @@ from reviews import services
 from reviews.mail import compose
 from reviews.models import Notification
 from wiki.models import Page
+from wiki.roles import EDITORS
 
 from .fixtures_mcp import MCP, rpc_tool
 
@@ -292,6 +293,32 @@ def test_it_never_matches_the_picker_on_a_hidden_slug(legal: Legal, client_as: C
         "title": "Otter form",
         "path": "wombat-templates/otter-form",
     }
+
+
+@pytest.mark.django_db
+def test_it_names_no_hidden_page_on_the_move_screen_of_a_granted_back_page(
+    legal: Legal, client_as: ClientAs, make_page: Callable[..., Page], admin_user: User
+) -> None:
+    """An editor outside Legal moves pages inside the subsection granted back to them: the
+    screen says where a page is, and lists its siblings to place it among, as they see them."""
+    services.page_create(
+        actor=admin_user,
+        title=f"Sealed {HIDDEN} brief",
+        body="Counsel only.\n",
+        parent=legal.section,
+        publish=True,
+    )
+    spare = make_page("Spare sheet", "Text.\n")
+    legal.stan.groups.add(Group.objects.get_or_create(name=EDITORS)[0])
+    stan = client_as(legal.stan)
+    screen = stan.get(f"/p/{legal.templates.public_id}/move/").content.decode()
+    assert "Now at <code>wombat-templates</code>." in screen
+    assert_clean(legal, screen)
+    moved = stan.post(
+        f"/p/{spare.public_id}/move/", {"parent": legal.templates.public_id}, follow=True
+    )
+    assert "its address is now wombat-templates/spare-sheet." in moved.content.decode()
+    assert_clean(legal, moved.content.decode())
 
 
 # --- mail -------------------------------------------------------------------------------------

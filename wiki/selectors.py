@@ -415,11 +415,12 @@ def page_children(
     return children, tree.count_under(page.pk)
 
 
-def siblings_in_order(page: Page) -> list[Page]:
-    """`page` and the visible pages beside it (same parent), in the tree's order: one query."""
+def siblings_in_order(page: Page, *, reader: Scope) -> list[Page]:
+    """`page` and the pages beside it (same parent) that `reader` sees, in the tree's order:
+    one query."""
     same_parent = Q(parent__isnull=True) if page.parent_id is None else Q(parent_id=page.parent_id)
     return list(
-        Page.objects.filter(same_parent & (_VISIBLE | Q(pk=page.pk)))
+        Page.objects.filter(same_parent & ((_VISIBLE & reader.q(readable=False)) | Q(pk=page.pk)))
         .order_by(*_ORDER)
         .only("pk", "public_id", "title")
     )
