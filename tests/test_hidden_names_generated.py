@@ -89,6 +89,7 @@ class Reader:
     person: User | None = None
     token: str | None = None
     entry: int | None = None  # an agent's one set entry (None: every page)
+    proposed: int = 0  # the page with a proposal waiting
     shown: dict[int, str] = field(default_factory=dict)  # expected path per readable page
 
 
@@ -151,6 +152,7 @@ def build(wiki: Wiki, admin: User) -> tuple[list[Page], list[Reader]]:
     ]
     owners = {"set-bot": 1, "all-bot": 0, "nobodys-bot": None}
     for reader in readers:
+        reader.proposed = wiki.proposed
         owner = owners.get(reader.name)
         sees = (
             reader.readable
@@ -231,7 +233,12 @@ def _ask_as_person(pages: list[Page], reader: Reader, forbidden: list[str]) -> N
     urls += [f"/pages/pick/?q={WORDS[n]}" for n in range(len(pages)) if n not in reader.readable]
     for page in visible:
         urls += [f"/api/v1/pages/{page.public_id}/", f"/api/v1/pages/?parent={page.public_id}"]
-        urls += [f"/p/{page.public_id}/"]
+        urls += [f"/p/{page.public_id}/", f"/reviews/pages/{page.public_id}/history/"]
+        urls += [f"/api/v1/pages/{page.public_id}/versions/1/"]
+    proposed = pages[reader.proposed]
+    if reader.proposed in reader.readable:  # the review page of the proposal waiting there
+        urls += [f"/reviews/pages/{proposed.public_id}/v2/"]
+        urls += [f"/api/v1/pages/{proposed.public_id}/versions/2/"]
     for url in urls:
         response = client.get(url)
         assert response.status_code == 200, (url, response.status_code)
