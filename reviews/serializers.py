@@ -273,7 +273,16 @@ class VersionDetailSerializer(VersionSerializer):
     @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, version: Version) -> str | None:
         parent = self._content(version)["parent"]
-        return parent.public_id if parent is not None else None
+        if parent is None:
+            return None
+        page = version.page
+        if parent.pk == page.parent_id:
+            # The page as the reader loaded it (wiki.selectors.page_for_person) says whether
+            # its parent is hidden from them: then it is not named.
+            shown = shown_path(page.path, EVERY_PAGE, getattr(page, "hidden_prefix", 0))
+            if is_top_shown(shown):
+                return None
+        return str(parent.public_id)
 
     def get_diffAgainstBase(self, version: Version) -> str:
         base = version.base_version
