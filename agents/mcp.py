@@ -259,11 +259,22 @@ class PendingOut(TypedDict):
     review: NotRequired[ReviewOut | None]
 
 
+class RefusedHunkOut(TypedDict):
+    hunk: int
+    line: int
+    replaced: str
+    proposed: str
+    reason: str
+    step: int
+
+
 class DecisionOut(TypedDict):
     versionNumber: int
     status: str
     comment: str
     decidedAt: str
+    # An approval of part of it: the changed blocks reviewers refused, and why.
+    refusedHunks: NotRequired[list[RefusedHunkOut]]
 
 
 class PageSource(TypedDict):
@@ -743,6 +754,31 @@ def _review_out(version: Version) -> ReviewOut | None:
     return summary  # type: ignore[return-value]
 
 
+def _decision_out(decided: Version) -> DecisionOut:
+    """The last decision on the agent's proposal, with the blocks refused when only part of
+    it was approved (the refused text is the agent's to propose again)."""
+    out: DecisionOut = {
+        "versionNumber": decided.number,
+        "status": decided.status,
+        "comment": decided.decision_comment,
+        "decidedAt": _iso(decided.decided_at),
+    }
+    refused = review_selectors.refused_hunks(decided) if decided.edited_by_reviewer else []
+    if refused:
+        out["refusedHunks"] = [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+                "reason": hunk.reason,
+                "step": hunk.step + 1,
+            }
+            for hunk in refused
+        ]
+    return out
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -1074,13 +1110,16 @@ class PageTools(MCPToolset):
         Call it before update_page, edit_page or append_to_page. If you already have a
         proposal waiting on this page, markdown is your draft, so you can revise it;
         lastDecision tells you whether your last proposal was approved or rejected, and the
-        reviewer's reason. A page you created whose proposal was rejected has status
-        "rejected" and that text: fix it and send it again with update_page. A page over
-        24,000 characters comes as its outline (truncated: true): markdown holds only the
-        text before its first heading, and sections lists every heading with its level, line
-        and size. Call again with section set to a heading to get that section's markdown
-        and its line range (section.line to section.lastLine); edit_page takes oldText from
-        it as from the whole page.
+        reviewer's reason; when only part of it was approved, lastDecision.refusedHunks
+        lists each refused block (the text it would have replaced, what you proposed, the
+        reason): propose it again, changed as the reason asks, if it is still needed. A page
+        you created whose proposal was rejected has status "rejected" and that text: fix it
+        and send it again with update_page. A page over 24,000 characters comes as its
+        outline (truncated: true): markdown holds only the text before its first heading,
+        and sections lists every heading with its level, line and size. Call again with
+        section set to a heading to get that section's markdown and its line range
+        (section.line to section.lastLine); edit_page takes oldText from it as from the
+        whole page.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1134,12 +1173,7 @@ class PageTools(MCPToolset):
                 "decidedAt": _iso(asked.created_at),
             }
             if draft is not None and asked is not None
-            else {
-                "versionNumber": decided.number,
-                "status": decided.status,
-                "comment": decided.decision_comment,
-                "decidedAt": _iso(decided.decided_at),
-            }
+            else _decision_out(decided)
             if decided is not None
             else None,
             **part.fields,  # type: ignore[typeddict-item]
