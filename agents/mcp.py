@@ -51,6 +51,7 @@ from core.errors import InvalidArgument, QuireError, RateLimited
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from reviews.checks import proposal_checks
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
@@ -296,12 +297,20 @@ class PageSource(TypedDict):
     section: NotRequired[SectionShownOut]
 
 
+class CheckOut(TypedDict):
+    kind: str
+    message: str
+    line: int | None
+
+
 class WriteResult(TypedDict):
     pageId: str
     title: str
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # What the reviewer will be shown to look at (reviews.checks): fix it first if you can.
+    checks: NotRequired[list[CheckOut]]
     # edit_page: the lines its edits changed, to check them without reading the page again.
     changed: NotRequired[list[ChangedOut]]
     # create_page: a page of the same title already beside it, and what to do about it.
@@ -801,6 +810,22 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
+def _checked(result: WriteResult, version: Version, agent: Agent) -> WriteResult:
+    """The write result with what a reviewer will be asked to look at, naming only pages
+    the agent may see."""
+    findings = proposal_checks(version, reader=lambda: selectors.agent_scope(agent))
+    if findings:
+        result["checks"] = [
+            {"kind": found.kind, "message": found.message, "line": found.line} for found in findings
+        ]
+        result["message"] += (
+            f" The reviewer will be shown {len(findings)} thing"
+            f"{'' if len(findings) == 1 else 's'} to check (see checks); if one is a mistake, "
+            "propose again with it fixed."
+        )
+    return result
+
+
 def _source_status(
     live: Version | None, draft: Version | None, shown: Version
 ) -> Literal["live", "in_review", "rejected", "withdrawn"]:
@@ -1214,7 +1239,7 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(version.page, versions=[version.number])
-        result = _write_result(version, None)
+        result = _checked(_write_result(version, None), version, agent)
         if twin is not None:
             # Not refused: a person reviews the new page anyway, and may want both.
             result["warning"] = (
@@ -1376,11 +1401,12 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(page, versions=[version.number])
-        return _write_result(
+        result = _write_result(
             version,
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+        return _checked(result, version, agent)
 
 
 def _arguments_model(name: str) -> type[BaseModel]:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
 from reviews.batch import undoable_batch
+from reviews.checks import proposal_checks
 from reviews.classify import CLASSES, change_labels
 from reviews.diff import (
     diff_text,
@@ -431,6 +432,9 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "hunks": version_hunks(version) if context["in_review"] and refusal is None else [],
             "refused": {},
             "refused_hunks": selectors.refused_hunks(version),
+            "checks": proposal_checks(version, reader=lambda: person_scope(user))
+            if context["in_review"]
+            else [],
             "decision_step": path.review.step + 1
             if path is not None and context["in_review"]
             else None,
