@@ -24,7 +24,8 @@ class ApprovePartialView(QuireAPIView):
         "refusing only leaves changes out). The refused hunks and their reasons are in the "
         "version's `refusedHunks`, and the agent reads them in get_page_source's "
         "lastDecision. An addition, a new page and a stale proposal are decided whole (409); "
-        "refusing none or every hunk is a 400 that says to approve or reject instead.",
+        "refusing no hunk, every hunk or one it does not have is a 409 that says what to do "
+        "instead (approve it whole, reject it, or reload its hunks).",
         parameters=[PAGE_ID, NUMBER],
         request=ApprovePartialInputSerializer,
         responses={200: VersionDetailSerializer, **CONFLICT},

@@ -21,6 +21,8 @@ from reviews.models import RefusedHunk
 from reviews.selectors import review_of
 from wiki.models import Version, VersionKind, VersionStatus
 
+REASON_MAX = 1000
+REFUSED_MAX = 200
 REFUSE_NOTHING = "you refused no change: approve the proposal as it is instead."
 REFUSE_ALL = "you refused every change: reject the proposal instead, with your reason."
 
@@ -74,19 +76,28 @@ def partial_plan(version: Version, refused: Mapping[int, str]) -> PartialPlan:
     numbers = {hunk.number for hunk in found}
     unknown = sorted(set(refused) - numbers)
     if unknown:
-        raise InvalidArgument(
+        raise Conflict(
             f"v{version.number} has changes 1 to {len(found)} against what is live now; there "
             f"is no change {unknown[0]}. Reload the proposal and choose again.",
+            detail={"hunks": len(found)},
+        )
+    # Refusing none or all is a question of what this proposal holds, not of the request's
+    # shape: a conflict, answered with what to do instead.
+    if not refused:
+        raise Conflict(REFUSE_NOTHING, detail={"hunks": len(found)})
+    if set(refused) == numbers:
+        raise Conflict(REFUSE_ALL, detail={"hunks": len(found)})
+    reasons = {number: _reason(reason) for number, reason in sorted(refused.items())}
+    return PartialPlan(found, reasons, before, kept_text(before, version.body, set(reasons)))
+
+
+def _reason(reason: str) -> str:
+    if len(reason) > REASON_MAX:
+        raise InvalidArgument(
+            f"a refused change's reason can be at most {REASON_MAX:,} characters.",
             field="refused",
         )
-    if not refused:
-        raise InvalidArgument(REFUSE_NOTHING, field="refused")
-    if set(refused) == numbers:
-        raise InvalidArgument(REFUSE_ALL, field="refused")
-    reasons = {
-        number: services.validate_comment(reason) for number, reason in sorted(refused.items())
-    }
-    return PartialPlan(found, reasons, before, kept_text(before, version.body, set(reasons)))
+    return services.validate_comment(reason)
 
 
 @atomic_retried

@@ -13,7 +13,7 @@ from reviews import selectors
 from reviews.classify import CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
-from reviews.partial import version_hunks
+from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
 from reviews.services import (
     CHANGES_REASON_REQUIRED,
     COMMENT_MAX,
@@ -396,9 +396,8 @@ class RefuseHunkInputSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         validators=[VISIBLE_COMMENT],
-        max_length=COMMENT_MAX,
-        error_messages={"max_length": COMMENT_TOO_LONG},
-        help_text="Why (the author reads it).",
+        max_length=REASON_MAX,
+        help_text=f"Why (the author reads it), at most {REASON_MAX:,} characters.",
     )
 
 
@@ -420,7 +419,7 @@ class ApprovePartialInputSerializer(serializers.Serializer):
     refused = serializers.ListField(
         child=RefuseHunkInputSerializer(),
         min_length=1,
-        max_length=10000,
+        max_length=REFUSED_MAX,
         help_text="The hunks not to publish, by number; every other one is approved.",
     )
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from core.errors import Conflict, Forbidden, InvalidArgument
+from core.errors import Conflict, Forbidden
 from core.models import AuditEvent
 from reviews import services, workflows
 from reviews.partial import version_approve_partial, version_hunks
@@ -133,18 +133,18 @@ def test_it_refuses_what_cannot_be_approved_in_part(
     page = make_page("Refunds", POLICY)
     proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
     number = live(page).number
-    with pytest.raises(InvalidArgument, match="there is no change 4"):
+    with pytest.raises(Conflict, match="there is no change 4"):
         version_approve_partial(
             actor=reviewer, version=proposal, refused={4: ""}, expected_live_number=number
         )
-    with pytest.raises(InvalidArgument, match="reject the proposal instead"):
+    with pytest.raises(Conflict, match="reject the proposal instead"):
         version_approve_partial(
             actor=reviewer,
             version=proposal,
             refused={1: "", 2: "", 3: ""},
             expected_live_number=number,
         )
-    with pytest.raises(InvalidArgument, match="approve the proposal as it is"):
+    with pytest.raises(Conflict, match="approve the proposal as it is"):
         version_approve_partial(
             actor=reviewer, version=proposal, refused={}, expected_live_number=number
         )
@@ -275,7 +275,7 @@ def test_it_approves_part_of_a_change_over_rest(
     body = {"expectedLiveVersion": live(page).number, "refused": [{"hunk": 1}, {"hunk": 2}]}
     every = {**body, "refused": [*body["refused"], {"hunk": 3}]}
     refused_all = client.post(f"{url}approve-partial", every, content_type="application/json")
-    assert refused_all.status_code == 400
+    assert refused_all.status_code == 409
     assert "reject the proposal instead" in refused_all.json()["error"]["message"]
 
     answer = client.post(
