@@ -1,4 +1,4 @@
-"""The MCP server agents talk to: seven tools over each agent's page set.
+"""The MCP server agents talk to: its tools over each agent's page set.
 
 django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` on
 `quire_mcp`. The server lists and runs the write tools only for agents with edit rights,
@@ -18,15 +18,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
-from mcp.types import (
-    CallToolResult,
-    GetPromptRequest,
-    ListPromptsRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-    ToolAnnotations,
-)
+from django.urls import reverse
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import CallToolResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
@@ -37,14 +32,19 @@ from agents import activity, selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
 from agents.long_pages import (
+    SOURCE_BUDGET,
+    Budget,
     ChangedOut,
+    LinesOut,
     SectionOut,
     SectionShownOut,
     changed_lines,
     shown_text,
 )
+from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
 from agents.services import agent_page_create, agent_page_read
+from config import replicas
 from config.cache import counter_hit
 from core.audit import audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited
@@ -70,9 +70,16 @@ logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page", "recent_activity")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
+# The two tools ChatGPT's deep research and company knowledge connectors call, listed to an
+# agent whose connector_tools flag is on.
+CONNECTOR_TOOLS = ("search", "fetch")
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
+# What get_page keeps of maxChars for the fields that say which part of the page it shows.
+PART_FIELDS_CHARS = 300
+# The least a page's text gets when its instructions and files take the whole budget.
+TEXT_CHARS_MIN = 500
 RATE_WINDOW_SECONDS = 60
 # A window's counter outlives it, so that a clock a little behind still finds it.
 RATE_COUNTER_SECONDS = RATE_WINDOW_SECONDS * 2
@@ -198,6 +205,8 @@ class PackedPage(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
 
 
 class PublishedOut(TypedDict):
@@ -295,6 +304,8 @@ class PageSource(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
 
 
 class CheckOut(TypedDict):
@@ -317,30 +328,49 @@ class WriteResult(TypedDict):
     warning: NotRequired[str]
 
 
+class ConnectorHitOut(TypedDict):
+    id: str
+    title: str
+    url: str
+
+
+class ConnectorSearchResult(TypedDict):
+    results: list[ConnectorHitOut]
+
+
+class ConnectorDocument(TypedDict):
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
+
+
 class EditIn(TypedDict):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
 
-    oldText: Annotated[
-        str, Field(description="Text of the page to replace; it must occur exactly once.")
-    ]
-    newText: Annotated[str, Field(description="What replaces it (empty to delete it).")]
+    oldText: str
+    newText: str
 
 
 SectionName = Annotated[
     str | None,
     Field(
-        description="Only this section: a heading's text as sections lists it (or its line "
-        "number when two headings read the same). A long page's outline lists them.",
+        description="A heading from sections (its line number when two read the same), "
+        "or lines like '120-160'.",
         min_length=1,
         max_length=300,
     ),
 ]
-PageId = Annotated[
-    str, Field(description="The page's id, like pg_abcdefgh, as browse or search_pages gave it.")
+PageId = Annotated[str, Field(description="From browse or search_pages.")]
+BaseVersion = Annotated[
+    int | None,
+    Field(
+        description="The liveVersion your text starts from (default: the one you read).",
+        ge=1,
+    ),
 ]
-ChangeSummary = Annotated[
-    str, Field(description="One sentence for the reviewer: what you changed and why.")
-]
+ChangeSummary = Annotated[str, Field(description="For the reviewer: what and why, in a sentence.")]
 
 
 # --- one call ------------------------------------------------------------------------------
@@ -382,7 +412,11 @@ _current_call: ContextVar[ToolCall] = ContextVar("quire_tool_call")
 
 
 def tool_names_for(agent: Agent) -> tuple[str, ...]:
-    return READ_TOOLS + WRITE_TOOLS if agent.can_edit_pages else READ_TOOLS
+    return (
+        READ_TOOLS
+        + (WRITE_TOOLS if agent.can_edit_pages else ())
+        + (CONNECTOR_TOOLS if agent.connector_tools else ())
+    )
 
 
 def request_agent() -> Agent | None:
@@ -477,55 +511,39 @@ logging.getLogger("mcp_server.djangomcp").addFilter(_HideExpectedToolErrors())
 QUIRE_VERSION = "0.1.0"
 
 
-def nullable_optionals(schema: dict[str, Any]) -> None:
-    """Declare each optional field of an output schema nullable, in place.
-
-    pydantic writes a TypedDict's `NotRequired` field as its type with `"default": null`: a
-    default the type itself refuses. Clients that build a typed result from the schema
-    (fastmcp 3.x) then fail to and give `.data = None` for the whole answer. The field stays
-    out of `required`; its schema becomes `anyOf: [<type>, {"type": "null"}]`.
-    """
-    for holder in (schema, *schema.get("$defs", {}).values()):
-        required = set(holder.get("required", ()))
-        for name, field_schema in holder.get("properties", {}).items():
-            if name in required or "default" not in field_schema:
-                continue
-            if _admits_null(field_schema):
-                continue
-            default = field_schema.pop("default")
-            title = field_schema.pop("title", None)
-            nullable = {"anyOf": [dict(field_schema), {"type": "null"}], "default": default}
-            if title is not None:
-                nullable["title"] = title
-            field_schema.clear()
-            field_schema.update(nullable)
-
-
-def _admits_null(field_schema: dict[str, Any]) -> bool:
-    kind = field_schema.get("type")
-    return (
-        kind == "null"
-        or (isinstance(kind, list) and "null" in kind)
-        or any(option.get("type") == "null" for option in field_schema.get("anyOf", ()))
-    )
-
-
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
-    The library keeps one tool list for every caller (and the low-level server caches it
-    across requests), so listing filters it by the agent's rights here, and a `tools/call`
-    that reaches the library (the view answers the usual ones itself) goes through the same
-    `call_tool_for` as every other, never straight to a tool.
+    The library keeps one tool list for every caller, so listing filters it by the agent's
+    rights here, and a `tools/call` that reaches the library (the view answers the usual
+    ones itself) goes through the same `call_tool_for` as every other, never straight to a
+    tool. The protocol itself is spoken by a low-level server of the SDK's public API
+    (`protocol_server`) that has only these two handlers: so initialize reports Quire's
+    name and version and advertises the tools capability alone, and resources/* and
+    prompts/* are "method not found" (the library's own server, which FastMCP gives a
+    handler for each, is not used).
     """
+
+    def __init__(self, *, name: str, instructions: str, stateless: bool) -> None:
+        super().__init__(name=name, instructions=instructions, stateless=stateless)
+        self.protocol = protocol_server(self, name=name, instructions=instructions)
+
+    @property
+    def session_manager(self) -> StreamableHTTPSessionManager:
+        """A fresh manager per request (one `run()` each), as the library's own is."""
+        return StreamableHTTPSessionManager(app=self.protocol, json_response=True, stateless=True)
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
         for registered in tools:
             annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
             registered.description = inspect.cleandoc(registered.description)
-            if registered.fn_metadata.output_schema is not None:
-                nullable_optionals(registered.fn_metadata.output_schema)
+            registered.parameters = compact_input(registered.parameters)
+            output = registered.fn_metadata.output_schema
+            if output is not None:
+                compacted = compact_output(output)
+                output.clear()
+                output.update(compacted)
             if annotations is not None:
                 registered.annotations = annotations
                 registered.title = annotations.title
@@ -544,6 +562,15 @@ class QuireMCP(DjangoMCP):
             return CallToolResult.model_validate(_error(f"Unknown tool: {storable(name)}"))
         result = await sync_to_async(call_tool_for)(request, agent, name, arguments)
         return CallToolResult.model_validate(result)
+
+
+def protocol_server(tools: QuireMCP, *, name: str, instructions: str) -> Server[Any, Any]:
+    """The SDK's low-level server, serving tools/list and tools/call from `tools` only."""
+    server: Server[Any, Any] = Server(name, version=QUIRE_VERSION, instructions=instructions)
+    server.list_tools()(tools.list_tools)
+    # The arguments are checked by call_tool_for against each tool's own model.
+    server.call_tool(validate_input=False)(tools.call_tool)
+    return server
 
 
 INTERNAL_ERROR = (
@@ -616,8 +643,7 @@ def _call(
         try:
             model = TOOL_ARGUMENTS[name]
             parsed = model.model_validate(arguments)
-            tool = getattr(PageTools(request=request), name)
-            structured = tool(**{field: getattr(parsed, field) for field in model.model_fields})
+            structured = _run_tool(request, call, name, parsed)
             return {
                 "content": [{"type": "text", "text": pretty_json(structured)}],
                 "structuredContent": structured,
@@ -635,6 +661,29 @@ def _call(
             return _error(INTERNAL_ERROR)
     refused(call, error, arguments)
     return _error(f"{error.code}: {error.message}")
+
+
+def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel) -> Any:
+    """The tool's answer. A read tool reads from a replica unless the agent wrote within
+    `replicas.pin_seconds()` (config/replicas.py); its writes, and a write tool's, go to
+    the primary, and a write tool pins the agent to the primary."""
+    tool = getattr(PageTools(request=request), name)
+    arguments = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+    if not replicas.configured():
+        return tool(**arguments)
+    pin = replicas.agent_pin(call.agent.pk)
+    if is_write_tool(name):
+        try:
+            return tool(**arguments)
+        finally:
+            replicas.pin(pin)
+
+    def read() -> Any:
+        # Run again on the primary if the replica fails under it: the first run's notes go.
+        call.page, call.page_ids, call.versions = None, [], []
+        return tool(**arguments)
+
+    return replicas.run_reading(read, pin=pin)
 
 
 def refused(call: ToolCall, error: QuireError, arguments: dict[str, Any]) -> None:
@@ -737,18 +786,6 @@ def _storable(value: Any) -> Any:
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
-# Clients show the server's version; without this the low-level server reports the SDK's.
-quire_mcp._mcp_server.version = QUIRE_VERSION
-# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
-# advertises what has a handler) and asking for them is "method not found".
-for _unserved in (
-    ListPromptsRequest,
-    GetPromptRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-):
-    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
@@ -877,6 +914,26 @@ def _blind_replace(page_id: str, *, body: Any, title: Any, tags: Any) -> Invalid
     )
 
 
+def page_url(public_id: str) -> str:
+    """The page's address in the web UI: by id, so it names no page outside the set."""
+    return settings.QUIRE_BASE_URL.rstrip("/") + reverse("wiki:page", args=[public_id])
+
+
+def _connector_text(packed: PackedPage) -> str:
+    """get_page's content for a connector, which reads text only: a long page's outline
+    becomes its lead and the ids of its sections."""
+    text = packed["content"]
+    sections = packed.get("sections") or []
+    if sections:
+        listed = "\n".join(
+            f"- {item['heading']}: {packed['pageId']}#{item['line']}" for item in sections
+        )
+        text += f"\n\n(The rest of this page is in sections; fetch one by its id:)\n{listed}\n"
+    elif packed.get("lines", {}).get("next"):
+        text += f"\n\n(Continued: fetch {packed['pageId']}#{packed['lines']['next']})\n"
+    return text
+
+
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -927,25 +984,17 @@ class PageTools(MCPToolset):
         self,
         cursor: Annotated[
             str | None,
-            Field(description="The nextCursor of your previous browse, to see the next pages."),
+            Field(description="nextCursor of your previous browse."),
         ] = None,
         under: Annotated[
             str | None,
-            Field(
-                description="Only the pages under this page: its pageId, or a path such as "
-                "'tools/slack'."
-            ),
+            Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> BrowseResult:
-        """List the pages you may use, in the order people curated them.
-
-        Call this first, before anything else. Each page comes with useWhen lines that say
-        when to use it; read the pages marked alwaysInclude with get_page at the start of
-        every task. Only these pages exist for you. A set of up to 200 pages comes whole.
-        A larger set comes 200 pages at a time, always-include pages first, with total and
-        nextCursor: call browse(cursor=nextCursor) for more (null means you have them all),
-        or browse(under=...) for one subtree. In a large set, when you look for something
-        specific, call search_pages instead of reading every page of the list.
+        """List the pages you may use, in curated order, each with useWhen lines saying when to
+        use it. Call this first, then read the pages marked alwaysInclude with get_page. Over
+        200 pages come 200 at a time with total and nextCursor: call browse(cursor=nextCursor)
+        for more, browse(under=...) for a subtree, or search_pages to find one page.
         """
         shown = browse_page(self._agent(), cursor=cursor, under=under)
         # A compact audit row: how much was shown and where, not every page id.
@@ -966,33 +1015,17 @@ class PageTools(MCPToolset):
         self,
         query: Annotated[
             str,
-            Field(
-                description="Words, a plain question, or a question with a paragraph of "
-                "context, 1 to 2,000 characters, e.g. 'refund policy' or 'how many vacation "
-                "days do I get'."
-            ),
+            Field(description="Words or a question, up to 2,000 characters."),
         ],
         under: Annotated[
             str | None,
-            Field(
-                description="Only pages under this page: its pageId, or a path such as "
-                "'tools/slack'."
-            ),
+            Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> SearchResult:
-        """Find the pages in your set that answer a question, by meaning and by words.
-
-        Use it when browse's titles and useWhen lines do not tell you which page answers a
-        question, and always in a large set. Ask as you would ask a colleague ('how many
-        vacation days do I get'): pages are matched by meaning as well as by their words,
-        and each hit names the section that matched. How the words are read: small words such as
-        'the', 'can', 'of' or 'how' need not appear; English words match their other forms
-        ('running' finds 'run'); a page whose title is exactly the query comes first, then
-        pages holding all the other words; when those are fewer than 8, pages holding most
-        of the words follow, ranked below them. "Quoted words" must appear together, -word
-        excludes, OR accepts either side. Returns at most 8 pages, best first, each with
-        its path, the section of the best match (its heading, or null) and a short excerpt
-        of it; call get_page (with section=...) to read it.
+        """Find the pages in your set that answer a question, by meaning and by words. Ask as
+        you would ask a colleague; "quoted words" must appear together, -word excludes, OR
+        accepts either side. At most 8 pages, best first, each with the section that matched
+        and an excerpt: read it with get_page(pageId, section=...).
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
@@ -1004,7 +1037,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": scope.shown(hit.path),
+                    "path": scope.shown(hit.path, hit.hidden_prefix),
                     "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
@@ -1020,34 +1053,26 @@ class PageTools(MCPToolset):
         maxChars: Annotated[
             int | None,
             Field(
-                description=f"Keep the answer under this many characters (default "
-                f"{GET_PAGE_CHARS:,}) by leaving referenced pages out; it never cuts the page "
-                "itself.",
+                description=f"The answer's size (default {GET_PAGE_CHARS:,}); instructions "
+                "and files come whole.",
                 ge=GET_PAGE_CHARS_MIN,
                 le=GET_PAGE_CHARS_MAX,
             ),
         ] = None,
         section: SectionName = None,
     ) -> PackedPage:
-        """Read one page: its live content, its instructions, its files' text and the pages
-        its instructions point to.
-
-        Call it for a page that browse or search_pages showed you, before you rely on it.
-        Follow the page's instructions. Pages it references that you cannot read are listed
-        in unavailable. Referenced pages are packed into includes while the answer stays
-        under maxChars; those that did not fit are listed by id and title in notIncluded:
-        call get_page for each of them when you need it. A page over 24,000 characters
-        comes as its outline (truncated: true): content holds only the text before its
-        first heading, and sections lists every heading with its level, line and size; call
-        again with section set to a heading (search_pages names the section of each match)
-        to read that part alone.
+        """Read a page: its content, its instructions (follow them), its files' text and the
+        pages its instructions reference while they fit (the rest in notIncluded: get_page each
+        when you need it). A page over maxChars comes as its outline (truncated: true, sections:
+        each heading with its line and size): call again with section=<heading> (search_pages
+        names the one that matched) or a line range like '120-160' to read that part.
         """
         agent = self._agent()
         page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
-        shown = shown_text(page.body, section)
+        max_chars = maxChars or GET_PAGE_CHARS
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
@@ -1056,19 +1081,23 @@ class PageTools(MCPToolset):
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
             "instructions": page.instructions,
-            "content": shown.text,
+            "content": "",
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
             "notIncluded": [],
-            **shown.fields,
         }
+        # The page's text takes what the rest of the answer leaves of maxChars.
+        room = max(max_chars - len(pretty_json(answer)) - PART_FIELDS_CHARS, TEXT_CHARS_MIN)
+        shown = shown_text(page.body, section, Budget(room, room))
+        answer["content"] = shown.text
+        answer.update(shown.fields)
         referenced = [
             (ref, version)
             for ref in references
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
-        pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        pack_includes(answer, referenced, max_chars=max_chars)
         self._read(agent, page.pk, page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
@@ -1085,34 +1114,26 @@ class PageTools(MCPToolset):
         since: Annotated[
             str | None,
             Field(
-                description="An ISO 8601 time, e.g. 2026-11-30T09:00:00Z (UTC when no offset "
-                "is given); left out, 7 days ago.",
+                description="An ISO 8601 time (UTC without an offset); default 7 days ago.",
                 max_length=60,
             ),
         ] = None,
         cursor: Annotated[
             str | None,
-            Field(description="The nextCursor of your previous recent_activity, to see more."),
+            Field(description="nextCursor of your previous call."),
         ] = None,
         limit: Annotated[
             int | None,
             Field(
-                description="At most this many versions in this answer, 1 to 200 (default "
-                "50); nextCursor gives the rest.",
+                description="Default 50; nextCursor gives the rest.",
                 ge=1,
                 le=activity.PAGE_SIZE,
             ),
         ] = None,
     ) -> ActivityResult:
-        """What changed in your pages since a time: each version published, newest first,
-        with its number and change summary, and, when you may edit, the decisions on your
-        own proposals (approved, rejected or changes requested, with the reviewer's comment;
-        after a request for changes, revise with get_page_source and update_page).
-
-        Call it when you come back to a task, instead of reading your pages again; then
-        get_page for those that matter. 50 versions per answer unless you pass limit (up to
-        200): when nextCursor is not null, call recent_activity(cursor=nextCursor) for
-        older ones.
+        """What changed in your pages since a time: versions published, newest first, and the
+        decisions on your own proposals with the reviewer's comment (changes requested: revise
+        with get_page_source and update_page). Call it when you come back to a task.
         """
         agent = self._agent()
         found = activity.recent_activity(
@@ -1130,21 +1151,12 @@ class PageTools(MCPToolset):
 
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
-        """Read a page's markdown source before you propose a change to it.
-
-        Call it before update_page, edit_page or append_to_page. If you already have a
-        proposal waiting on this page, markdown is your draft, so you can revise it;
-        lastDecision tells you whether your last proposal was approved or rejected, and the
-        reviewer's reason; when only part of it was approved, lastDecision.refusedHunks
-        lists each refused block (the text it would have replaced, what you proposed, the
-        reason): propose it again, changed as the reason asks, if it is still needed. A page
-        you created whose proposal was rejected has status "rejected" and that text: fix it
-        and send it again with update_page. A page over 24,000 characters comes as its
-        outline (truncated: true): markdown holds only the text before its first heading,
-        and sections lists every heading with its level, line and size. Call again with
-        section set to a heading to get that section's markdown and its line range
-        (section.line to section.lastLine); edit_page takes oldText from it as from the
-        whole page.
+        """Read a page's markdown before you change it with update_page, edit_page or
+        append_to_page. If your own proposal waits, markdown is that draft; lastDecision is the
+        reviewer's last decision on yours (a rejected new page: fix it, send it with
+        update_page; approved in part: refusedHunks lists each refused block and why, to
+        propose again). Over 10,000 characters a page comes as an outline as in get_page; a
+        section over 6,000 as its own outline or first lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1161,7 +1173,7 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
-        part = shown_text(markdown, section)
+        part = shown_text(markdown, section, SOURCE_BUDGET)
         parent = selectors.parent_in_set(page)
         if live is not None:
             self._read(agent, page.pk, live.number)
@@ -1207,24 +1219,15 @@ class PageTools(MCPToolset):
     @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
     def create_page(
         self,
-        title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
-        markdown: Annotated[str, Field(description="The whole page body in markdown.")],
-        parentId: Annotated[
-            str | None,
-            Field(description="Put the page under this page of your set; leave out for top level."),
-        ] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="Up to 20 tags of 1 to 50 characters.")
-        ] = None,
-        changeSummary: Annotated[
-            str | None, Field(description="One sentence for the reviewer: why this page.")
-        ] = None,
+        title: Annotated[str, Field(description="1 to 200 characters.")],
+        markdown: str,
+        parentId: Annotated[str | None, Field(description="A pageId of your set.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Up to 20.")] = None,
+        changeSummary: Annotated[str | None, Field(description="Why this page.")] = None,
     ) -> WriteResult:
-        """Propose a new page. It waits for a person to approve it and stays invisible to
-        browse, search_pages and get_page until then.
-
-        Use it only when no page in your set covers the topic (search_pages first). With
-        parentId it goes under that page; without, it is a top-level page added to your set.
+        """Propose a new page, invisible until a person approves it. Only when no page in
+        your set covers the topic (search_pages first). With parentId it goes under that page;
+        without, it is a top-level page added to your set.
         """
         agent = self._agent()
         parent = selectors.page_for_agent(agent, parentId) if parentId else None
@@ -1256,30 +1259,15 @@ class PageTools(MCPToolset):
         self,
         pageId: PageId,
         changeSummary: ChangeSummary,
-        markdown: Annotated[
-            str | None, Field(description="The whole new body; it replaces the current one.")
-        ] = None,
-        title: Annotated[str | None, Field(description="A new title, 1 to 200 characters.")] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="The complete new list of tags (up to 20).")
-        ] = None,
-        baseVersion: Annotated[
-            int | None,
-            Field(
-                description="The liveVersion get_page_source gave you: the version your text "
-                "starts from. Left out, the live version you last read is used; a page you never "
-                "read needs it.",
-                ge=1,
-            ),
-        ] = None,
+        markdown: Annotated[str | None, Field(description="The whole new body.")] = None,
+        title: str | None = None,
+        tags: Annotated[list[str] | None, Field(description="The complete new list.")] = None,
+        baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose a new version of a page that replaces it whole (not a patch).
-
-        Call get_page_source first and send back the complete markdown with your changes,
-        with its liveVersion as baseVersion. Give at least one of markdown, title or tags.
-        If the page changed since, a reviewer merges the two; nothing is overwritten. It
-        waits for a person to approve it; your earlier waiting proposal on the page is
-        withdrawn (a revised draft keeps the version it started from).
+        """Propose a page's whole new text (not a patch): call get_page_source first, send
+        the complete markdown with its liveVersion as baseVersion (or only a new title or tags).
+        It waits for a person to approve it and withdraws your earlier waiting proposal; if the
+        page changed since, a reviewer merges the two.
         """
         return self._propose(
             pageId,
@@ -1298,34 +1286,15 @@ class PageTools(MCPToolset):
         pageId: PageId,
         edits: Annotated[
             list[EditIn],
-            Field(
-                description="Replacements applied in order, each {oldText, newText}; each "
-                "oldText must occur exactly once in the page's markdown.",
-                min_length=1,
-            ),
+            Field(description="Applied in order; newText may be empty.", min_length=1),
         ],
         changeSummary: ChangeSummary,
-        baseVersion: Annotated[
-            int | None,
-            Field(
-                description="The liveVersion get_page_source gave you; if the page moved on "
-                "since, the reviewer merges your edit with the newer text.",
-                ge=1,
-            ),
-        ] = None,
+        baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose small changes to a page without sending it whole: each edit replaces one
-        exact piece of its markdown.
-
-        Call get_page_source first and copy each oldText from its markdown (your own waiting
-        draft, if you have one, else the live page); give enough text that it occurs exactly
-        once. On a long page, copy it from the section you read (get_page_source with
-        section): it is matched in the whole page. The edits apply in order, each to the
-        result of the ones before. The result is a proposal like update_page's: it waits for
-        a person to approve it, and your earlier waiting proposal on the page is withdrawn;
-        changed lists each changed line (its number in the new text, before and after). If an
-        oldText occurs 0 or several times nothing is stored and the error shows the nearest
-        line.
+        """Propose small changes: each edit replaces one exact oldText, copied from
+        get_page_source (a section of it too) and occurring once in the page; edits apply in
+        order. Like update_page it waits for approval; changed lists the lines changed. An
+        oldText found 0 or several times stores nothing; the error shows where.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -1352,19 +1321,51 @@ class PageTools(MCPToolset):
     def append_to_page(
         self,
         pageId: PageId,
-        markdown: Annotated[str, Field(description="The markdown to add at the end of the page.")],
+        markdown: str,
         changeSummary: ChangeSummary,
     ) -> WriteResult:
-        """Propose adding markdown at the end of a page, keeping everything already there.
-
-        Prefer it to update_page when you only add (a new FAQ entry, a new section): it
-        applies on top of whatever is live when approved, so it never conflicts. If your
-        earlier proposal on this page still waits, the new one carries it: its text first,
-        then this markdown.
+        """Propose adding markdown at the end of a page, keeping all that is there; better
+        than update_page when you only add, as it never conflicts. If your earlier proposal on
+        the page still waits, the new one carries it first.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
         )
+
+    @tool("Search (ChatGPT connectors)", read_only=True)
+    def search(
+        self, query: Annotated[str, Field(description="Words or a question.")]
+    ) -> ConnectorSearchResult:
+        """Search your team's wiki pages, as search_pages does, for ChatGPT's deep research
+        and company knowledge: at most 8 pages, best first; pass a result's id to fetch."""
+        found = self.search_pages(query)
+        return {
+            "results": [
+                {"id": hit["pageId"], "title": hit["title"], "url": page_url(hit["pageId"])}
+                for hit in found["results"]
+            ]
+        }
+
+    @tool("Fetch a page (ChatGPT connectors)", read_only=True)
+    def fetch(
+        self,
+        id: Annotated[str, Field(description="An id from search, or one a fetched text names.")],
+    ) -> ConnectorDocument:
+        """Fetch a wiki page by an id from search, as get_page reads it: its text, title and
+        address. A long page's text ends with its sections' ids: fetch one to read it."""
+        page_id, _, section = id.partition("#")
+        packed = self.get_page(page_id, section=section or None)
+        return {
+            "id": id,
+            "title": packed["title"],
+            "text": _connector_text(packed),
+            "url": page_url(packed["pageId"]),
+            "metadata": {
+                key: packed[key]  # type: ignore[literal-required]
+                for key in ("path", "versionNumber", "updated", "tags", "instructions")
+                if packed[key]  # type: ignore[literal-required]
+            },
+        }
 
     def _propose(
         self,
@@ -1424,4 +1425,6 @@ def _arguments_model(name: str) -> type[BaseModel]:
     return create_model(f"{name}_arguments", **fields)
 
 
-TOOL_ARGUMENTS = {name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS}
+TOOL_ARGUMENTS = {
+    name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS + CONNECTOR_TOOLS
+}

@@ -18,14 +18,20 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
-from config.cache import cached_value_and_hit, counter_hit, counter_unhit
+from config.cache import (
+    counter_hit,
+    counter_unhit,
+    shared_value,
+    shared_value_and_hit,
+    shared_value_set,
+)
+from config.replicas import read_connection
 from core.errors import NotFound
 from core.models import AuditEvent
 from core.tokens import token_hash
@@ -35,6 +41,7 @@ from wiki.scope import (
     EVERYTHING,
     Root,
     Scope,
+    is_top_shown,
     nearest_root,
     placed_key,
     readable_sql,
@@ -90,11 +97,11 @@ def _agents_generation() -> str | None:
     then nothing kept may be trusted. None without Redis, where only the lifetime counts."""
     if not settings.REDIS_URL:
         return None
-    generation = cache.get(AGENTS_GENERATION_KEY)
+    generation = shared_value(AGENTS_GENERATION_KEY)
     if generation is None:
-        cache.add(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-        generation = cache.get(AGENTS_GENERATION_KEY)
-    return "" if generation is None else str(generation)
+        shared_value_set(AGENTS_GENERATION_KEY, uuid.uuid4().hex, only_if_absent=True)
+        generation = shared_value(AGENTS_GENERATION_KEY)
+    return "" if generation is None else generation
 
 
 def agent_by_token(token: str) -> Agent | None:
@@ -161,7 +168,7 @@ def confirm_agent(
         return found.agent, (None if counter is None else counter_hit(counter, timeout=timeout))
     if counter is None:
         return _agent_by_digest(found.digest), None
-    both = cached_value_and_hit(AGENTS_GENERATION_KEY, counter, timeout=timeout)
+    both = shared_value_and_hit(AGENTS_GENERATION_KEY, counter, timeout=timeout)
     if both is None:  # Redis is not there or failed: as agent_by_token does, then count
         agent = _agent_by_digest(found.digest)
         return agent, (None if agent is None else counter_hit(counter, timeout=timeout))
@@ -185,7 +192,7 @@ def _agents_changed_everywhere() -> None:
     """After a change to an agent commits: forget here, and with Redis in every process."""
     forget_agent_tokens()
     if settings.REDIS_URL:
-        cache.set(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+        shared_value_set(AGENTS_GENERATION_KEY, uuid.uuid4().hex)
 
 
 @receiver(post_save, sender=Agent)
@@ -271,7 +278,7 @@ def agent_scope(agent: Agent, *, under: str | None = None) -> Scope:
         # so that a set of single pages is a list of keys, which the planner counts right.
         # Plain SQL: every search and browse of an agent starts here, and building the
         # same statement through the ORM took longer than running it.
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(_ENTRY_ROOTS_SQL, [agent.pk])
             rows = cursor.fetchall()
         scope = Scope.of(
@@ -294,7 +301,17 @@ def narrow_to(scope: Scope, under: str) -> Scope:
         if path is None:
             raise no_such_page(under)
         return scope.narrowed((path,))
-    return scope.narrowed(tuple(scope.real_paths(under)))
+    if not scope.reader:  # no read grant hides a page above one this reader sees
+        return scope.narrowed(tuple(scope.real_paths(under)))
+    # The path as the reader was shown it: a page hidden from them is not one (as a missing
+    # one), and a path starting below a hidden page is the page's under it (one query).
+    shown = under.strip("/")
+    named = (
+        Page.objects.filter(scope.q(readable=False), scope.named(shown))
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("path", "hidden_prefix")
+    )
+    return scope.narrowed(tuple(path for path, cut in named if scope.shown(path, cut) == shown))
 
 
 def scope_pages(scope: Scope) -> QuerySet[Page]:
@@ -329,6 +346,7 @@ class ReadablePage(NamedTuple):
     published_at: datetime
     has_files: bool
     root_path: str  # the outermost entry covering it, for `agent_path`
+    hidden_prefix: int  # the start of its path naming pages hidden from the agent's owner
 
 
 # get_page's read, on every call: plain SQL, so that no queryset is built and compiled each
@@ -338,7 +356,7 @@ _READABLE_PAGE_SQL = """
     SELECT p.id, p.public_id, p.path, v.title, v.tags, v.instructions, v.body, v.number,
            COALESCE(v.decided_at, v.created_at),
            EXISTS (SELECT 1 FROM wiki_attachment a WHERE a.page_id = p.id),
-           {root_path}
+           {hidden_prefix}, {root_path}
     FROM wiki_page p
     JOIN wiki_version v ON v.id = p.live_version_id
     WHERE p.public_id = %s AND {readable}
@@ -355,14 +373,17 @@ def _aware(moment: datetime | str) -> datetime:
 def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
     """The live page `public_id` with its live version, if the agent may read it; else the
     same `no_such_page` whether it exists or not."""
-    root_path, params = _unloaded_scope(agent).root_path_sql("p")
-    sql = _READABLE_PAGE_SQL.format(root_path=root_path, readable=readable_sql("p"))
-    with connection.cursor() as cursor:
+    scope = _unloaded_scope(agent)
+    root_path, params = scope.root_path_sql("p")
+    sql = _READABLE_PAGE_SQL.format(
+        root_path=root_path, hidden_prefix=scope.hidden_prefix_sql("p"), readable=readable_sql("p")
+    )
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, public_id])
         row = cursor.fetchone()
     if row is None or row[-1] is None:
         raise no_such_page(public_id)
-    *columns, has_files, root = row
+    *columns, has_files, hidden_prefix, root = row
     pk, public_id, path, title, tags, instructions, body, number, published_at = columns
     return ReadablePage(
         pk=pk,
@@ -376,6 +397,7 @@ def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
         published_at=_aware(published_at),
         has_files=bool(has_files),
         root_path=root,
+        hidden_prefix=int(hidden_prefix),
     )
 
 
@@ -386,7 +408,7 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     page = (
         Page.objects.filter(scope.q())
         .select_related("live_version")
-        .annotate(root_path=scope.root_path())
+        .annotate(root_path=scope.root_path(), hidden_prefix=scope.hidden_prefix())
         .filter(public_id=public_id)
         .first()
     )
@@ -402,14 +424,15 @@ def sibling_titled_for_agent(agent: Agent, parent: Page | None, title: str) -> P
     beside = Q(parent__isnull=True) if parent is None else Q(parent=parent)
     return (
         Page.objects.filter(scope.q(), beside, title__iexact=title.strip())
-        .annotate(root_path=scope.root_path())
+        .annotate(root_path=scope.root_path(), hidden_prefix=scope.hidden_prefix())
         .first()
     )
 
 
 def agent_path(page: Page | ReadablePage) -> str:
-    """The page's path as the agent that read it sees it: from its own entry down."""
-    return shown_path(page.path, page.root_path)  # type: ignore[union-attr]
+    """The page's path as the agent that read it sees it: from its own entry down, and below
+    the deepest page on it hidden from its owner."""
+    return shown_path(page.path, page.root_path, page.hidden_prefix)  # type: ignore[union-attr]
 
 
 def page_files(page: ReadablePage) -> list[tuple[str, str]]:
@@ -432,7 +455,11 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
     page = (
         Page.objects.select_related("live_version", "parent")
         .filter(scope.q(readable=False), public_id=public_id, archived=False)
-        .annotate(has_own_version=Exists(own_versions), root_path=scope.root_path())
+        .annotate(
+            has_own_version=Exists(own_versions),
+            root_path=scope.root_path(),
+            hidden_prefix=scope.hidden_prefix(),
+        )
         .first()
     )
     if page is None:
@@ -444,8 +471,10 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
 
 def parent_in_set(page: Page) -> Page | None:
     """The parent of a page read for an agent, if the agent may see it: a page's parent is
-    outside the set exactly when the page is the outermost entry covering it."""
-    if page.parent is None or page.path == page.root_path:  # type: ignore[attr-defined]
+    outside the set when the page is the outermost entry covering it, and hidden from the
+    agent's owner when the page is granted back to them inside a hidden section; in both
+    cases its path as the agent sees it starts with the page itself."""
+    if page.parent is None or is_top_shown(agent_path(page)):
         return None
     return page.parent
 
@@ -511,14 +540,17 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
     )
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
     positions: dict[str, int] = {}
-    for pk, public_id, title, path, position in scope_pages(scope).values_list(
-        "pk", "public_id", "title", "path", "position"
-    ):
+    rows = (
+        scope_pages(scope)
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("pk", "public_id", "title", "path", "position", "hidden_prefix")
+    )
+    for pk, public_id, title, path, position, hidden_prefix in rows:
         positions[path] = position
         nearest = nearest_root(path, by_path)
         if nearest is not None:
             grouped[nearest.pk].append(
-                SetRow(pk, public_id, title, path, nearest, scope.shown(path))
+                SetRow(pk, public_id, title, path, nearest, scope.shown(path, hidden_prefix))
             )
     result: list[SetRow] = []
     for entry in entries:

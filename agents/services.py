@@ -131,6 +131,7 @@ def agent_create(
     description: str = "",
     owner: User | None = None,
     can_edit_pages: bool = False,
+    connector_tools: bool = False,
     pages: Iterable[Page] = (),
     all_pages: bool = False,
 ) -> tuple[Agent, str]:
@@ -151,6 +152,7 @@ def agent_create(
                 description=validate_description(description),
                 owner=owner,
                 can_edit_pages=can_edit_pages,
+                connector_tools=connector_tools,
                 all_pages=all_pages,
                 token_prefix=prefix,
                 token_hash=digest,
@@ -164,6 +166,7 @@ def agent_create(
             "agent": agent.name,
             "agentId": agent.pk,
             "canEditPages": can_edit_pages,
+            "connectorTools": connector_tools,
             "allPages": all_pages,
         },
     )
@@ -181,6 +184,7 @@ def agent_update(
     description: str | Unset = UNSET,
     owner: User | Unset | None = UNSET,
     can_edit_pages: bool | Unset = UNSET,
+    connector_tools: bool | Unset = UNSET,
 ) -> Agent:
     _check_can_manage(actor)
     agent = _lock_agent(agent)
@@ -197,6 +201,8 @@ def agent_update(
         changed["owner"] = owner.get_username() if owner is not None else None
     if not isinstance(can_edit_pages, Unset):
         agent.can_edit_pages = changed["canEditPages"] = bool(can_edit_pages)
+    if not isinstance(connector_tools, Unset):
+        agent.connector_tools = changed["connectorTools"] = bool(connector_tools)
     agent.save()
     audit_record(
         action="agent.update",

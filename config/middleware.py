@@ -8,12 +8,16 @@ in JSON (the API's error shape, JSON-RPC for MCP), the web UI in plain text.
 from __future__ import annotations
 
 import logging
+import math
 import re
+import time
 from collections.abc import Callable
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from config import replicas
 
 logger = logging.getLogger(__name__)
 
@@ -107,3 +111,67 @@ class RequestGuardMiddleware:
         )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class ReplicaReadsMiddleware:
+    """A web or REST request that only reads reads from a replica (config/replicas.py), unless
+    its browser or credential wrote within `replicas.pin_seconds()`; one that writes pins them.
+    /mcp decides per tool call (agents.mcp)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/mcp"):
+            return self.get_response(request)
+        if request.method not in _SAFE_METHODS:
+            response = self.get_response(request)
+            self._pin(request, response)
+            return response
+        alias = None if self._pinned(request) else replicas.usable_replica()
+        if alias is None:
+            return self.get_response(request)
+        # Who asks is read on the primary: a session signed out or a person deactivated
+        # there stops at once, however far behind the replica is.
+        getattr(request.user, "pk", None)
+        with replicas.reads_from(alias):
+            response = self.get_response(request)
+        if getattr(request, "quire_replica_failed", False):
+            response = self.get_response(request)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        alias = replicas.reading_alias()
+        if (
+            alias is not None
+            and isinstance(exception, OperationalError | InterfaceError)
+            and replicas.replica_failed(alias, exception)
+        ):
+            request.quire_replica_failed = True  # type: ignore[attr-defined]
+
+    def _pinned(self, request: HttpRequest) -> bool:
+        authorization = request.headers.get("Authorization")
+        if authorization:
+            return replicas.pinned(replicas.credential_pin(authorization))
+        try:
+            return float(request.COOKIES.get(replicas.PIN_COOKIE, "0")) > time.time()
+        except ValueError:
+            return False
+
+    def _pin(self, request: HttpRequest, response: HttpResponse) -> None:
+        authorization = request.headers.get("Authorization")
+        if authorization:
+            replicas.pin(replicas.credential_pin(authorization))
+            return
+        seconds = replicas.pin_seconds()
+        response.set_cookie(
+            replicas.PIN_COOKIE,
+            f"{time.time() + seconds:.3f}",
+            max_age=math.ceil(seconds),
+            httponly=True,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+        )

@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from celery.schedules import crontab
@@ -122,21 +123,57 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # that concurrent test runs on one machine do not share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{os.getpid()}.sqlite3")}
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+
+def _postgresql(database: Any) -> None:
     # Quire's queries are short; JIT compiling one costs tens of milliseconds more than it
     # can save (a search over a large page set spent most of its time compiling).
-    _options = DATABASES["default"].setdefault("OPTIONS", {})
-    _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
+    options = database.setdefault("OPTIONS", {})
+    options["options"] = (options.get("options", "") + " -c jit=off").strip()
     # Values travel apart from the SQL (Django's documented `server_side_binding`), so psycopg
     # can prepare a statement on its connection once it has run this many times: PostgreSQL
     # then stops planning the statements every tool call repeats (the page read took 0.7 ms
     # to plan and 0.1 ms to run). Set QUIRE_DB_PREPARED_STATEMENTS=0 behind a pooler that
     # cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
-    _options["server_side_binding"] = True
+    options["server_side_binding"] = True
     # The same backend, batching bulk writes to the 65,535 parameters a statement may bind.
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
-    _options.setdefault(
+    database["ENGINE"] = "config.postgresql"
+    options.setdefault(
         "prepare_threshold", 5 if env_bool("QUIRE_DB_PREPARED_STATEMENTS", True) else None
+    )
+
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _postgresql(DATABASES["default"])
+
+# Read replicas (config/replicas.py): PostgreSQL streaming standbys of DATABASE_URL, one URL or
+# several separated by commas. Requests that only read read from one that is up and no more
+# than QUIRE_REPLICA_MAX_LAG_SECONDS behind; whoever wrote reads the primary for that long
+# (plus the check interval) after.
+QUIRE_REPLICA_ALIASES: list[str] = []
+for _number, _replica_url in enumerate(env_list("DATABASE_REPLICA_URL", ""), start=1):
+    if not _replica_url.startswith(("postgres://", "postgresql://", "pgsql://")):
+        raise ImproperlyConfigured(
+            f"DATABASE_REPLICA_URL: {_replica_url.split('@')[-1]!r} must start with "
+            "postgres:// (replicas are PostgreSQL standbys)."
+        )
+    if DATABASES["default"]["ENGINE"] != "config.postgresql":
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URL needs a PostgreSQL DATABASE_URL (the replicas' primary)."
+        )
+    _replica = dj_database_url.parse(_replica_url, conn_max_age=60, conn_health_checks=True)
+    _postgresql(_replica)
+    # A replica that does not answer is skipped, not waited for.
+    _replica["OPTIONS"].setdefault("connect_timeout", 2)
+    # Tests run against the primary's test database under this name too.
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES[f"replica_{_number}"] = _replica
+    QUIRE_REPLICA_ALIASES.append(f"replica_{_number}")
+QUIRE_REPLICA_MAX_LAG_SECONDS = env_int("QUIRE_REPLICA_MAX_LAG_SECONDS", 5, minimum=1, maximum=3600)
+DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"] if QUIRE_REPLICA_ALIASES else []
+if QUIRE_REPLICA_ALIASES:
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+        "config.middleware.ReplicaReadsMiddleware",
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -380,31 +417,23 @@ _database_cache = {
     "OPTIONS": {"MAX_ENTRIES": 1_000_000},
 }
 # Fail fast: an unreachable Redis must cost a request milliseconds, not seconds.
-_redis_options = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+REDIS_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 CACHES = {
     "default": (
         {
             "BACKEND": "config.cache.FailSafeRedisCache",
             "LOCATION": REDIS_URL,
-            "OPTIONS": _redis_options,
+            "OPTIONS": REDIS_OPTIONS,
         }
         if REDIS_URL
         else _database_cache
     ),
-    # Rate limits and login throttles; without Redis they are rows of quire_counter.
-    **(
-        {
-            "counters": {
-                "BACKEND": "config.cache.QuireRedisCache",
-                "LOCATION": REDIS_URL,
-                "OPTIONS": _redis_options,
-                "KEY_PREFIX": "counters",
-            }
-        }
-        if REDIS_URL
-        else {}
-    ),
 }
+# Rate limits and login throttles, and the values every MCP call reads beside its count, are
+# kept by config/cache.py's own redis-py client under these prefixes; without Redis the
+# counters are rows of quire_counter and the values are in the cache.
+QUIRE_COUNTERS_KEY_PREFIX = "counters"
+QUIRE_SHARED_KEY_PREFIX = "shared"
 SESSION_ENGINE = (
     "django.contrib.sessions.backends.cached_db"
     if REDIS_URL

@@ -19,6 +19,7 @@ from reviews.models import ReviewStatus
 from reviews.selectors import asks, review_of, reviewing_now
 from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
+from wiki.scope import EVERY_PAGE, shown_path
 
 # A diff fits the row when it changes at most this many lines, shown with one line around.
 PREVIEW_LINES = 6
@@ -39,6 +40,13 @@ class QueueRow:
     reviewing: list[str] = field(default_factory=list)  # others who opened it just now
     nobody_decides: bool = False  # no one may decide its step (shown to admins)
     asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
+
+    @property
+    def page_path(self) -> str:
+        """The page's path as the reviewer is shown it (review_queue gives the start of it
+        that names pages hidden from them)."""
+        hidden = self.version.page_hidden_prefix  # type: ignore[attr-defined]
+        return shown_path(self.version.page.path, EVERY_PAGE, hidden)
 
     @property
     def change(self) -> list[ChangeLabel]:

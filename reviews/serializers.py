@@ -22,7 +22,7 @@ from reviews.services import (
 )
 from wiki.markdown import render_markdown
 from wiki.models import RIGHTS, Page, Version
-from wiki.scope import person_scope
+from wiki.scope import EVERY_PAGE, is_top_shown, person_scope, shown_path
 from wiki.validators import check_visible_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
@@ -57,17 +57,30 @@ def _author(version: Version) -> dict[str, str]:
 
 
 class PageSerializer(serializers.Serializer):
+    """A page as the person asking sees it: its rows come with `hidden_prefix` (the start of
+    its path naming pages hidden from them, wiki.scope), so that neither its path nor its
+    parentId names a section hidden from them."""
+
     pageId = serializers.CharField(source="public_id")
     title = serializers.CharField()
-    path = serializers.CharField()
+    path = serializers.SerializerMethodField(
+        help_text="From the top, or from the highest page on it that you may read, down."
+    )
     tags = serializers.ListField(child=serializers.CharField())
-    parentId = serializers.SerializerMethodField()
+    parentId = serializers.SerializerMethodField(
+        help_text="null at the top, and where the parent is a page you may not read."
+    )
     versionNumber = serializers.IntegerField(source="live_version.number")
     updated = serializers.SerializerMethodField()
 
+    def get_path(self, page: Page) -> str:
+        return shown_path(page.path, EVERY_PAGE, page.hidden_prefix)  # type: ignore[attr-defined]
+
     @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, page: Page) -> str | None:
-        return page.parent.public_id if page.parent is not None else None
+        if page.parent is None or is_top_shown(self.get_path(page)):
+            return None
+        return page.parent.public_id
 
     @extend_schema_field(OpenApiTypes.DATETIME)
     def get_updated(self, page: Page) -> str:
@@ -338,8 +351,14 @@ class VersionDetailSerializer(VersionSerializer):
 
 class ReviewSerializer(VersionSerializer):
     pageTitle = serializers.CharField(source="page.title")
-    pagePath = serializers.CharField(source="page.path")
+    pagePath = serializers.SerializerMethodField(
+        help_text="The page's path from the highest page on it that you may read."
+    )
     reviewUrl = serializers.SerializerMethodField()
+
+    def get_pagePath(self, version: Version) -> str:
+        # review_queue gives each row the start of its page's path hidden from the reader.
+        return shown_path(version.page.path, EVERY_PAGE, version.page_hidden_prefix)  # type: ignore[attr-defined]
 
     def get_reviewUrl(self, version: Version) -> str:
         from django.urls import reverse

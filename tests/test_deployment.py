@@ -35,7 +35,11 @@ def compose() -> dict[str, Any]:
 def test_it_declares_every_service_with_a_healthcheck(compose: dict[str, Any]) -> None:
     services = compose["services"]
 
-    assert set(services) == {"migrate", "web", "worker", "beat", "postgres", "redis", "mailpit"}
+    assert set(services) == {
+        *("migrate", "web", "worker", "beat", "postgres", "redis", "mailpit"),
+        "postgres-replica",  # optional: `--profile replica` (docs/operating.md)
+    }
+    assert services["postgres-replica"]["profiles"] == ["replica"]
     for name, service in services.items():
         if name == "migrate":  # a one-off step that exits
             continue

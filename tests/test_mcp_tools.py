@@ -100,7 +100,7 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     assert hints["edit_page"].destructiveHint is False
     browse_text = (tools["browse"].description or "").lower()
     assert "first" in browse_text and "search_pages" in browse_text
-    outline = {"truncated", "sections", "section"}
+    outline = {"truncated", "sections", "section", "lines"}
     assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"} | outline
     assert set(outputs["get_page"]["required"]) == PACKED_KEYS
     assert set(outputs["browse"]["properties"]) == {"pages", "total", "nextCursor"}
@@ -117,11 +117,9 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS | outline
     assert set(outputs["get_page_source"]["required"]) == SOURCE_KEYS
     assert "changed" in outputs["edit_page"]["properties"]
-    assert set(outputs["edit_page"]["$defs"]["ChangedOut"]["properties"]) == {
-        "line",
-        "before",
-        "after",
-    }
+    # Compact (issue 49, point 1): nested objects are typed as such, described in words.
+    assert outputs["edit_page"]["properties"]["changed"] == {"type": "array"}
+    assert "$defs" not in outputs["edit_page"]
     assert set(tools["update_page"].inputSchema["properties"]) == {
         "pageId",
         "changeSummary",

@@ -22,8 +22,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, transaction
 
+from config.replicas import read_connection
 from core.errors import TryAgain
 
 QUERY_CANCELED = "57014"
@@ -67,16 +68,17 @@ def time_limit(milliseconds: int) -> Iterator[None]:
     a worker: PostgreSQL's statement_timeout for each of its statements (`search_rows`),
     SQLite's progress handler.
     """
+    connection = read_connection()
     if connection.vendor == "postgresql":
         try:
             if connection.in_atomic_block:
                 # Inside a caller's transaction: the settings in a savepoint that is rolled
                 # back at the end, which ends them (a search writes nothing).
-                with transaction.atomic():
+                with transaction.atomic(using=connection.alias):
                     with connection.cursor() as cursor:
                         _set_config(cursor, search_settings(milliseconds))
                     yield
-                    transaction.set_rollback(True)
+                    transaction.set_rollback(True, using=connection.alias)
             else:
                 token = _statement_limit.set(milliseconds)
                 try:
@@ -116,6 +118,7 @@ def search_rows(
     settings are set in it first (the caller's savepoint ends them). On SQLite: the
     statement alone."""
     limit = _statement_limit.get()
+    connection = read_connection()
     with connection.cursor() as cursor:
         if connection.vendor != "postgresql":
             cursor.execute(sql, params)
@@ -129,7 +132,7 @@ def search_rows(
                 # The pipeline's end sent its Sync and read every result: one round trip.
             return cursor.fetchall()
         if settings:
-            with transaction.atomic(savepoint=False):
+            with transaction.atomic(using=connection.alias, savepoint=False):
                 _set_config(cursor, settings)
                 cursor.execute(sql, params)
                 return cursor.fetchall()
