@@ -91,10 +91,10 @@ def test_it_selects_and_decides_a_batch_in_the_queue(
     undo = page.locator("#batch-undo")
     expect(undo).to_contain_text("You approved 3 proposals in one action")
     check_screen(page, screenshots, "batch-approved")
-    ticked = [Version.objects.get(pk=p.pk) for p in small[:3]]
-    assert [v.status for v in ticked] == [VersionStatus.APPROVED] * 3
-    assert all(live(v.page).pk == v.pk for v in ticked)
-    assert [v.decision_comment for v in ticked] == ["Small fixes, read in the queue."] * 3
+    approved = [Version.objects.get(pk=p.pk) for p in small[:3]]
+    assert [v.status for v in approved] == [VersionStatus.APPROVED] * 3
+    assert all(live(v.page).pk == v.pk for v in approved)
+    assert [v.decision_comment for v in approved] == ["Small fixes, read in the queue."] * 3
 
     # A long change is not shown whole in its row: ticked alone, the batch refuses it.
     page.locator(f"#pick-{long.pk}").click()

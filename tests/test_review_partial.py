@@ -4,6 +4,7 @@ text what the next workflow step reviews, the refused blocks told to the author.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -272,8 +273,8 @@ def test_it_approves_part_of_a_change_over_rest(
         "replaced": "Gift cards are final.\n",
         "proposed": "Gift cards can be refunded.\n",
     }
-    body = {"expectedLiveVersion": live(page).number, "refused": [{"hunk": 1}, {"hunk": 2}]}
-    every = {**body, "refused": [*body["refused"], {"hunk": 3}]}
+    body: dict[str, Any] = {"expectedLiveVersion": live(page).number}
+    every = {**body, "refused": [{"hunk": 1}, {"hunk": 2}, {"hunk": 3}]}
     refused_all = client.post(f"{url}approve-partial", every, content_type="application/json")
     assert refused_all.status_code == 409
     assert "reject the proposal instead" in refused_all.json()["error"]["message"]
