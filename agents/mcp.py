@@ -51,6 +51,7 @@ from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from reviews.checks import proposal_checks
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
@@ -275,11 +276,22 @@ class PendingOut(TypedDict):
     review: NotRequired[ReviewOut | None]
 
 
+class RefusedHunkOut(TypedDict):
+    hunk: int
+    line: int
+    replaced: str
+    proposed: str
+    reason: str
+    step: int
+
+
 class DecisionOut(TypedDict):
     versionNumber: int
     status: str
     comment: str
     decidedAt: str
+    # An approval of part of it: the changed blocks reviewers refused, and why.
+    refusedHunks: NotRequired[list[RefusedHunkOut]]
 
 
 class DraftOut(TypedDict):
@@ -310,12 +322,20 @@ class PageSource(TypedDict):
     lines: NotRequired[LinesOut]
 
 
+class CheckOut(TypedDict):
+    kind: str
+    message: str
+    line: int | None
+
+
 class WriteResult(TypedDict):
     pageId: str
     title: str
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # What the reviewer will be shown to look at (reviews.checks): fix it first if you can.
+    checks: NotRequired[list[CheckOut]]
     # edit_page: the lines its edits changed, to check them without reading the page again.
     changed: NotRequired[list[ChangedOut]]
     # create_page: a page of the same title already beside it, and what to do about it.
@@ -825,6 +845,31 @@ def _search_hit(hit: SearchHit, scope: Scope) -> SearchHitOut:
     return found
 
 
+def _decision_out(decided: Version) -> DecisionOut:
+    """The last decision on the agent's proposal, with the blocks refused when only part of
+    it was approved (the refused text is the agent's to propose again)."""
+    out: DecisionOut = {
+        "versionNumber": decided.number,
+        "status": decided.status,
+        "comment": decided.decision_comment,
+        "decidedAt": _iso(decided.decided_at),
+    }
+    refused = review_selectors.refused_hunks(decided) if decided.edited_by_reviewer else []
+    if refused:
+        out["refusedHunks"] = [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+                "reason": hunk.reason,
+                "step": hunk.step + 1,
+            }
+            for hunk in refused
+        ]
+    return out
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -847,13 +892,11 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
-def _received_live(live: Version | None, draft: Version | None) -> int | None:
-    """The live version whose text get_page_source gives: its own replace draft carries its
-    own base (the agent is shown the draft, built on that base, never the live text
-    published since); an append draft is shown on top of the live text."""
-    if draft is not None and draft.kind == VersionKind.REPLACE:
-        return draft.base_version.number if draft.base_version is not None else None
-    return live.number if live is not None else None
+        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
+        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
+        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
+        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
+        its own outline or first lines (section=lines.next reads on).
 
 
 def _source_status(
@@ -1136,9 +1179,9 @@ class PageTools(MCPToolset):
         """Read a page's markdown before you change it with update_page, edit_page or
         append_to_page. If your own proposal waits, markdown is that draft (draft: its version
         and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
-        fix it, send it with update_page). Over 10,000 characters a page comes as an outline
-        as in get_page; a section over 6,000 as its own outline or first lines
-        (section=lines.next reads on).
+        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
+        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
+        its own outline or first lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1194,12 +1237,7 @@ class PageTools(MCPToolset):
                 "decidedAt": _iso(asked.created_at),
             }
             if draft is not None and asked is not None
-            else {
-                "versionNumber": decided.number,
-                "status": decided.status,
-                "comment": decided.decision_comment,
-                "decidedAt": _iso(decided.decided_at),
-            }
+            else _decision_out(decided)
             if decided is not None
             else None,
             **part.fields,  # type: ignore[typeddict-item]
@@ -1231,7 +1269,7 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(version.page, versions=[version.number])
-        result = _write_result(version, None)
+        result = _checked(_write_result(version, None), version, agent)
         if twin is not None:
             # Not refused: a person reviews the new page anyway, and may want both.
             result["warning"] = (
@@ -1391,11 +1429,12 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(page, versions=[version.number])
-        return _write_result(
+        result = _write_result(
             version,
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+        return _checked(result, version, agent)
 
 
 def _arguments_model(name: str) -> type[BaseModel]:
