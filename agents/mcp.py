@@ -892,11 +892,29 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
     }
 
 
-        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
-        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
-        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
-        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
-        its own outline or first lines (section=lines.next reads on).
+def _received_live(live: Version | None, draft: Version | None) -> int | None:
+    """The live version whose text get_page_source gives: its own replace draft carries its
+    own base (the agent is shown the draft, built on that base, never the live text
+    published since); an append draft is shown on top of the live text."""
+    if draft is not None and draft.kind == VersionKind.REPLACE:
+        return draft.base_version.number if draft.base_version is not None else None
+    return live.number if live is not None else None
+
+
+def _checked(result: WriteResult, version: Version, agent: Agent) -> WriteResult:
+    """The write result with what a reviewer will be asked to look at, naming only pages
+    the agent may see."""
+    findings = proposal_checks(version, reader=lambda: selectors.agent_scope(agent))
+    if findings:
+        result["checks"] = [
+            {"kind": found.kind, "message": found.message, "line": found.line} for found in findings
+        ]
+        result["message"] += (
+            f" The reviewer will be shown {len(findings)} thing"
+            f"{'' if len(findings) == 1 else 's'} to check (see checks); if one is a mistake, "
+            "propose again with it fixed."
+        )
+    return result
 
 
 def _source_status(
