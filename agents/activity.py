@@ -71,6 +71,7 @@ def recent_activity(
         versions = versions.filter(Q(decided_at__lt=at) | Q(decided_at=at, pk__lt=pk))
     rows = list(
         versions.select_related("page")
+        .annotate(page_hidden_prefix=scope.hidden_prefix("page__path"))
         .only(
             "pk",
             "number",
@@ -109,7 +110,7 @@ def recent_activity(
     return Activity(
         since=start,
         published=[
-            _published(v, scope.shown(v.page.path))
+            _published(v, scope.shown(v.page.path, v.page_hidden_prefix))  # type: ignore[attr-defined]
             for v in rows
             if v.status == VersionStatus.APPROVED
         ],

@@ -209,12 +209,12 @@ class SetWindow:
         else:
             found = self._rows_postgresql(spanned, limit, placed)
         rows = [
-            _row(spanned[n][0], pk, public_id, title, path)
-            for n, pk, public_id, title, path, _ in found
+            _row(spanned[n][0], pk, public_id, title, path, hidden_prefix)
+            for n, pk, public_id, title, path, _, hidden_prefix in found
         ]
         if not placed:
             return rows
-        positions = {path: position for _, _, _, _, path, position in found}
+        positions = {path: position for _, _, _, _, path, position, _ in found}
         by_entry = groupby(rows, key=lambda row: row.entry.pk)
         return [
             row
@@ -226,18 +226,20 @@ class SetWindow:
         self, spanned: list[tuple[PageSetEntry, int]], limit: int, placed: bool
     ) -> list[tuple[Any, ...]]:
         key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
+        hidden_prefix = self.scope.hidden_prefix_sql("p")
         # Without `placed`, the rows come from the tree-key index alone.
         position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
         # One ordered index range per spanned entry; OFFSET 0 keeps each lateral as written.
         inner = (
             f"SELECT p.id, p.public_id, p.title, p.path, {position} AS position, "  # noqa: S608
-            f"{key} AS tree_key "
+            f"{key} AS tree_key, {hidden_prefix} AS hidden_prefix "
             f"FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable} "
             "ORDER BY tree_key LIMIT %s OFFSET e.skip"
         )
         sql = (
-            "SELECT e.n - 1, x.id, x.public_id, x.title, x.path, x.position "  # noqa: S608
+            "SELECT e.n - 1, x.id, x.public_id, x.title, x.path, x.position, "  # noqa: S608
+            "x.hidden_prefix "
             "FROM unnest(%s::text[], "
             "%s::text[], %s::int[]) WITH ORDINALITY AS e(lo, hi, skip, n) "
             f"CROSS JOIN LATERAL ({inner}) x ORDER BY e.n, x.tree_key LIMIT %s"
@@ -258,6 +260,7 @@ class SetWindow:
     ) -> list[tuple[Any, ...]]:
         # SQLite has no LATERAL: one UNION ALL arm per spanned entry (a window spans few).
         key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
+        hidden_prefix = self.scope.hidden_prefix_sql("p")
         position = "p.position" if placed else "0"
         ranges = self._ranges([entry for entry, _ in spanned])
         arms: list[str] = []
@@ -265,13 +268,14 @@ class SetWindow:
         for n, ((lo, hi), (_, skip)) in enumerate(zip(ranges, spanned, strict=True)):
             arms.append(
                 f"SELECT * FROM (SELECT {n} AS n, p.id, p.public_id, p.title, p.path, "  # noqa: S608
-                f"{position} AS position, {key} AS tree_key FROM wiki_page p "
+                f"{position} AS position, {key} AS tree_key, {hidden_prefix} AS hidden_prefix "
+                "FROM wiki_page p "
                 f"WHERE {key} >= %s AND {key} < %s AND {readable} "
                 "ORDER BY tree_key LIMIT %s OFFSET %s)"
             )
             params += [lo, hi, limit, skip]
         sql = (
-            "SELECT n, id, public_id, title, path, position FROM ("  # noqa: S608
+            "SELECT n, id, public_id, title, path, position, hidden_prefix FROM ("  # noqa: S608
             + " UNION ALL ".join(arms)
             + ") ORDER BY n, tree_key LIMIT %s"
         )
@@ -298,9 +302,12 @@ class SetWindow:
         return min(offset, self.total)
 
 
-def _row(entry: PageSetEntry, pk: int, public_id: str, title: str, path: str) -> SetRow:
+def _row(
+    entry: PageSetEntry, pk: int, public_id: str, title: str, path: str, hidden_prefix: int
+) -> SetRow:
     # Entries of a window are not nested: each page's outermost entry is its own.
-    return SetRow(pk, public_id, title, path, entry, shown_path(path, entry.page.path))
+    shown = shown_path(path, entry.page.path, hidden_prefix)
+    return SetRow(pk, public_id, title, path, entry, shown)
 
 
 def _size(entries: list[dict[str, Any]]) -> int:

@@ -7,6 +7,7 @@ line that comes nearest, so the agent can correct it without reading the page ag
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from core.errors import InvalidArgument
 
 EDITS_MAX = 50
 LINE_SHOWN_MAX = 160
+LINES_LISTED_MAX = 10
 
 
 def apply_edits(source: str, edits: Sequence[Any]) -> str:
@@ -67,16 +69,28 @@ def _shown(line: str) -> str:
     return line if len(line) <= LINE_SHOWN_MAX else line[:LINE_SHOWN_MAX] + "…"
 
 
+def _lines_listed(numbers: list[int]) -> str:
+    """Each line an oldText occurs on, once, with how often when more than once; the first
+    ten lines, then how many more."""
+    counted = Counter(numbers)
+    shown = [
+        f"{line} ({times} times)" if times > 1 else str(line)
+        for line, times in list(counted.items())[:LINES_LISTED_MAX]
+    ]
+    more = len(counted) - len(shown)
+    return ", ".join(shown) + (f" and {more} more lines ({len(counted)} in all)" if more else "")
+
+
 def _misplaced(text: str, old: str, where: list[int], number: int, count: int) -> str:
     which = f"edit {number} of {count}" if count > 1 else "the edit"
     earlier = " (after the edits before it were applied)" if number > 1 else ""
     lines = text.splitlines()
     if where:
         numbers = [_line_of(text, start) for start in where]
-        listed = ", ".join(str(n) for n in numbers[:10])
         return (
             f"the oldText of {which} occurs {len(where)} times in the page{earlier}, at lines "
-            f"{listed}; nearest line {numbers[0]}: {_shown(lines[numbers[0] - 1])!r}. "
+            f"{_lines_listed(numbers)}; nearest line {numbers[0]}: "
+            f"{_shown(lines[numbers[0] - 1])!r}. "
             "Add some surrounding text to oldText so that it occurs exactly once. "
             "Nothing was stored."
         )

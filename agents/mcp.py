@@ -43,6 +43,7 @@ from agents.long_pages import (
     changed_lines,
     shown_text,
 )
+from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
 from agents.services import agent_page_create, page_read_statement
 from config import replicas
@@ -301,27 +302,27 @@ class WriteResult(TypedDict):
 class EditIn(TypedDict):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
 
-    oldText: Annotated[
-        str, Field(description="Text of the page to replace; it must occur exactly once.")
-    ]
-    newText: Annotated[str, Field(description="What replaces it (empty to delete it).")]
+    oldText: str
+    newText: str
 
 
 SectionName = Annotated[
     str | None,
     Field(
-        description="Only this section: a heading's text as sections lists it (or its line "
-        "number when two headings read the same). A long page's outline lists them.",
+        description="A heading from sections (its line number when two read the same).",
         min_length=1,
         max_length=300,
     ),
 ]
-PageId = Annotated[
-    str, Field(description="The page's id, like pg_abcdefgh, as browse or search_pages gave it.")
+PageId = Annotated[str, Field(description="From browse or search_pages.")]
+BaseVersion = Annotated[
+    int | None,
+    Field(
+        description="The liveVersion your text starts from (default: the one you read).",
+        ge=1,
+    ),
 ]
-ChangeSummary = Annotated[
-    str, Field(description="One sentence for the reviewer: what you changed and why.")
-]
+ChangeSummary = Annotated[str, Field(description="For the reviewer: what and why, in a sentence.")]
 
 
 # --- one call ------------------------------------------------------------------------------
@@ -461,39 +462,6 @@ logging.getLogger("mcp_server.djangomcp").addFilter(_HideExpectedToolErrors())
 QUIRE_VERSION = "0.1.0"
 
 
-def nullable_optionals(schema: dict[str, Any]) -> None:
-    """Declare each optional field of an output schema nullable, in place.
-
-    pydantic writes a TypedDict's `NotRequired` field as its type with `"default": null`: a
-    default the type itself refuses. Clients that build a typed result from the schema
-    (fastmcp 3.x) then fail to and give `.data = None` for the whole answer. The field stays
-    out of `required`; its schema becomes `anyOf: [<type>, {"type": "null"}]`.
-    """
-    for holder in (schema, *schema.get("$defs", {}).values()):
-        required = set(holder.get("required", ()))
-        for name, field_schema in holder.get("properties", {}).items():
-            if name in required or "default" not in field_schema:
-                continue
-            if _admits_null(field_schema):
-                continue
-            default = field_schema.pop("default")
-            title = field_schema.pop("title", None)
-            nullable = {"anyOf": [dict(field_schema), {"type": "null"}], "default": default}
-            if title is not None:
-                nullable["title"] = title
-            field_schema.clear()
-            field_schema.update(nullable)
-
-
-def _admits_null(field_schema: dict[str, Any]) -> bool:
-    kind = field_schema.get("type")
-    return (
-        kind == "null"
-        or (isinstance(kind, list) and "null" in kind)
-        or any(option.get("type") == "null" for option in field_schema.get("anyOf", ()))
-    )
-
-
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
@@ -508,8 +476,12 @@ class QuireMCP(DjangoMCP):
         for registered in tools:
             annotations = getattr(getattr(toolset, registered.name), "tool_annotations", None)
             registered.description = inspect.cleandoc(registered.description)
-            if registered.fn_metadata.output_schema is not None:
-                nullable_optionals(registered.fn_metadata.output_schema)
+            registered.parameters = compact_input(registered.parameters)
+            output = registered.fn_metadata.output_schema
+            if output is not None:
+                compacted = compact_output(output)
+                output.clear()
+                output.update(compacted)
             if annotations is not None:
                 registered.annotations = annotations
                 registered.title = annotations.title
@@ -896,25 +868,17 @@ class PageTools(MCPToolset):
         self,
         cursor: Annotated[
             str | None,
-            Field(description="The nextCursor of your previous browse, to see the next pages."),
+            Field(description="nextCursor of your previous browse."),
         ] = None,
         under: Annotated[
             str | None,
-            Field(
-                description="Only the pages under this page: its pageId, or a path such as "
-                "'tools/slack'."
-            ),
+            Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> BrowseResult:
-        """List the pages you may use, in the order people curated them.
-
-        Call this first, before anything else. Each page comes with useWhen lines that say
-        when to use it; read the pages marked alwaysInclude with get_page at the start of
-        every task. Only these pages exist for you. A set of up to 200 pages comes whole.
-        A larger set comes 200 pages at a time, always-include pages first, with total and
-        nextCursor: call browse(cursor=nextCursor) for more (null means you have them all),
-        or browse(under=...) for one subtree. In a large set, when you look for something
-        specific, call search_pages instead of reading every page of the list.
+        """List the pages you may use, in curated order, each with useWhen lines saying when to
+        use it. Call this first, then read the pages marked alwaysInclude with get_page. Over
+        200 pages come 200 at a time with total and nextCursor: call browse(cursor=nextCursor)
+        for more, browse(under=...) for a subtree, or search_pages to find one page.
         """
         shown = browse_page(self._agent(), cursor=cursor, under=under)
         # A compact audit row: how much was shown and where, not every page id.
@@ -935,33 +899,18 @@ class PageTools(MCPToolset):
         self,
         query: Annotated[
             str,
-            Field(
-                description="Words, a plain question, or a question with a paragraph of "
-                "context, 1 to 2,000 characters, e.g. 'refund policy' or 'how many vacation "
-                "days do I get'."
-            ),
+            Field(description="Words or a question, up to 2,000 characters."),
         ],
         under: Annotated[
             str | None,
-            Field(
-                description="Only pages under this page: its pageId, or a path such as "
-                "'tools/slack'."
-            ),
+            Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> SearchResult:
-        """Find the pages in your set that answer a question, by meaning and by words.
-
-        Use it when browse's titles and useWhen lines do not tell you which page answers a
-        question, and always in a large set. Ask as you would ask a colleague ('how many
-        vacation days do I get'): pages are matched by meaning as well as by their words,
-        and each hit names the section that matched. How the words are read: small words such as
-        'the', 'can', 'of' or 'how' need not appear; English words match their other forms
-        ('running' finds 'run'); a page whose title is exactly the query comes first, then
-        pages holding all the other words; when those are fewer than 8, pages holding most
-        of the words follow, ranked below them. "Quoted words" must appear together, -word
-        excludes, OR accepts either side. Returns at most 8 pages, best first, each with
-        its path, the section of the best match (its heading, or null) and a short excerpt
-        of it; call get_page (with section=...) to read it.
+        """Find the pages in your set that answer a question, by meaning and by words. Ask as
+        you would ask a colleague ('how many vacation days do I get'); "quoted words" must
+        appear together, -word excludes, OR accepts either side. At most 8 pages, best first,
+        each with the section that matched and an excerpt: read it with get_page(pageId,
+        section=...).
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
@@ -973,7 +922,7 @@ class PageTools(MCPToolset):
                 {
                     "pageId": hit.public_id,
                     "title": hit.title,
-                    "path": scope.shown(hit.path),
+                    "path": scope.shown(hit.path, hit.hidden_prefix),
                     "section": hit.section,
                     "excerpt": strip_marks(hit.excerpt),
                     "score": round(float(hit.score), 4),
@@ -998,18 +947,11 @@ class PageTools(MCPToolset):
         ] = None,
         section: SectionName = None,
     ) -> PackedPage:
-        """Read one page: its live content, its instructions, its files' text and the pages
-        its instructions point to.
-
-        Call it for a page that browse or search_pages showed you, before you rely on it.
-        Follow the page's instructions. Pages it references that you cannot read are listed
-        in unavailable. Referenced pages are packed into includes while the answer stays
-        under maxChars; those that did not fit are listed by id and title in notIncluded:
-        call get_page for each of them when you need it. A page over 24,000 characters
-        comes as its outline (truncated: true): content holds only the text before its
-        first heading, and sections lists every heading with its level, line and size; call
-        again with section set to a heading (search_pages names the section of each match)
-        to read that part alone.
+        """Read a page: its content, its instructions (follow them), its files' text and the
+        pages its instructions reference (includes; those left out are in notIncluded: get_page
+        each when you need it). A page over 24,000 characters comes as its outline (truncated:
+        true, sections: each heading with its line and size): call again with section=<heading>
+        (search_pages names the one that matched) to read that part.
         """
         agent = self._agent()
         page = selectors.readable_page_for_agent(agent, pageId)
@@ -1054,34 +996,27 @@ class PageTools(MCPToolset):
         since: Annotated[
             str | None,
             Field(
-                description="An ISO 8601 time, e.g. 2026-11-30T09:00:00Z (UTC when no offset "
-                "is given); left out, 7 days ago.",
+                description="An ISO 8601 time (UTC without an offset); default 7 days ago.",
                 max_length=60,
             ),
         ] = None,
         cursor: Annotated[
             str | None,
-            Field(description="The nextCursor of your previous recent_activity, to see more."),
+            Field(description="nextCursor of your previous call."),
         ] = None,
         limit: Annotated[
             int | None,
             Field(
-                description="At most this many versions in this answer, 1 to 200 (default "
-                "50); nextCursor gives the rest.",
+                description="Versions per answer (default 50).",
                 ge=1,
                 le=activity.PAGE_SIZE,
             ),
         ] = None,
     ) -> ActivityResult:
-        """What changed in your pages since a time: each version published, newest first,
-        with its number and change summary, and, when you may edit, the decisions on your
-        own proposals (approved, rejected or changes requested, with the reviewer's comment;
-        after a request for changes, revise with get_page_source and update_page).
-
-        Call it when you come back to a task, instead of reading your pages again; then
-        get_page for those that matter. 50 versions per answer unless you pass limit (up to
-        200): when nextCursor is not null, call recent_activity(cursor=nextCursor) for
-        older ones.
+        """What changed in your pages since a time: versions published, newest first, and,
+        when you may edit, the decisions on your own proposals with the reviewer's comment
+        (changes requested: revise with get_page_source and update_page). Call it when you come
+        back to a task; more with recent_activity(cursor=nextCursor).
         """
         agent = self._agent()
         found = activity.recent_activity(
@@ -1099,18 +1034,12 @@ class PageTools(MCPToolset):
 
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
-        """Read a page's markdown source before you propose a change to it.
-
-        Call it before update_page, edit_page or append_to_page. If you already have a
-        proposal waiting on this page, markdown is your draft, so you can revise it;
-        lastDecision tells you whether your last proposal was approved or rejected, and the
-        reviewer's reason. A page you created whose proposal was rejected has status
-        "rejected" and that text: fix it and send it again with update_page. A page over
-        24,000 characters comes as its outline (truncated: true): markdown holds only the
-        text before its first heading, and sections lists every heading with its level, line
-        and size. Call again with section set to a heading to get that section's markdown
-        and its line range (section.line to section.lastLine); edit_page takes oldText from
-        it as from the whole page.
+        """Read a page's markdown before you change it with update_page, edit_page or
+        append_to_page. If your own proposal waits on the page, markdown is that draft;
+        lastDecision is the reviewer's last decision on yours, with the comment (status
+        "rejected" on your new page: fix it and send it with update_page). A page over 24,000
+        characters comes as an outline, as in get_page: call again with section=<heading> for its
+        markdown and line range.
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1178,24 +1107,15 @@ class PageTools(MCPToolset):
     @tool("Propose a new page", read_only=False, destructive=False, idempotent=False)
     def create_page(
         self,
-        title: Annotated[str, Field(description="The page title, 1 to 200 characters.")],
-        markdown: Annotated[str, Field(description="The whole page body in markdown.")],
-        parentId: Annotated[
-            str | None,
-            Field(description="Put the page under this page of your set; leave out for top level."),
-        ] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="Up to 20 tags of 1 to 50 characters.")
-        ] = None,
-        changeSummary: Annotated[
-            str | None, Field(description="One sentence for the reviewer: why this page.")
-        ] = None,
+        title: Annotated[str, Field(description="1 to 200 characters.")],
+        markdown: str,
+        parentId: Annotated[str | None, Field(description="A pageId of your set.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Up to 20.")] = None,
+        changeSummary: Annotated[str | None, Field(description="Why this page.")] = None,
     ) -> WriteResult:
-        """Propose a new page. It waits for a person to approve it and stays invisible to
-        browse, search_pages and get_page until then.
-
-        Use it only when no page in your set covers the topic (search_pages first). With
-        parentId it goes under that page; without, it is a top-level page added to your set.
+        """Propose a new page, invisible until a person approves it. Only when no page in
+        your set covers the topic (search_pages first). With parentId it goes under that page;
+        without, it is a top-level page added to your set.
         """
         agent = self._agent()
         parent = selectors.page_for_agent(agent, parentId) if parentId else None
@@ -1227,30 +1147,15 @@ class PageTools(MCPToolset):
         self,
         pageId: PageId,
         changeSummary: ChangeSummary,
-        markdown: Annotated[
-            str | None, Field(description="The whole new body; it replaces the current one.")
-        ] = None,
-        title: Annotated[str | None, Field(description="A new title, 1 to 200 characters.")] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="The complete new list of tags (up to 20).")
-        ] = None,
-        baseVersion: Annotated[
-            int | None,
-            Field(
-                description="The liveVersion get_page_source gave you: the version your text "
-                "starts from. Left out, the live version you last read is used; a page you never "
-                "read needs it.",
-                ge=1,
-            ),
-        ] = None,
+        markdown: Annotated[str | None, Field(description="The whole new body.")] = None,
+        title: str | None = None,
+        tags: Annotated[list[str] | None, Field(description="The complete new list.")] = None,
+        baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose a new version of a page that replaces it whole (not a patch).
-
-        Call get_page_source first and send back the complete markdown with your changes,
-        with its liveVersion as baseVersion. Give at least one of markdown, title or tags.
-        If the page changed since, a reviewer merges the two; nothing is overwritten. It
-        waits for a person to approve it; your earlier waiting proposal on the page is
-        withdrawn (a revised draft keeps the version it started from).
+        """Propose a page's whole new text (not a patch): call get_page_source first and
+        send the complete markdown, with its liveVersion as baseVersion; give at least one of
+        markdown, title or tags. It waits for a person to approve it and withdraws your earlier
+        waiting proposal on the page; if the page changed since, a reviewer merges the two.
         """
         return self._propose(
             pageId,
@@ -1269,34 +1174,15 @@ class PageTools(MCPToolset):
         pageId: PageId,
         edits: Annotated[
             list[EditIn],
-            Field(
-                description="Replacements applied in order, each {oldText, newText}; each "
-                "oldText must occur exactly once in the page's markdown.",
-                min_length=1,
-            ),
+            Field(description="Applied in order; newText may be empty.", min_length=1),
         ],
         changeSummary: ChangeSummary,
-        baseVersion: Annotated[
-            int | None,
-            Field(
-                description="The liveVersion get_page_source gave you; if the page moved on "
-                "since, the reviewer merges your edit with the newer text.",
-                ge=1,
-            ),
-        ] = None,
+        baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose small changes to a page without sending it whole: each edit replaces one
-        exact piece of its markdown.
-
-        Call get_page_source first and copy each oldText from its markdown (your own waiting
-        draft, if you have one, else the live page); give enough text that it occurs exactly
-        once. On a long page, copy it from the section you read (get_page_source with
-        section): it is matched in the whole page. The edits apply in order, each to the
-        result of the ones before. The result is a proposal like update_page's: it waits for
-        a person to approve it, and your earlier waiting proposal on the page is withdrawn;
-        changed lists each changed line (its number in the new text, before and after). If an
-        oldText occurs 0 or several times nothing is stored and the error shows the nearest
-        line.
+        """Propose small changes: each edit replaces one exact oldText, copied from
+        get_page_source's markdown (or a section of it) and occurring once in the page; edits
+        apply in order. Like update_page it waits for approval; changed lists the lines it
+        changed. An oldText found 0 or several times stores nothing, and the error shows where.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -1323,15 +1209,12 @@ class PageTools(MCPToolset):
     def append_to_page(
         self,
         pageId: PageId,
-        markdown: Annotated[str, Field(description="The markdown to add at the end of the page.")],
+        markdown: str,
         changeSummary: ChangeSummary,
     ) -> WriteResult:
-        """Propose adding markdown at the end of a page, keeping everything already there.
-
-        Prefer it to update_page when you only add (a new FAQ entry, a new section): it
-        applies on top of whatever is live when approved, so it never conflicts. If your
-        earlier proposal on this page still waits, the new one carries it: its text first,
-        then this markdown.
+        """Propose adding markdown at the end of a page, keeping all that is there; better
+        than update_page when you only add, as it never conflicts. If your earlier proposal on
+        the page still waits, the new one carries it first.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown

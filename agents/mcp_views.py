@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import ClientRequest
 from mcp_server.views import MCPServerStreamableHttpView
+from pydantic import BaseModel, ValidationError
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -42,13 +43,15 @@ from core.json_input import BoundedJSONParser, TooDeep
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 # Every request method of the MCP version the SDK speaks; the SDK answers any other with
 # "Invalid request parameters" (-32602), where JSON-RPC says -32601.
-KNOWN_METHODS = frozenset(
-    method
+METHOD_REQUESTS: dict[str, type[BaseModel]] = {
+    method: request_type
     for request_type in typing.get_args(ClientRequest.model_fields["root"].annotation)
     for method in typing.get_args(request_type.model_fields["method"].annotation)
-)
+}
+KNOWN_METHODS = frozenset(METHOD_REQUESTS)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -137,9 +140,11 @@ def _refused(
     audit_record(
         action="mcp.request",
         actor=agent,
-        outcome={PARSE_ERROR: "parse_error", METHOD_NOT_FOUND: "method_not_found"}.get(
-            code, "invalid_request"
-        ),
+        outcome={
+            PARSE_ERROR: "parse_error",
+            METHOD_NOT_FOUND: "method_not_found",
+            INVALID_PARAMS: "invalid_params",
+        }.get(code, "invalid_request"),
         data={
             # It may quote what the caller sent (an unknown method's name, a version).
             "error": audit_text(message),
@@ -261,6 +266,12 @@ def _refusal(request: Request) -> Refusal | None:
         return PARSE_ERROR, f"Parse error: {exc.detail}", 400, None
     except UnsupportedMediaType:
         return INVALID_REQUEST, "Send the JSON-RPC message as application/json.", 415, None
+    return _message_refusal(request, data)
+
+
+def _message_refusal(request: Request, data: Any) -> Refusal | None:
+    """Why the parsed message is refused: not one request object, not accepting JSON, a
+    null id, a protocol version or method MCP lacks, params that do not fit the method."""
     request_id = data.get("id") if isinstance(data, dict) else None
     if isinstance(request_id, str) and storable(request_id) != request_id:
         # The answer must echo the id, and no JSON encoder can write a lone surrogate.
@@ -270,15 +281,18 @@ def _refusal(request: Request) -> Refusal | None:
             400,
             None,
         )
-    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0" or "method" not in data:
+    shape = _shape_problem(data)
+    if shape is not None:
+        return INVALID_REQUEST, shape, 400, request_id if _is_request_id(request_id) else None
+    data = typing.cast(dict[str, Any], data)
+    if not _accepts_json(request):
+        # The transport's own 406 would answer with the id "server-error".
         return (
             INVALID_REQUEST,
-            "Invalid request: send one JSON-RPC 2.0 request object with a method; "
-            "batches are not supported.",
-            400,
-            request_id
-            if isinstance(request_id, str | int) and not isinstance(request_id, bool)
-            else None,
+            "Not acceptable: send 'Accept: application/json, text/event-stream'; this server "
+            "answers in JSON.",
+            406,
+            request_id if _is_request_id(request_id) else None,
         )
     if "id" in data and not _is_request_id(request_id):
         # The library takes a request with a null id for a notification (202, no answer):
@@ -308,7 +322,68 @@ def _refusal(request: Request) -> Refusal | None:
             200,
             request_id if isinstance(request_id, str | int) else None,
         )
+    problems = params_problems(data)
+    return None if problems is None else (INVALID_PARAMS, problems, 200, request_id)
+
+
+def _shape_problem(data: Any) -> str | None:
+    """What keeps the body from being one JSON-RPC 2.0 request object, said precisely."""
+    if isinstance(data, list):
+        return "Invalid request: batches are not supported; send one JSON-RPC request object."
+    if not isinstance(data, dict):
+        return "Invalid request: send one JSON-RPC 2.0 request object, not a bare value."
+    if data.get("jsonrpc") != "2.0":
+        return 'Invalid request: the request object needs "jsonrpc": "2.0".'
+    if not isinstance(data.get("params", {}), dict | list | None):
+        return "Invalid request: params must be an object."
+    if "method" not in data:
+        return (
+            'Invalid request: the request object needs a method, such as "tools/list" or '
+            '"tools/call".'
+        )
     return None
+
+
+def _accepts_json(request: Request) -> bool:
+    """The transport's rule: some Accept item is application/json."""
+    accepted = (item.strip() for item in request.headers.get("Accept", "").split(","))
+    return any(item.startswith("application/json") for item in accepted)
+
+
+# What each params member a request may get wrong must be, as the caller should read it.
+_PARAM_SHOULD_BE = {
+    "params": "an object",
+    "params.name": "a tool's name (a string) from tools/list",
+    "params.arguments": "an object of the tool's arguments, as its inputSchema says",
+}
+
+
+def params_problems(data: dict[str, Any]) -> str | None:
+    """What is wrong with a request's params, by the SDK's own model of the method's request
+    (the SDK would answer only "Invalid request parameters"); nothing for a notification."""
+    method = data["method"]
+    request_type = METHOD_REQUESTS.get(method) if isinstance(method, str) else None
+    if request_type is None or "id" not in data:
+        return None
+    message = {"method": method}
+    if data.get("params") is not None:
+        message["params"] = data["params"]
+    try:
+        request_type.model_validate(message)
+    except ValidationError as exc:
+        return f"Invalid params for {method}: {'; '.join(_described(exc))}."
+    return None
+
+
+def _described(exc: ValidationError) -> list[str]:
+    problems: dict[str, str] = {}
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        if where.startswith("params.") and where.count(".") > 1 and "params.arguments" in where:
+            where = "params.arguments"
+        should = _PARAM_SHOULD_BE.get(where)
+        problems.setdefault(where, f"{where}: {should}" if should else f"{where}: {error['msg']}")
+    return list(problems.values())
 
 
 def _is_request_id(value: Any) -> bool:

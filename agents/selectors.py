@@ -36,6 +36,7 @@ from wiki.scope import (
     EVERYTHING,
     Root,
     Scope,
+    is_top_shown,
     nearest_root,
     placed_key,
     readable_sql,
@@ -295,7 +296,17 @@ def narrow_to(scope: Scope, under: str) -> Scope:
         if path is None:
             raise no_such_page(under)
         return scope.narrowed((path,))
-    return scope.narrowed(tuple(scope.real_paths(under)))
+    if not scope.reader:  # no read grant hides a page above one this reader sees
+        return scope.narrowed(tuple(scope.real_paths(under)))
+    # The path as the reader was shown it: a page hidden from them is not one (as a missing
+    # one), and a path starting below a hidden page is the page's under it (one query).
+    shown = under.strip("/")
+    named = (
+        Page.objects.filter(scope.q(readable=False), scope.named(shown))
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("path", "hidden_prefix")
+    )
+    return scope.narrowed(tuple(path for path, cut in named if scope.shown(path, cut) == shown))
 
 
 def scope_pages(scope: Scope) -> QuerySet[Page]:
@@ -330,6 +341,7 @@ class ReadablePage(NamedTuple):
     published_at: datetime
     has_files: bool
     root_path: str  # the outermost entry covering it, for `agent_path`
+    hidden_prefix: int  # the start of its path naming pages hidden from the agent's owner
 
 
 # get_page's read, on every call: plain SQL, so that no queryset is built and compiled each
@@ -339,7 +351,7 @@ _READABLE_PAGE_SQL = """
     SELECT p.id, p.public_id, p.path, v.title, v.tags, v.instructions, v.body, v.number,
            COALESCE(v.decided_at, v.created_at),
            EXISTS (SELECT 1 FROM wiki_attachment a WHERE a.page_id = p.id),
-           {root_path}
+           {hidden_prefix}, {root_path}
     FROM wiki_page p
     JOIN wiki_version v ON v.id = p.live_version_id
     WHERE p.public_id = %s AND {readable}
@@ -356,14 +368,17 @@ def _aware(moment: datetime | str) -> datetime:
 def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
     """The live page `public_id` with its live version, if the agent may read it; else the
     same `no_such_page` whether it exists or not."""
-    root_path, params = _unloaded_scope(agent).root_path_sql("p")
-    sql = _READABLE_PAGE_SQL.format(root_path=root_path, readable=readable_sql("p"))
+    scope = _unloaded_scope(agent)
+    root_path, params = scope.root_path_sql("p")
+    sql = _READABLE_PAGE_SQL.format(
+        root_path=root_path, hidden_prefix=scope.hidden_prefix_sql("p"), readable=readable_sql("p")
+    )
     with read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, public_id])
         row = cursor.fetchone()
     if row is None or row[-1] is None:
         raise no_such_page(public_id)
-    *columns, has_files, root = row
+    *columns, has_files, hidden_prefix, root = row
     pk, public_id, path, title, tags, instructions, body, number, published_at = columns
     return ReadablePage(
         pk=pk,
@@ -377,6 +392,7 @@ def readable_page_for_agent(agent: Agent, public_id: str) -> ReadablePage:
         published_at=_aware(published_at),
         has_files=bool(has_files),
         root_path=root,
+        hidden_prefix=int(hidden_prefix),
     )
 
 
@@ -387,7 +403,7 @@ def page_for_agent(agent: Agent, public_id: str) -> Page:
     page = (
         Page.objects.filter(scope.q())
         .select_related("live_version")
-        .annotate(root_path=scope.root_path())
+        .annotate(root_path=scope.root_path(), hidden_prefix=scope.hidden_prefix())
         .filter(public_id=public_id)
         .first()
     )
@@ -403,14 +419,15 @@ def sibling_titled_for_agent(agent: Agent, parent: Page | None, title: str) -> P
     beside = Q(parent__isnull=True) if parent is None else Q(parent=parent)
     return (
         Page.objects.filter(scope.q(), beside, title__iexact=title.strip())
-        .annotate(root_path=scope.root_path())
+        .annotate(root_path=scope.root_path(), hidden_prefix=scope.hidden_prefix())
         .first()
     )
 
 
 def agent_path(page: Page | ReadablePage) -> str:
-    """The page's path as the agent that read it sees it: from its own entry down."""
-    return shown_path(page.path, page.root_path)  # type: ignore[union-attr]
+    """The page's path as the agent that read it sees it: from its own entry down, and below
+    the deepest page on it hidden from its owner."""
+    return shown_path(page.path, page.root_path, page.hidden_prefix)  # type: ignore[union-attr]
 
 
 def page_files(page: ReadablePage) -> list[tuple[str, str]]:
@@ -433,7 +450,11 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
     page = (
         Page.objects.select_related("live_version", "parent")
         .filter(scope.q(readable=False), public_id=public_id, archived=False)
-        .annotate(has_own_version=Exists(own_versions), root_path=scope.root_path())
+        .annotate(
+            has_own_version=Exists(own_versions),
+            root_path=scope.root_path(),
+            hidden_prefix=scope.hidden_prefix(),
+        )
         .first()
     )
     if page is None:
@@ -445,8 +466,10 @@ def page_source_for_agent(agent: Agent, public_id: str) -> Page:
 
 def parent_in_set(page: Page) -> Page | None:
     """The parent of a page read for an agent, if the agent may see it: a page's parent is
-    outside the set exactly when the page is the outermost entry covering it."""
-    if page.parent is None or page.path == page.root_path:  # type: ignore[attr-defined]
+    outside the set when the page is the outermost entry covering it, and hidden from the
+    agent's owner when the page is granted back to them inside a hidden section; in both
+    cases its path as the agent sees it starts with the page itself."""
+    if page.parent is None or is_top_shown(agent_path(page)):
         return None
     return page.parent
 
@@ -512,14 +535,17 @@ def page_set_rows(agent: Agent) -> list[SetRow]:
     )
     grouped: dict[int, list[SetRow]] = {entry.pk: [] for entry in entries}
     positions: dict[str, int] = {}
-    for pk, public_id, title, path, position in scope_pages(scope).values_list(
-        "pk", "public_id", "title", "path", "position"
-    ):
+    rows = (
+        scope_pages(scope)
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("pk", "public_id", "title", "path", "position", "hidden_prefix")
+    )
+    for pk, public_id, title, path, position, hidden_prefix in rows:
         positions[path] = position
         nearest = nearest_root(path, by_path)
         if nearest is not None:
             grouped[nearest.pk].append(
-                SetRow(pk, public_id, title, path, nearest, scope.shown(path))
+                SetRow(pk, public_id, title, path, nearest, scope.shown(path, hidden_prefix))
             )
     result: list[SetRow] = []
     for entry in entries:

@@ -213,7 +213,8 @@ def parse_source(
         from_heading = heading is not None
     # As a reader of the rendered page sees it: `C&oacute;mo` is "Cómo" (a title with an
     # entity reached titles, addresses and what agents and the consent screen were shown).
-    title = html.unescape(title)
+    # Joiners typed beside a space join nothing (and are refused); the page keeps them.
+    title = validators.without_idle_joiners(html.unescape(title))
     if len(title) > TITLE_MAX:
         # Too long for a title, not for the page: shortened here, whole in the body (where a
         # heading already has it; a frontmatter title becomes the body's first heading).

@@ -27,6 +27,16 @@ class InboxItem(models.Model):
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     version = models.ForeignKey("wiki.Version", on_delete=models.CASCADE, related_name="+")
+    # What the reviewer wrote with it, as they wrote it then (a request for changes; a
+    # rejection's words are on the version itself).
+    note = models.TextField(blank=True, default="")
+    note_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
 

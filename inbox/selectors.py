@@ -25,6 +25,7 @@ def items(user: Any) -> QuerySet[InboxItem]:
             "version__author_user",
             "version__author_agent",
             "version__decided_by",
+            "note_by",
         )
         .order_by("-created_at", "-id")[:INBOX_PAGE]
     )

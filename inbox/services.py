@@ -26,8 +26,11 @@ def channels_for(recipient_ids: Iterable[int]) -> dict[tuple[int, str], str]:
     return {(user_id, kind): channel for user_id, kind, channel in rows}
 
 
-def deliver(owed: list[tuple[int, str, int, bool]]) -> set[int]:
-    """Inbox items for (recipient, kind, version, wants_email) owed at once.
+def deliver(
+    owed: list[tuple[int, str, int, bool]], *, note: str = "", note_by_id: int | None = None
+) -> set[int]:
+    """Inbox items for (recipient, kind, version, wants_email) owed at once, each carrying
+    `note`, what `note_by_id` wrote with it.
 
     Returns the positions in `owed` whose email should still be sent. A person whose email
     preference is off (`wants_email` false) still gets the inbox item unless they chose
@@ -40,7 +43,15 @@ def deliver(owed: list[tuple[int, str, int, bool]]) -> set[int]:
     for position, (recipient, kind, version_id, wants_email) in enumerate(owed):
         channel = channels.get((recipient, kind), Channel.BOTH)
         if channel in (Channel.BOTH, Channel.INBOX):
-            items.append(InboxItem(recipient_id=recipient, kind=kind, version_id=version_id))
+            items.append(
+                InboxItem(
+                    recipient_id=recipient,
+                    kind=kind,
+                    version_id=version_id,
+                    note=note,
+                    note_by_id=note_by_id,
+                )
+            )
         if wants_email and channel in (Channel.BOTH, Channel.EMAIL):
             emails.add(position)
     InboxItem.objects.bulk_create(items)

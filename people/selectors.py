@@ -95,3 +95,9 @@ def group_webhook_url(group: Group) -> str:
     """Where the group's review requests are posted, or empty."""
     hook = GroupWebhook.objects.filter(group=group).first()
     return hook.url if hook is not None else ""
+
+
+def people_by_email(email: str) -> QuerySet[User]:
+    """Who may be sent a password reset link for `email`: active people with that address,
+    an invited person who never chose a password included."""
+    return User.objects.filter(email__iexact=email.strip(), is_active=True).exclude(email="")

@@ -18,6 +18,13 @@ urlpatterns = [
         views.group_member_remove,
         name="member_remove",
     ),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", views.PasswordResetSentView.as_view(), name="password_reset_sent"),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
     path(
         "set-password/<uidb64>/<token>/",
         views.SetPasswordView.as_view(),

@@ -1,5 +1,6 @@
-"""People and groups for admins (the Django admin stays for operators), and the invited
-person's set-password screen. Each view parses, calls one service or selector, renders."""
+"""People and groups for admins (the Django admin stays for operators), the invited person's
+set-password screen, and the password reset by email (Django's own views, throttled like the
+login). Each view parses, calls one service or selector, renders."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from core.errors import QuireError
 from people import selectors, services
-from people.forms import GroupForm, GroupsForm, InviteForm, MemberForm
+from people.forms import GroupForm, GroupsForm, InviteForm, MemberForm, PasswordResetByEmailForm
+from wiki import login_throttle
 
 
 def _admin(request: HttpRequest) -> Any:
@@ -223,3 +225,55 @@ class SetPasswordView(auth_views.PasswordResetConfirmView):
     def form_valid(self, form: Any) -> HttpResponse:
         messages.success(self.request, "Your password is set: log in with it.")
         return super().form_valid(form)
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """ "Forgot your password?": an emailed link to choose a new one. Every request counts
+    against the login throttle's limits (per address, per email address, per both), under
+    keys of its own; over them the request is refused with 429 and no email goes out."""
+
+    template_name = "people/password_reset.html"
+    form_class = PasswordResetByEmailForm
+    email_template_name = "email/password_reset.txt"
+    subject_template_name = "email/password_reset_subject.txt"
+    success_url = reverse_lazy("people:password_reset_sent")
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not settings.QUIRE_LOCAL_PASSWORDS:
+            raise Http404("Quire has no passwords here: sign in through the provider.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        email = str(request.POST.get("email", ""))
+        attempt = login_throttle.LoginAttempt.from_request(request, email, purpose="reset")
+        if login_throttle.is_locked_out(attempt):
+            context = self.get_context_data(form=self.form_class(request.POST))
+            context["lockout"] = login_throttle.reset_lockout_message()
+            return self.render_to_response(context, status=429)
+        if email:
+            login_throttle.record_failure(attempt)
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        self.extra_email_context = {"base_url": settings.QUIRE_BASE_URL}
+        return super().form_valid(form)
+
+
+class PasswordResetSentView(auth_views.PasswordResetDoneView):
+    template_name = "people/password_reset_sent.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["timeout_hours"] = settings.PASSWORD_RESET_TIMEOUT // 3600
+        return context
+
+
+class PasswordResetConfirmView(SetPasswordView):
+    """The emailed link: the same screen as an invitation's, worded for a reset."""
+
+    extra_context = {"reset": True}
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not settings.QUIRE_LOCAL_PASSWORDS:
+            raise Http404("Quire has no passwords here: sign in through the provider.")
+        return super().dispatch(request, *args, **kwargs)

@@ -43,8 +43,9 @@ from reviews.serializers import (
     WorkflowInputSerializer,
     WorkflowSerializer,
 )
+from reviews.shown import diffs_shown_record
 from wiki import permissions
-from wiki.models import Version
+from wiki.models import Version, VersionStatus
 from wiki.scope import person_scope
 from wiki.selectors import page_for_person
 from wiki.validators import QUERY_MAX, check_text, validate_query
@@ -339,7 +340,15 @@ class VersionDetailView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str, number: int) -> Response:
-        return Response(VersionDetailSerializer(_version(self.user(), page_id, number)).data)
+        user = self.user()
+        version = _version(user, page_id, number)
+        if (
+            version.status == VersionStatus.IN_REVIEW
+            and services.decision_refusal(user, version) is None
+        ):
+            # Its diff against live is in the answer: a batch of this person may decide it.
+            diffs_shown_record(viewer=user, versions=[version], where="api")
+        return Response(VersionDetailSerializer(version).data)
 
 
 class ReviewListView(QuireListView):
@@ -575,7 +584,10 @@ class WorkflowListView(QuireAPIView):
     def post(self, request: Request) -> Response:
         data = _input(WorkflowInputSerializer, request)
         workflow = workflows.workflow_create(
-            actor=self.user(), name=data["name"], steps=[dict(step) for step in data["steps"]]
+            actor=self.user(),
+            name=data["name"],
+            steps=[dict(step) for step in data["steps"]],
+            never_in_batch=data.get("neverInBatch", []),
         )
         return Response(WorkflowSerializer(workflow).data, status=status.HTTP_201_CREATED)
 
@@ -606,6 +618,7 @@ class WorkflowDetailView(QuireAPIView):
             workflow=workflows.workflow_by_id(workflow_id),
             name=data["name"],
             steps=[dict(step) for step in data["steps"]],
+            never_in_batch=data.get("neverInBatch"),
         )
         return Response(WorkflowSerializer(workflow).data)
 

@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from reviews import api
+from reviews import api, api_batch
 
 urlpatterns = [
     path("pages/", api.PageListView.as_view(), name="api-pages"),
@@ -52,6 +52,12 @@ urlpatterns = [
     ),
     path("pages/<str:page_id>/access", api.PageAccessView.as_view(), name="api-page-access"),
     path("reviews/", api.ReviewListView.as_view(), name="api-reviews"),
+    path("reviews/decide", api_batch.BatchDecideView.as_view(), name="api-reviews-decide"),
+    path(
+        "reviews/batches/<int:batch_id>/undo",
+        api_batch.BatchUndoView.as_view(),
+        name="api-reviews-batch-undo",
+    ),
     path("workflows/", api.WorkflowListView.as_view(), name="api-workflows"),
     path("workflows/<int:workflow_id>/", api.WorkflowDetailView.as_view(), name="api-workflow"),
     path(

@@ -139,6 +139,9 @@ class Workflow(models.Model):
     """An ordered list of steps a proposal goes through before it is published."""
 
     name = models.CharField(max_length=WORKFLOW_NAME_MAX, unique=True)
+    # Kinds of change (reviews.classify) never approved in a batch on this workflow's pages:
+    # each is decided on its own (reviews.batch).
+    never_in_batch = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -266,6 +269,8 @@ class Review(models.Model):
             ReviewStatus.WITHDRAWN,
         ),
         "undo": (frozenset({ReviewStatus.APPROVED}), ReviewStatus.OPEN),
+        # A step's approval taken back with the batch that gave it (reviews.batch).
+        "take_back": (frozenset({ReviewStatus.OPEN}), ReviewStatus.OPEN),
     }
     # The transitions a reviewer takes at a step: they name the step they were given for.
     STEP_DECISIONS: ClassVar[frozenset[str]] = frozenset(
@@ -512,3 +517,71 @@ class WebhookPost(OutboxRow):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.webhook_id} ({self.status})"
+
+
+class DiffShown(models.Model):
+    """A person was shown a proposal's whole change against one live version (in a queue row,
+    on its review page, or over REST): what a batch decision asks before it decides anything.
+
+    `digest` names exactly what was shown (reviews.shown.shown_digest): another live version,
+    a revision or a reviewer's edit is another digest, so it counts as not shown.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="diffs_shown"
+    )
+    version = models.ForeignKey("wiki.Version", on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64)
+    where = models.CharField(max_length=10)  # "queue", "page" or "api"
+    shown_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "version", "digest"], name="diff_shown_once_per_text"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} was shown {self.version_id} ({self.where})"
+
+
+class BatchDecision(models.TextChoices):
+    APPROVE = "approve", "Approved"
+    REJECT = "reject", "Rejected"
+
+
+class DecisionBatch(models.Model):
+    """Proposals decided together by one person in one action, with one comment; an
+    approval batch is taken back whole (reviews.batch)."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decision_batches"
+    )
+    decision = models.CharField(max_length=10, choices=BatchDecision.choices)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.decision} batch {self.pk} by {self.actor_id}"
+
+
+class DecisionBatchItem(models.Model):
+    """One proposal of a batch: the step it was decided at (from 1) and whether that
+    decision published it."""
+
+    batch = models.ForeignKey(DecisionBatch, on_delete=models.CASCADE, related_name="items")
+    version = models.ForeignKey("wiki.Version", on_delete=models.CASCADE, related_name="+")
+    step = models.PositiveSmallIntegerField()
+    published = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["batch_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["batch", "version"], name="batch_item_once")]
+
+    def __str__(self) -> str:
+        return f"{self.version_id} in batch {self.batch_id}"

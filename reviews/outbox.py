@@ -40,11 +40,13 @@ from reviews import delivery, mail, webhooks
 from reviews.deciders import deciders_of
 from reviews.delivery import SWEEP_BATCH, retry_pause
 from reviews.models import (
+    CommentKind,
     Notification,
     NotificationDelivery,
     NotificationKind,
     NotificationPreference,
     NotificationStatus,
+    ReviewComment,
 )
 from wiki.models import Version, VersionStatus
 from wiki.permissions import reads
@@ -222,7 +224,14 @@ def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser)
         version=version,
         recipient_id=recipient_id,
     )
-    return _save_and_dispatch([row])
+    asked = (
+        ReviewComment.objects.filter(
+            version=version, author_id=requested_by.pk, kind=CommentKind.CHANGES_REQUESTED
+        )
+        .values_list("body", flat=True)
+        .last()
+    )
+    return _save_and_dispatch([row], note=asked or "", note_by_id=requested_by.pk)
 
 
 def _author_recipient(version: Version) -> int | None:
@@ -237,7 +246,13 @@ def _author_recipient(version: Version) -> int | None:
     return version.author_user_id
 
 
-def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozenset()) -> list[int]:
+def _save_and_dispatch(
+    rows: list[Notification],
+    *,
+    email_off: Set[int] = frozenset(),
+    note: str = "",
+    note_by_id: int | None = None,
+) -> list[int]:
     if not rows:
         return []
     # The one place where notifications are written: the in-app inbox gets its items here,
@@ -246,7 +261,9 @@ def _save_and_dispatch(rows: list[Notification], *, email_off: Set[int] = frozen
         [
             (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
             for row in rows
-        ]
+        ],
+        note=note,
+        note_by_id=note_by_id,
     )
     rows = [row for position, row in enumerate(rows) if position in wanted]
     if not rows:

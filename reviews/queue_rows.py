@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.classify import ChangeLabel, change_labels, is_low_risk
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
@@ -18,6 +19,7 @@ from reviews.models import ReviewStatus
 from reviews.selectors import asks, review_of, reviewing_now
 from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
+from wiki.scope import EVERY_PAGE, shown_path
 
 # A diff fits the row when it changes at most this many lines, shown with one line around.
 PREVIEW_LINES = 6
@@ -38,6 +40,28 @@ class QueueRow:
     reviewing: list[str] = field(default_factory=list)  # others who opened it just now
     nobody_decides: bool = False  # no one may decide its step (shown to admins)
     asked: list[str] = field(default_factory=list)  # people asked by name (reviews.asking)
+
+    @property
+    def page_path(self) -> str:
+        """The page's path as the reviewer is shown it (review_queue gives the start of it
+        that names pages hidden from them)."""
+        hidden = self.version.page_hidden_prefix  # type: ignore[attr-defined]
+        return shown_path(self.version.page.path, EVERY_PAGE, hidden)
+
+    @property
+    def change(self) -> list[ChangeLabel]:
+        """Its kind of change and size (the "new page" badge is shown apart)."""
+        return change_labels(self.version, besides=("new_page",))
+
+    @property
+    def low_risk(self) -> bool:
+        """What "Select the low-risk ones" ticks: one-click rows of no risky kind."""
+        return self.one_click and is_low_risk(self.version)
+
+    @property
+    def shows_whole(self) -> bool:
+        """The row shows the whole change that approving applies (what a batch may decide)."""
+        return self.preview is not None and not self.stale
 
     @property
     def waits_on_you(self) -> bool:

@@ -10,11 +10,13 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models import Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Exists, F, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Substr
 from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
+from reviews.classify import CLASSES
 from reviews.deciders import deciders_of, is_default_step, step_group
 from reviews.merge import appended_body
 from reviews.models import (
@@ -29,9 +31,10 @@ from reviews.models import (
     WorkflowStep,
 )
 from reviews.workflows import applicable_workflow
-from wiki.models import SIBLING_ORDER, Page, Version, VersionKind, VersionStatus
+from wiki import permissions, roles
+from wiki.models import SIBLING_ORDER, Page, PageGrant, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
-from wiki.scope import Scope, person_scope
+from wiki.scope import EVERYTHING, Scope, person_scope
 from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -50,6 +53,8 @@ class QueueFilters:
     kind: str = ""  # "replace", "append" or ""
     workflow: str = ""  # the name of the workflow a proposal started with
     step: int | None = None  # the step it waits on, from 1
+    change: str = ""  # a kind of change (reviews.classify.CLASSES), e.g. "numbers"
+    order: str = ""  # "" oldest first, "small" smallest change first, "large" largest first
 
     @classmethod
     def from_params(cls, params: Any) -> QueueFilters:
@@ -71,6 +76,8 @@ class QueueFilters:
             kind=kind if kind in KINDS else "",
             workflow=text("workflow"),
             step=int(step) if step.isdigit() and 0 < int(step) < 100 else None,
+            change=text("change") if text("change") in CLASSES else "",
+            order=text("order") if text("order") in QUEUE_ORDERS else "",
         )
 
     @property
@@ -86,8 +93,18 @@ class QueueFilters:
                 self.kind,
                 self.workflow,
                 self.step,
+                self.change,
             )
         )
+
+
+# How the queue may be sorted: oldest first, or by the lines a change changes (proposals
+# made before changes were classed, without a count, last).
+QUEUE_ORDERS: dict[str, tuple[Any, ...]] = {
+    "": ("created_at", "id"),
+    "small": (F("change_lines").asc(nulls_last=True), "created_at", "id"),
+    "large": (F("change_lines").desc(nulls_last=True), "created_at", "id"),
+}
 
 
 def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
@@ -103,44 +120,63 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
 
 
 def decides_a_step(user: Any) -> bool:
-    """Whether `user` is in a group that some workflow step names (Legal, say), so that
-    proposals may wait on them without their being in Reviewers."""
-    if user is None or not user.is_authenticated or not user.is_active:
+    """Whether `user` may decide something without being in Reviewers: they are in a group
+    that some workflow step names (Legal, say), a group granted `decide` on a section, or
+    they approved a step of a review still open. One query."""
+    if not permissions.is_active_person(user):
         return False
-    return (
-        WorkflowStep.objects.filter(group__user=user).exists()
-        or Review.objects.filter(
-            status__in=[ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED],
-            workflow_page__isnull=False,
-            version__status=VersionStatus.IN_REVIEW,
-            approvals__user=user,
-        ).exists()
+    named = WorkflowStep.objects.filter(group__user=user)
+    granted = PageGrant.objects.filter(decide=True, group__user=user)
+    approved = Review.objects.filter(
+        status__in=[ReviewStatus.OPEN, ReviewStatus.CHANGES_REQUESTED],
+        workflow_page__isnull=False,
+        version__status=VersionStatus.IN_REVIEW,
+        approvals__user=user,
     )
+    return User.objects.filter(
+        Exists(named) | Exists(granted) | Exists(approved), pk=user.pk
+    ).exists()
+
+
+def sees_queue(user: Any) -> bool:
+    """Whether `user` has the review queue (and the Reviews link): whoever may decide
+    something. Reviewers (admins count as reviewers) see every proposal they may read; the
+    others the ones they may decide (`review_queue`)."""
+    return can_review(user) or decides_a_step(user)
 
 
 def check_can_see_queue(user: Any) -> None:
-    """The queue of proposals is for the people who decide them: reviewers see every one
-    (its pages may be drafts nobody approved); a member of a step's group sees the ones
-    waiting on steps they decide (`review_queue(for_user=...)`)."""
-    if not (can_review(user) or decides_a_step(user)):
+    """The queue of proposals is for the people who decide them (`sees_queue`)."""
+    if not sees_queue(user):
         raise Forbidden(
-            "only reviewers, and the members of a group a review workflow names, can see the "
-            "proposals waiting for review; ask an admin to add you to the Reviewers group."
+            "only reviewers, and the members of a group a review workflow names or granted "
+            "decide on a section, can see the proposals waiting for review; ask an admin to "
+            "add you to the Reviewers group."
         )
 
 
 def _only_decidable(versions: QuerySet[Version], user: User) -> QuerySet[Version]:
-    """The proposals whose review waits on a step of a group `user` is in, now (for a
-    member of a step's group who is not a reviewer: they read no other drafts). Whether
-    they may decide each one (not their own, not twice) the row says, from reviews.deciders."""
+    """The proposals `user` (not a reviewer) may decide the current step of, by the policy:
+    a workflow step of a group they are in, or the default step on a page where they hold
+    `decide` (wiki.permissions.pages_where). Whether each is theirs to decide now (not their
+    own, not twice) the row says, from reviews.deciders."""
     waiting = (
         Review.objects.filter(version__status=VersionStatus.IN_REVIEW, workflow_page__isnull=False)
         .only("pk", "steps", "step", "workflow_page_id")
         .order_by()
     )
-    names = set(user.groups.values_list("name", flat=True))
+    names = roles.group_names(user)
     ids = [r.pk for r in waiting if not is_default_step(r) and step_group(r) in names]
-    return versions.filter(review__in=ids)
+    default_step = Q(review__workflow_page__isnull=True) & Q(
+        page__in=permissions.pages_where(user, permissions.DECIDE)
+    )
+    return versions.filter(Q(review__in=ids) | default_step)
+
+
+def waiting_count(user: Any) -> int:
+    """The number of proposals in `user`'s queue: the Reviews badge counts only what they
+    may read, as the queue lists it."""
+    return review_queue(for_user=user).order_by().count()
 
 
 def review_queue(
@@ -149,9 +185,12 @@ def review_queue(
     """Versions waiting for a decision, oldest first, on pages `for_user` may read; `for_user`
     not a reviewer: the ones waiting on a step of their group."""
     versions = _with_people(Version.objects.filter(status=VersionStatus.IN_REVIEW))
+    reader = person_scope(for_user) if for_user is not None else EVERYTHING
+    # Each row's page path as they are shown it (wiki.scope.shown_path).
+    versions = versions.annotate(page_hidden_prefix=reader.hidden_prefix("page__path"))
     if for_user is not None:
         # Only what they may read (wiki.permissions): a section's title stays in it.
-        versions = versions.filter(in_scope(person_scope(for_user)))
+        versions = versions.filter(in_scope(reader))
     if for_user is not None and not can_review(for_user):
         versions = _only_decidable(versions, for_user)
     filters = filters or QueueFilters()
@@ -167,8 +206,10 @@ def review_queue(
         # Titles only: short, one per row. Bodies are never searched this way.
         versions = versions.filter(page__title__icontains=filters.title)
     if filters.path:
-        versions = versions.filter(
-            Q(page__path=filters.path) | Q(page__path__startswith=filters.path + "/")
+        # The path as they are shown it: a section hidden from them is never matched.
+        shown = Substr("page__path", F("page_hidden_prefix") + 1)
+        versions = versions.annotate(page_shown_path=shown).filter(
+            Q(page_shown_path=filters.path) | Q(page_shown_path__startswith=filters.path + "/")
         )
     if filters.author:
         versions = versions.filter(
@@ -184,7 +225,9 @@ def review_queue(
         versions = versions.filter(named)
     if filters.step is not None:
         versions = versions.filter(review__step=filters.step - 1)
-    return with_reviews(versions).order_by("created_at", "id")
+    if filters.change:
+        versions = versions.filter(change_classes__regex=rf"(^| ){filters.change}( |$)")
+    return with_reviews(versions).order_by(*QUEUE_ORDERS[filters.order])
 
 
 def next_waiting(user: User, *, besides: Version) -> Version | None:
@@ -197,10 +240,6 @@ def next_waiting(user: User, *, besides: Version) -> Version | None:
         .exclude(author_agent__owner=user)
         .first()
     )
-
-
-def waiting_count() -> int:
-    return Version.objects.filter(status=VersionStatus.IN_REVIEW).count()
 
 
 def agents_with_proposals() -> list[str]:
@@ -295,13 +334,20 @@ def page_versions(page: Page, *, reader: Any) -> list[Version]:
 
 
 def live_pages(*, reader: Scope, tag: str = "", parent: str = "") -> QuerySet[Page]:
-    """The live pages the person whose Scope is `reader` (`person_scope`) may read."""
-    pages: QuerySet[Page] = Page.objects.filter(reader.q()).select_related("live_version", "parent")
+    """The live pages the person whose Scope is `reader` (`person_scope`) may read, each with
+    the start of its path that names pages hidden from them (`hidden_prefix`)."""
+    pages: QuerySet[Page] = (
+        Page.objects.filter(reader.q())
+        .select_related("live_version", "parent")
+        .annotate(hidden_prefix=reader.hidden_prefix())
+    )
     if tag:
         pages = _with_tag(pages, tag)
     if parent:
-        # A page's children in the tree's order.
-        return pages.filter(parent__public_id=parent).order_by(*SIBLING_ORDER)
+        # A page's children in the tree's order; a parent hidden from them has none (as a
+        # missing one), though pages granted back to them lie under it.
+        visible = Page.objects.filter(reader.q(readable=False), public_id=parent)
+        return pages.filter(parent__in=visible).order_by(*SIBLING_ORDER)
     return pages.order_by("path")
 
 

@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reviews import selectors
+from reviews.classify import CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
 from reviews.services import (
@@ -20,7 +21,7 @@ from reviews.services import (
 )
 from wiki.markdown import render_markdown
 from wiki.models import RIGHTS, Page, Version
-from wiki.scope import person_scope
+from wiki.scope import EVERY_PAGE, is_top_shown, person_scope, shown_path
 from wiki.validators import check_visible_text
 
 # Fields that are null when there is nothing to name (no parent, no base, not decided...).
@@ -55,17 +56,30 @@ def _author(version: Version) -> dict[str, str]:
 
 
 class PageSerializer(serializers.Serializer):
+    """A page as the person asking sees it: its rows come with `hidden_prefix` (the start of
+    its path naming pages hidden from them, wiki.scope), so that neither its path nor its
+    parentId names a section hidden from them."""
+
     pageId = serializers.CharField(source="public_id")
     title = serializers.CharField()
-    path = serializers.CharField()
+    path = serializers.SerializerMethodField(
+        help_text="From the top, or from the highest page on it that you may read, down."
+    )
     tags = serializers.ListField(child=serializers.CharField())
-    parentId = serializers.SerializerMethodField()
+    parentId = serializers.SerializerMethodField(
+        help_text="null at the top, and where the parent is a page you may not read."
+    )
     versionNumber = serializers.IntegerField(source="live_version.number")
     updated = serializers.SerializerMethodField()
 
+    def get_path(self, page: Page) -> str:
+        return shown_path(page.path, EVERY_PAGE, page.hidden_prefix)  # type: ignore[attr-defined]
+
     @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, page: Page) -> str | None:
-        return page.parent.public_id if page.parent is not None else None
+        if page.parent is None or is_top_shown(self.get_path(page)):
+            return None
+        return page.parent.public_id
 
     @extend_schema_field(OpenApiTypes.DATETIME)
     def get_updated(self, page: Page) -> str:
@@ -133,6 +147,17 @@ class ReviewStateSerializer(serializers.Serializer):
     asked = ReviewAskedSerializer(many=True, help_text="People asked by name, first asked first.")
 
 
+class ChangeKindSerializer(serializers.Serializer):
+    classes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(CLASSES)),
+        help_text="What kind of change it is, from its diff alone, classed when it was "
+        "submitted: " + "; ".join(f"{name}: {about[1]}" for name, about in CLASSES.items()),
+    )
+    labels = serializers.ListField(child=serializers.CharField(), help_text="As screens show them.")
+    lines = serializers.IntegerField(help_text="Lines changed (added plus removed).")
+    size = serializers.ChoiceField(choices=["small", "medium", "large"])
+
+
 class VersionSerializer(serializers.Serializer):
     pageId = serializers.CharField(source="page.public_id")
     number = serializers.IntegerField()
@@ -161,6 +186,21 @@ class VersionSerializer(serializers.Serializer):
     review = serializers.SerializerMethodField(
         help_text="For a version in review: its workflow step, approvals and comments; else null."
     )
+    change = serializers.SerializerMethodField(
+        help_text="What kind of change it is (null: proposed before changes were classed)."
+    )
+
+    @extend_schema_field(ChangeKindSerializer(allow_null=True))
+    def get_change(self, version: Version) -> dict[str, Any] | None:
+        if version.change_lines is None:
+            return None
+        classes = version.change_classes.split()
+        return {
+            "classes": classes,
+            "labels": labels(classes),
+            "lines": version.change_lines,
+            "size": size_of(version.change_lines),
+        }
 
     @extend_schema_field(ReviewStateSerializer(allow_null=True))
     def get_review(self, version: Version) -> dict[str, Any] | None:
@@ -256,8 +296,14 @@ class VersionDetailSerializer(VersionSerializer):
 
 class ReviewSerializer(VersionSerializer):
     pageTitle = serializers.CharField(source="page.title")
-    pagePath = serializers.CharField(source="page.path")
+    pagePath = serializers.SerializerMethodField(
+        help_text="The page's path from the highest page on it that you may read."
+    )
     reviewUrl = serializers.SerializerMethodField()
+
+    def get_pagePath(self, version: Version) -> str:
+        # review_queue gives each row the start of its page's path hidden from the reader.
+        return shown_path(version.page.path, EVERY_PAGE, version.page_hidden_prefix)  # type: ignore[attr-defined]
 
     def get_reviewUrl(self, version: Version) -> str:
         from django.urls import reverse
@@ -400,14 +446,30 @@ class WorkflowPageSerializer(serializers.Serializer):
     path = serializers.CharField()
 
 
+NEVER_IN_BATCH_HELP = (
+    "Kinds of change (as a version's change.classes names them) never approved in a batch "
+    "on this workflow's pages: each is decided on its own. Applies at once, to proposals in "
+    "review too."
+)
+
+
 class WorkflowInputSerializer(serializers.Serializer):
     name = serializers.CharField(min_length=1, max_length=100, validators=[NO_NUL])
     steps = serializers.ListField(child=WorkflowStepSerializer(), min_length=1, max_length=10)
+    neverInBatch = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(CLASSES)),
+        required=False,
+        max_length=len(CLASSES),
+        help_text=NEVER_IN_BATCH_HELP + " Left out: none on a new workflow, unchanged on PUT.",
+    )
 
 
 class WorkflowSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    neverInBatch = serializers.ListField(
+        source="never_in_batch", child=serializers.CharField(), help_text=NEVER_IN_BATCH_HELP
+    )
     steps = serializers.SerializerMethodField()
     pages = serializers.SerializerMethodField()
 

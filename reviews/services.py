@@ -24,6 +24,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from core.unset import UNSET, Unset
 from reviews import outbox
+from reviews.classify import classify_into
 from reviews.deciders import counted_approvers, deciders_of, refusal_reason, transient_review
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import (
@@ -105,35 +106,26 @@ def validate_comment(comment: Any, *, required: bool = False) -> str:
 
 
 def _check_can_propose(actor: Actor) -> None:
-    if is_agent(actor):
-        if not actor.is_active:
-            raise Forbidden("this agent is revoked; ask an admin for a new token.")
-        if not actor.can_edit_pages:
-            raise Forbidden("this agent may read pages but not propose changes.")
-        return
-    if not actor.is_authenticated or not actor.is_active:
-        raise Forbidden("log in to propose changes.")
+    """`actor` may propose at all (a revoked agent, one that only reads, or nobody signed in
+    may not): the policy's answer before any page is known."""
+    refusal = permissions.kind_refusal(actor, permissions.PROPOSE)
+    if refusal is not None:
+        raise Forbidden(refusal)
 
 
 def _check_can_propose_here(actor: Actor, page: Page | None) -> None:
-    """A person proposes where their grants let them (wiki.permissions); an agent is held
-    by its set and its owner's reading instead (agents.selectors)."""
-    if is_agent(actor) or permissions.holds(actor, permissions.PROPOSE, page):
-        return
-    groups: frozenset[str] = permissions.access_at(page).groups(permissions.PROPOSE) or frozenset()
-    raise Forbidden(
-        f"only members of {', '.join(sorted(groups)) or 'no group'} can propose changes here; "
-        "ask an admin if you need to."
-    )
+    """`actor` may propose on `page` (None: a new top-level page): wiki.permissions, for a
+    person by their grants, for an agent by its owner's and its own flags."""
+    refusal = permissions.refusal(actor, permissions.PROPOSE, page)
+    if refusal is not None:
+        raise Forbidden(refusal)
 
 
 def _check_can_publish(actor: Actor, page: Page | None, *, move_under: Any = UNSET) -> User:
     """`actor` may change `page` (None: add at the top level) without review, and move it
     under `move_under` (a page, or None for the top level) when given: wiki.permissions'
     rule, a review workflow included."""
-    if is_agent(actor):
-        raise Forbidden("agents propose changes; a reviewer decides them.")
-    refusal = permissions.publish_refusal(actor, page)
+    refusal = permissions.refusal(actor, permissions.PUBLISH, page)
     moving = (
         page is not None
         and not isinstance(move_under, Unset)
@@ -427,8 +419,9 @@ def pages_create(*, actor: Actor, pages: Sequence[NewPage], publish: bool = Fals
         )
         for page, new in zip(rows, checked, strict=True)
     ]
-    if publish:
-        for version in versions:
+    for version in versions:
+        classify_into(version, None)
+        if publish:
             _approve(version, approver=actor, comment=PUBLISHED_DIRECTLY)
     Version.objects.bulk_create(versions)
     if publish:
@@ -645,7 +638,7 @@ def version_propose(
             base = earlier.base_version
     number = allocate_version_number(page)
     withdrawn = _withdraw(pending, carried_into=number if carried else None)
-    version = Version.objects.create(
+    version = Version(
         page=page,
         number=number,
         kind=kind,
@@ -654,6 +647,9 @@ def version_propose(
         **fields,
         **_author_fields(actor),
     )
+    live = page.live_version
+    classify_into(version, (base or live) if kind == VersionKind.REPLACE and live else live)
+    version.save(force_insert=True)
     _submit(
         page,
         version,
@@ -1311,7 +1307,7 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
         or permissions.holds(actor, permissions.DECIDE, page)
     ):
         raise Forbidden("only editors and reviewers can revert a page.")
-    refusal = permissions.publish_refusal(actor, page)
+    refusal = permissions.refusal(actor, permissions.PUBLISH, page)
     if refusal is not None and permissions.access_at(page).workflow_path is not None:
         raise Forbidden(refusal[0].upper() + refusal[1:])
     if to_version.page_id != page.pk:

@@ -1,10 +1,12 @@
 from django.urls import path
 
-from reviews import views
+from reviews import views, views_batch
 
 app_name = "reviews"
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("decide/", views_batch.queue_decide, name="queue_decide"),
+    path("batches/<int:batch_id>/undo/", views_batch.queue_decide_undo, name="batch_undo"),
     path("settings/", views.notification_settings, name="notification_settings"),
     path("pages/<str:page_id>/history/", views.history, name="history"),
     path("pages/<str:page_id>/compare/", views.compare, name="compare"),

@@ -20,6 +20,8 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
+from reviews.batch import undoable_batch
+from reviews.classify import CLASSES, change_labels
 from reviews.diff import (
     diff_text,
     diff_words,
@@ -43,6 +45,7 @@ from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
+from reviews.shown import diffs_shown_record
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -100,6 +103,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
+    # A row whose whole change fits in it was shown to the reviewer: a batch may decide it.
+    diffs_shown_record(
+        viewer=user, versions=[row.version for row in rows if row.shows_whole], where="queue"
+    )
     query = request.GET.copy()
     query.pop("p", None)
     return render(
@@ -117,6 +124,9 @@ def queue(request: HttpRequest) -> HttpResponse:
             "workflows": waiting_workflows,
             "step_numbers": range(1, max((steps for _, steps in waiting_workflows), default=1) + 1),
             "recent_decisions": selectors.recent_decisions(user),
+            "last_batch": undoable_batch(user),
+            "change_classes": [(name, *about) for name, about in CLASSES.items()],
+            "batchable": any(row.waits_on_you for row in rows),
             "notification_choices": NotificationPreference.choices,
             "notification_preference": selectors.notification_preference(user),
         },
@@ -183,6 +193,7 @@ def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
             "lookalike": any(flag.lookalike for flag in flagged),
         },
         "change_summary_html": mark_safe(show(version.change_summary)),
+        "change": change_labels(version),
     }
     applied_body, applied_title = proposed["body"], proposed["title"]
     if context["stale"] and live is not None:
@@ -399,6 +410,8 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     path = selectors.review_path(version, viewer=user)
     looks = can_review(user) or refusal is None
     since = services.review_visit(actor=user, version=version) if looks else None
+    if looks and context["in_review"]:
+        diffs_shown_record(viewer=user, versions=[version], where="page")
     context.update(
         {
             "path": path,
@@ -647,6 +660,10 @@ def _workflow_screen(
             "default_due_hours": settings.QUIRE_REVIEW_DUE_HOURS,
             "error": error or " ".join(str(message) for message in form.non_field_errors()),
             "replacing": replacing,
+            "change_classes": [(name, *about) for name, about in CLASSES.items()],
+            "never_in_batch": request.POST.getlist("never_in_batch")
+            if request.method == "POST"
+            else (workflow.never_in_batch if workflow is not None else []),
         },
         status=status,
     )
@@ -661,7 +678,10 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             created = workflows.workflow_create(
-                actor=user, name=form.cleaned_data["name"], steps=form.steps()
+                actor=user,
+                name=form.cleaned_data["name"],
+                steps=form.steps(),
+                never_in_batch=request.POST.getlist("never_in_batch"),
             )
         except QuireError as error:
             return _workflow_screen(
@@ -688,7 +708,11 @@ def workflow_detail(request: HttpRequest, workflow_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             workflows.workflow_update(
-                actor=user, workflow=workflow, name=form.cleaned_data["name"], steps=form.steps()
+                actor=user,
+                workflow=workflow,
+                name=form.cleaned_data["name"],
+                steps=form.steps(),
+                never_in_batch=request.POST.getlist("never_in_batch"),
             )
         except QuireError as error:
             return _workflow_screen(

@@ -26,7 +26,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviews import delivery, mail
+from reviews.deciders import is_default_step, step_group
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
+from wiki import permissions
 from wiki.models import Version, VersionStatus
 
 logger = logging.getLogger(__name__)
@@ -48,49 +50,69 @@ TAKEN_OFF = "the group's webhook was taken off"
 def queue_review_webhooks(
     versions: Sequence[Version], *, stuck: Set[int] = frozenset()
 ) -> list[int]:
-    """Owe the chat of each proposal's current step's group a post: a review request, or for
-    the versions in `stuck` (nobody may decide their step) the news that nobody can. One query
-    for the webhooks and one insert, whatever the number of proposals."""
+    """Owe the chat of each group that decides a proposal's current step a post: a review
+    request, or for the versions in `stuck` (nobody may decide their step) the news that
+    nobody can. Two queries (the grants above the pages, the webhooks) and one insert,
+    whatever the number of proposals."""
     reviews = [version.review for version in versions]
-    hooks = _hooks_of(reviews)
-    posts = []
-    for version, review in zip(versions, reviews, strict=True):
-        if review.current_step["group"] not in hooks:
-            continue
+    posts: list[WebhookPost] = []
+    for version, chats in zip(versions, _chats_of(reviews), strict=True):
         kind = (
             WebhookPostKind.NOBODY_DECIDES
             if version.pk in stuck
             else WebhookPostKind.REVIEW_REQUESTED
         )
-        post = WebhookPost(
-            webhook_id=hooks[review.current_step["group"]],
-            version=version,
-            kind=kind,
-            text=_text(kind, version),
+        posts.extend(
+            WebhookPost(
+                webhook_id=hook, version=version, kind=kind, text=_text(kind, version, group)
+            )
+            for group, hook in chats
         )
-        posts.append(post)
     return _save_and_dispatch(posts)
 
 
 def queue_reminder(review: Review, *, escalated: bool, waited: timedelta) -> list[int]:
-    """Owe the chat of the step's group the reminder that `review` still waits (reviews.asking
-    writes it once per step and revision, and once more when it goes to the admins)."""
-    hooks = _hooks_of([review])
-    if review.current_step["group"] not in hooks:
-        return []
+    """Owe the chats of the step's deciding groups the reminder that `review` still waits
+    (reviews.asking writes it once per step and revision, and once more when it goes to the
+    admins)."""
     kind = WebhookPostKind.REVIEW_ESCALATED if escalated else WebhookPostKind.REVIEW_REMINDER
-    post = WebhookPost(
-        webhook_id=hooks[review.current_step["group"]],
-        version=review.version,
-        kind=kind,
-        text=_text(kind, review.version, waited=waited),
+    (chats,) = _chats_of([review])
+    return _save_and_dispatch(
+        [
+            WebhookPost(
+                webhook_id=hook,
+                version=review.version,
+                kind=kind,
+                text=_text(kind, review.version, group, waited=waited),
+            )
+            for group, hook in chats
+        ]
     )
-    return _save_and_dispatch([post])
 
 
-def _hooks_of(reviews: Sequence[Review]) -> dict[str, int]:
-    """The webhook of each group the reviews wait on, by group name (one query)."""
-    groups = {review.current_step["group"] for review in reviews}
+def _chats_of(reviews: Sequence[Review]) -> list[list[tuple[str, int]]]:
+    """For each review, the (group, webhook) of each group that decides its current step and
+    whose chat may hear of it: the chat is read by the whole group, so a group hears only of a
+    proposal the group itself may read (wiki.permissions.group_holds), whichever of its
+    members may. At a workflow step, the step's group; at the default step, the groups that
+    hold `decide` there (Reviewers, unless a grant names others)."""
+    accesses = permissions.accesses_at([review.version.page for review in reviews])
+    deciding = []
+    for review in reviews:
+        access = accesses[review.version.page.path]
+        if is_default_step(review):
+            groups = sorted(access.groups(permissions.DECIDE) or ())
+        else:
+            groups = [step_group(review)]
+        deciding.append(
+            [group for group in groups if permissions.group_holds(group, permissions.READ, access)]
+        )
+    hooks = _hooks_of({group for groups in deciding for group in groups})
+    return [[(group, hooks[group]) for group in groups if group in hooks] for groups in deciding]
+
+
+def _hooks_of(groups: Set[str]) -> dict[str, int]:
+    """The webhook of each of `groups` that has one, by group name (one query)."""
     if not groups:
         return {}
     return dict(
@@ -140,10 +162,10 @@ def dispatch(ids: list[int]) -> None:
 # --- what a post says ----------------------------------------------------------------------
 
 
-def _text(kind: str, version: Version, *, waited: timedelta | None = None) -> str:
+def _text(kind: str, version: Version, group: str, *, waited: timedelta | None = None) -> str:
     review = version.review
     step = review.current_step
-    where = f"step {review.step + 1} of {len(review.steps)}, {step['name']} ({step['group']})"
+    where = f"step {review.step + 1} of {len(review.steps)}, {step['name']} ({group})"
     whose = f"{_whose(version)} change to {version.page.title} (v{version.number})"
     url = mail.review_url(version)
     if kind == WebhookPostKind.NOBODY_DECIDES:

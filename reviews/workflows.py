@@ -17,6 +17,7 @@ from django.db.models import Q
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from reviews.classify import CLASSES
 from reviews.models import (
     DEFAULT_STEPS,
     DEFAULT_WORKFLOW_NAME,
@@ -308,41 +309,67 @@ def _unique_name(name: str, *, besides: Workflow | None = None) -> None:
         raise Conflict(f"a workflow named {name!r} exists already; choose another name.")
 
 
+def _validate_never_in_batch(classes: Any) -> list[str]:
+    """Kinds of change (reviews.classify.CLASSES) the workflow keeps out of batches."""
+    if not isinstance(classes, list | tuple) or any(
+        not isinstance(name, str) or name not in CLASSES for name in classes
+    ):
+        raise InvalidArgument(
+            f"never_in_batch lists kinds of change, each one of {', '.join(CLASSES)}.",
+            field="neverInBatch",
+        )
+    return [name for name in CLASSES if name in classes]
+
+
 @transaction.atomic
-def workflow_create(*, actor: Any, name: Any, steps: Any) -> Workflow:
-    """A new workflow with its steps, in order."""
+def workflow_create(*, actor: Any, name: Any, steps: Any, never_in_batch: Any = ()) -> Workflow:
+    """A new workflow with its steps, in order, and the kinds of change it never lets a
+    batch approve."""
     _check_admin(actor)
     name = _validate_name(name)
     checked = _validate_steps(steps)
+    kept_out = _validate_never_in_batch(never_in_batch)
     _unique_name(name)
     try:
         with transaction.atomic():
-            workflow = Workflow.objects.create(name=name)
+            workflow = Workflow.objects.create(name=name, never_in_batch=kept_out)
     except IntegrityError:
         raise Conflict(f"a workflow named {name!r} exists already; choose another name.") from None
     _write_steps(workflow, checked)
     audit_record(
-        action="workflow.create", actor=actor, data={"name": name, "steps": _described(checked)}
+        action="workflow.create",
+        actor=actor,
+        data={"name": name, "steps": _described(checked), "never_in_batch": kept_out},
     )
     return workflow_by_id(workflow.pk)
 
 
 @transaction.atomic
-def workflow_update(*, actor: Any, workflow: Workflow, name: Any, steps: Any) -> Workflow:
+def workflow_update(
+    *, actor: Any, workflow: Workflow, name: Any, steps: Any, never_in_batch: Any = None
+) -> Workflow:
     """Rename a workflow and replace its steps. Proposals already in review keep the steps
-    they started with; new proposals take these."""
+    they started with; new proposals take these. `never_in_batch` (None: as it is) applies
+    at once, to proposals in review too."""
     _check_admin(actor)
     name = _validate_name(name)
     checked = _validate_steps(steps)
     workflow = Workflow.objects.select_for_update().get(pk=workflow.pk)
     _unique_name(name, besides=workflow)
     workflow.name = name
+    if never_in_batch is not None:
+        workflow.never_in_batch = _validate_never_in_batch(never_in_batch)
     workflow.save()
     _write_steps(workflow, checked)
     audit_record(
         action="workflow.update",
         actor=actor,
-        data={"id": workflow.pk, "name": name, "steps": _described(checked)},
+        data={
+            "id": workflow.pk,
+            "name": name,
+            "steps": _described(checked),
+            "never_in_batch": workflow.never_in_batch,
+        },
     )
     return workflow_by_id(workflow.pk)
 

@@ -289,6 +289,8 @@ class DocumentServer:
     redirects: dict[str, str] = field(default_factory=dict)
     # Every path asked for, in order.
     fetched: list[str] = field(default_factory=list)
+    # How many bytes of each dripped body went out before the fetch gave up (or all of them).
+    dripped: dict[str, int] = field(default_factory=dict)
 
     def url(self, path: str) -> str:
         return f"https://127.0.0.1:{self.server.server_port}{path}"
@@ -344,6 +346,7 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     drips: dict[str, float] = {}
     redirects: dict[str, str] = {}
     fetched: list[str] = []
+    dripped: dict[str, int] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -367,12 +370,14 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
             if pause is None:
                 self.wfile.write(body)
                 return
+            dripped[self.path] = 0
             for byte in body:
                 try:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                 except OSError:
                     return  # the fetch gave up
+                dripped[self.path] += 1
                 time.sleep(pause)
 
         def log_message(self, format: str, *args: Any) -> None:
@@ -387,7 +392,9 @@ def document_server(tmp_path: Path, settings: Any) -> Iterator[DocumentServer]:
     settings.QUIRE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS = True
     settings.QUIRE_OAUTH_CLIENT_DOCUMENT_CA_FILE = str(cert_file)
     try:
-        yield DocumentServer(server, cert_file, documents, delays, drips, redirects, fetched)
+        yield DocumentServer(
+            server, cert_file, documents, delays, drips, redirects, fetched, dripped
+        )
     finally:
         server.shutdown()
         server.server_close()

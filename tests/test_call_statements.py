@@ -62,6 +62,7 @@ def test_it_reads_a_page_as_the_orm_does(
             published_at=live.decided_at or live.created_at,
             has_files=False,
             root_path=top.path,
+            hidden_prefix=0,
         )
         # Converted as the ORM converts: an aware datetime, a JSON list, a real boolean.
         assert read.published_at.tzinfo is not None

@@ -66,6 +66,34 @@ def test_it_shows_what_waits_on_a_reviewer_and_marks_it_read_when_opened(
     assert "unread" not in unread_in_top_bar(rita)
 
 
+def menu_button(client: Client) -> str:
+    html = client.get("/").content.decode()
+    start = html.index('class="menu-toggle"')
+    return html[start : html.index("</button>", start)]
+
+
+def test_it_counts_reviews_and_unread_inbox_items_on_the_phones_menu_button(
+    client_as: Callable[[User], Client],
+    reviewer: User,
+    reader: User,
+    page: Page,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    version = propose(reader, page, django_capture_on_commit_callbacks)
+    InboxItem.objects.create(recipient=reviewer, kind=Kind.DECISION, version=version)
+    # For rita: reed's proposal in the queue, and two unread items in her inbox (the request
+    # to review it and another), counted together and said in words.
+    shown = menu_button(client_as(reviewer))
+    assert '<span class="count" aria-hidden="true">3</span>' in shown
+    assert ": 1 waiting for review, 2 unread in the inbox" in shown
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_request_changes(actor=reviewer, version=version, comment="Why?")
+    # Someone who reviews nothing: the inbox alone.
+    shown = menu_button(client_as(reader))
+    assert '<span class="count" aria-hidden="true">1</span>' in shown
+    assert ": 1 unread in the inbox" in shown
+
+
 def test_it_tells_the_author_what_was_decided_and_what_changes_are_asked(
     client_as: Callable[[User], Client],
     reviewer: User,
@@ -87,6 +115,28 @@ def test_it_tells_the_author_what_was_decided_and_what_changes_are_asked(
     kinds = list(InboxItem.objects.filter(recipient=reader).values_list("kind", flat=True))
     assert sorted(kinds) == ["changes_requested", "decision"]
     assert "Decided about yours" in client_as(reader).get("/inbox/").content.decode()
+
+
+def test_it_shows_the_reviewers_words_with_a_request_for_changes_and_a_rejection(
+    client_as: Callable[[User], Client],
+    reviewer: User,
+    reader: User,
+    page: Page,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    version = propose(reader, page, django_capture_on_commit_callbacks)
+    asked = "Say why seven days <b>and</b> cite the contract."
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_request_changes(actor=reviewer, version=version, comment=asked)
+    other = services.version_propose(
+        actor=reader, page=page, body="Refunds take six days.\n", change_summary="Six"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_reject(actor=reviewer, version=other, comment="Six is too few.")
+
+    inbox = client_as(reader).get("/inbox/").content.decode()
+    assert "rita: “Say why seven days &lt;b&gt;and&lt;/b&gt; cite the contract.”" in inbox
+    assert "rita: “Six is too few.”" in inbox
 
 
 def test_it_follows_each_persons_channel_per_kind(

@@ -12,22 +12,25 @@ from wiki.models import Page
 def test_it_renders_tables_with_alignment() -> None:
     html = render_markdown("| name | size |\n|:-----|-----:|\n| a | 1 |\n")
     assert "<table>" in html
-    assert '<th align="left">name</th>' in html
-    assert '<td align="right">1</td>' in html
+    assert '<th align="left" dir="auto">name</th>' in html
+    assert '<td align="right" dir="auto">1</td>' in html
 
 
 def test_it_renders_task_lists_as_ticked_and_unticked_boxes() -> None:
     html = render_markdown("- [ ] write the **runbook**\n- [x] page on-call\n- plain item\n")
     assert '<ul class="task-list">' in html
-    assert '<li class="task"><span class="task-box">\u2610</span> write the <strong>runbook' in html
     assert (
-        '<li class="task"><span class="task-box task-done">\u2611</span> page on-call</li>' in html
+        '<li class="task" dir="auto"><span class="task-box">\u2610</span> write the <strong>'
+        "runbook" in html
     )
-    assert "<li>plain item</li>" in html and "[ ]" not in html
+    assert (
+        '<li class="task" dir="auto"><span class="task-box task-done">\u2611</span> page on-call'
+        "</li>" in html
+    )
+    assert '<li dir="auto">plain item</li>' in html and "[ ]" not in html
     # Loose lists too; an ordered list, code and a bracket later in the line stay as written.
-    assert '<p><span class="task-box task-done">\u2611</span> two</p>' in render_markdown(
-        "- [ ] one\n\n- [X] two\n"
-    )
+    loose = render_markdown("- [ ] one\n\n- [X] two\n")
+    assert '<p dir="auto"><span class="task-box task-done">\u2611</span> two</p>' in loose
     assert "[ ] first" in render_markdown("1. [ ] first\n")
     assert "a [ ] b" in render_markdown("- a [ ] b\n")
     # No form field gets through, whatever a writer puts in raw HTML.
@@ -42,14 +45,14 @@ def test_it_renders_fenced_code_with_a_language_class() -> None:
 def test_it_renders_footnotes() -> None:
     html = render_markdown("A claim.[^src]\n\n[^src]: The source.\n")
     assert '<sup id="fnref:src"><a class="footnote-ref" href="#fn:src"' in html
-    assert '<li id="fn:src">' in html
+    assert '<li dir="auto" id="fn:src">' in html
     assert "The source." in html
 
 
 def test_it_gives_headings_ids_and_a_table_of_contents() -> None:
     html = render_markdown("[TOC]\n\n# Getting started\n\n## Install it\n")
-    assert '<h1 id="getting-started">Getting started</h1>' in html
-    assert '<h2 id="install-it">Install it</h2>' in html
+    assert '<h1 dir="auto" id="getting-started">Getting started</h1>' in html
+    assert '<h2 dir="auto" id="install-it">Install it</h2>' in html
     assert '<div class="toc">' in html and 'href="#install-it"' in html
 
 
@@ -120,7 +123,7 @@ def test_it_lists_page_and_file_references_in_order_once() -> None:
 
 def test_it_drops_classes_that_quire_does_not_produce() -> None:
     html = render_markdown('<span class="btn btn-primary">Approve</span>')
-    assert html == "<p><span>Approve</span></p>"
+    assert html == '<p dir="auto"><span>Approve</span></p>'
 
 
 def test_it_drops_a_first_heading_that_repeats_the_title_only() -> None:

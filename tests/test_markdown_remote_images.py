@@ -54,7 +54,7 @@ def test_it_names_the_alt_text_and_keeps_the_address_to_open_on_purpose() -> Non
     html = render_markdown("![Org chart](https://intranet.example/org.png)\n")
 
     assert html == (
-        '<p><a href="https://intranet.example/org.png" class="remote-image" '
+        '<p dir="auto"><a href="https://intranet.example/org.png" class="remote-image" '
         'rel="noopener noreferrer nofollow" title="Open the image from intranet.example">'
         "Image: Org chart (from intranet.example, not loaded)</a></p>"
     )

@@ -117,11 +117,9 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     assert set(outputs["get_page_source"]["properties"]) == SOURCE_KEYS | outline
     assert set(outputs["get_page_source"]["required"]) == SOURCE_KEYS
     assert "changed" in outputs["edit_page"]["properties"]
-    assert set(outputs["edit_page"]["$defs"]["ChangedOut"]["properties"]) == {
-        "line",
-        "before",
-        "after",
-    }
+    # Compact (issue 49, point 1): nested objects are typed as such, described in words.
+    assert outputs["edit_page"]["properties"]["changed"] == {"type": "array"}
+    assert "$defs" not in outputs["edit_page"]
     assert set(tools["update_page"].inputSchema["properties"]) == {
         "pageId",
         "changeSummary",

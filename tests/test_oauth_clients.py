@@ -5,7 +5,6 @@ official MCP SDK's own OAuth client provider driving the consent screen in Chrom
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -122,13 +121,17 @@ def test_a_document_that_drips_is_given_up_at_the_deadline_and_says_why(
     client = OAuthClient(oauth_base, callback.uri, client_id=url)
     person = browserless(owner.username)
 
-    started = time.monotonic()
     screen = person.screen(client.authorize_url())
-    took = time.monotonic() - started
 
     assert screen.status_code in (400, 401), screen.status_code
-    assert "cannot go on" in screen.text
-    assert took < 2 + 2.5, f"the fetch held the request {took:.1f} s"
+    assert "cannot go on" in screen.text and "took longer than 2 seconds" in screen.text
+    # Given up with most of the body still unsent (about 8 of its bytes go out in 2 s),
+    # where the library alone reads on to the last byte.
+    sent, size = (
+        document_server.dripped["/client.json"],
+        len(document_server.documents["/client.json"]),
+    )
+    assert sent < size // 2, f"{sent} of {size} bytes read before giving up"
     assert not Application.objects.exists()
 
 

@@ -84,7 +84,19 @@ def test_it_gives_management_commands_the_settings_of_make_run() -> None:
 # as the README's are, so a renamed command, option, target or file shows up as a failing test.
 DOCS = sorted((PROJECT_ROOT / "docs").glob("*.md"))
 PAGES = {"README.md": README} | {f"docs/{page.name}": page.read_text() for page in DOCS}
-REPO_DIRS = ("agents", "bench", "config", "connect", "content", "core", "reviews", "tests", "wiki")
+REPO_DIRS = (
+    "agents",
+    "bench",
+    "config",
+    "connect",
+    "content",
+    "core",
+    "inbox",
+    "people",
+    "reviews",
+    "tests",
+    "wiki",
+)
 
 
 def _code(text: str) -> str:
@@ -175,3 +187,59 @@ def test_it_lists_the_docker_compose_services_and_the_variables_settings_read() 
     for cell in re.findall(r"^\| ([^|]+) \|", rows.group(1), re.M):
         for variable in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell):
             assert variable in settings, f"docs/operating.md lists {variable}"
+
+
+def test_it_maps_every_app_in_docs_architecture() -> None:
+    """Every first-party app has its line in the map, and the review's table is named."""
+    architecture = PAGES["docs/architecture.md"]
+    mapped = set(re.findall(r"^([a-z]+)/ ", architecture, re.M))
+    apps = {path.parent.name for path in PROJECT_ROOT.glob("*/apps.py")}
+    assert apps - mapped == set(), "docs/architecture.md's map lacks these apps"
+    assert "Review.TRANSITIONS" in architecture and "Version.TRANSITIONS" in architecture
+
+
+def test_it_starts_every_readme_paragraph_at_the_start_of_a_sentence() -> None:
+    """A paragraph in lower case goes on from a code block the sentence before it shows."""
+    text = re.sub(r"^ *```[a-z]*\n.*?^ *```$", "\n```\n", README, flags=re.M | re.S)
+    blocks = [block.strip() for block in re.split(r"\n\s*\n", text)]
+    for before, paragraph in zip(["#", *blocks], blocks, strict=False):
+        if re.match(r"[a-z]", paragraph):
+            assert before == "```", f"starts mid-sentence: {paragraph[:60]!r}"
+
+
+def test_it_says_make_lint_checks_the_import_contracts() -> None:
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    lint = re.search(r"^lint: .*\n((?:\t.*\n)+)", makefile, re.M)
+    assert lint and "lint-imports" in lint.group(1)
+    said = re.search(r"`make lint` \(([^)]*)", README)
+    assert said and "import-linter" in said.group(1), "the README says what make lint runs"
+
+
+def test_it_points_env_example_to_where_the_variables_are() -> None:
+    example = (PROJECT_ROOT / ".env.example").read_text()
+    pointer = re.search(r"(docs/\w+\.md), \"([^\"]+)\"", example)
+    assert pointer, ".env.example says where every variable is explained"
+    headings = re.findall(r"^#+ (.+)$", PAGES[pointer.group(1)], re.M)
+    assert pointer.group(2) in headings
+    for variable in re.findall(r"^#? ?([A-Z][A-Z0-9_]+)=", example, re.M):
+        if variable not in {"POSTGRES_PASSWORD", "QUIRE_S3"}:  # docker-compose's own
+            assert f"`{variable}`" in PAGES[pointer.group(1)], f"{variable} is not explained"
+
+
+# What cron runs in place of each beat task when there is no Redis (docs/operating.md).
+BEAT_COMMANDS = {
+    "reviews.tasks.retry_pending_notifications": "send_review_digest",
+    "reviews.tasks.send_review_digests": "send_review_digest",
+    "reviews.tasks.remind_overdue_reviews": "remind_reviews",
+    "connect.tasks.delete_unused_clients": "delete_unused_oauth_clients",
+    "people.tasks.recheck_sso_identities": "sso_recheck",
+}
+
+
+def test_it_tells_cron_to_run_every_beat_task_without_redis(settings: Any) -> None:
+    tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert tasks == set(BEAT_COMMANDS), "a new beat task needs its cron line in operating.md"
+    cron = re.search(r"^Without Redis.*?```sh\n(.*?)```", PAGES["docs/operating.md"], re.M | re.S)
+    assert cron, "docs/operating.md shows the crontab for a wiki without Redis"
+    for command in set(BEAT_COMMANDS.values()):
+        assert f"manage.py {command}" in cron.group(1), f"cron lacks {command}"

@@ -17,7 +17,7 @@ from django.utils import timezone
 from core.errors import Conflict, Forbidden
 from inbox.models import InboxItem
 from reviews import asking, services
-from reviews.models import ReviewAsk
+from reviews.models import Review, ReviewAsk, ReviewRevision
 from wiki.models import Page, Version
 
 pytestmark = pytest.mark.usefixtures("eager_tasks")
@@ -113,6 +113,32 @@ def test_it_reminds_the_deciders_once_then_the_admins_once(
 
 
 def test_it_counts_the_due_time_from_the_last_move(
+    proposal: Version, reader: User, reviewer: User, settings: Any
+) -> None:
+    settings.QUIRE_REVIEW_DUE_HOURS = 1
+    services.version_request_changes(actor=reviewer, version=proposal, comment="Say why.")
+    revised = services.version_propose(
+        actor=reader, page=proposal.page, body="Refunds take six days.\n", change_summary="Why"
+    )
+    review = Review.objects.get(version=revised)
+    assert review.revision == 2
+    # The proposal was first made five hours ago; its revision (the last move) is new.
+    first_move = timezone.now() - timedelta(hours=5)
+    Review.objects.filter(pk=review.pk).update(started_at=first_move)
+    ReviewRevision.objects.filter(review=review, number=1).update(created_at=first_move)
+    last_move = ReviewRevision.objects.get(review=review, number=2).created_at
+
+    assert asking.reviews_remind(now=last_move + timedelta(minutes=50)) == {
+        "deciders": 0,
+        "admins": 0,
+    }
+    assert asking.reviews_remind(now=last_move + timedelta(minutes=70)) == {
+        "deciders": 1,
+        "admins": 0,
+    }
+
+
+def test_it_reminds_nobody_while_the_proposal_waits_on_its_author(
     proposal: Version, reviewer: User, settings: Any
 ) -> None:
     settings.QUIRE_REVIEW_DUE_HOURS = 1

@@ -333,7 +333,7 @@ def test_it_approves_a_new_page_an_agent_proposed_and_offers_the_next_proposal(
     client = _client(reviewer)
     html = client.get(_url(created)).content.decode()
     assert "Content of the new page" in html and "<ins>Fresh content.</ins>" in html
-    assert '<h1>Brand <span class="invisible-char"' in html  # the hidden character shows
+    assert '<h1 dir="auto">Brand <span class="invisible-char"' in html  # the hidden character shows
     response = client.post(_url(created), {"action": "approve", "expected_live_number": 0})
     assert response.status_code == 302
     page = Page.objects.get(pk=created.page_id)

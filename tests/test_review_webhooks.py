@@ -21,11 +21,15 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
+from agents import services as agent_services
+from core.actors import SystemActor
 from people import services as people_services
 from reviews import asking, delivery, services, tasks, webhooks, workflows
 from reviews.models import GroupWebhook, WebhookPost
 from tests.fixtures_mail import SMTPServer, celery_settings
+from tests.fixtures_mcp import rpc_tool
 from tests.waits import wait_until
+from wiki import permissions
 from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
 
@@ -612,3 +616,46 @@ def test_it_skips_a_post_owed_to_the_chat_of_a_group_deleted_meanwhile(
     assert (post.webhook_id, post.status, post.attempts) == (None, "skipped", 1)
     assert post.last_error == "the group's webhook was taken off"
     assert len(chat.received) == 1
+
+
+def test_it_posts_a_proposal_only_to_the_chats_of_groups_that_may_read_it(
+    hook: Hook,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    reviewer: User,
+    admin_user: User,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 46: Reviewers outside Legal get no email and no queue row about a proposal in the
+    Legal-only section, so their chat must not get its title and summary either; the chat of
+    Legal, who decide there, does."""
+    section = make_page("Quokka counsel", "Counsel notes.\n")
+    legal = Group.objects.create(name="Legal")
+    permissions.grant_set(
+        actor=admin_user, page=section, group=legal, rights=["read", "propose", "decide"]
+    )
+    GroupWebhook.objects.create(group=Group.objects.get(name=REVIEWERS), url=hook.url)
+    GroupWebhook.objects.create(group=legal, url=hook.url.replace("/reviews", "/legal"))
+    lana = make_user("lana", "Legal")
+    _bot, token = agent_services.agent_create(
+        actor=SystemActor("tests"),
+        name="legal-bot",
+        owner=lana,
+        can_edit_pages=True,
+        pages=[section],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        made = rpc_tool(
+            client,
+            token,
+            "create_page",
+            title="Hushpenguin clause",
+            markdown="Never sign on Fridays.\n",
+            parentId=section.public_id,
+            changeSummary="A secret clause",
+        )
+    assert not made.get("isError"), made
+    paths = [posted["path"] for posted in hook.received]
+    assert paths == ["/hooks/legal"], hook.texts()
+    assert "legal-bot (agent) proposes a change to Hushpenguin clause" in hook.texts()[0]

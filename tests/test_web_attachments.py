@@ -144,7 +144,7 @@ def test_it_refuses_uploads_by_a_reader(
     upload = SimpleUploadedFile("rules.txt", b"text", content_type="text/plain")
     response = client_as(reader).post(upload_url(page), {"file": upload})
     assert response.status_code == 403
-    assert b"Only editors can attach files" in response.content
+    assert b"only members of Editors can publish here" in response.content
     assert Attachment.objects.count() == 0
     assert (
         "Upload a file"

@@ -38,5 +38,10 @@ def pick(request: HttpRequest) -> JsonResponse:
         str(request.GET.get("q", ""))[:200], person_scope(request.user)
     )
     return JsonResponse(
-        {"pages": [{"pageId": p.public_id, "title": p.title, "path": p.path} for p in pages]}
+        {
+            "pages": [
+                {"pageId": p.public_id, "title": p.title, "path": p.shown_path}  # type: ignore[attr-defined]
+                for p in pages
+            ]
+        }
     )

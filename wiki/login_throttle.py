@@ -9,6 +9,10 @@ over QUIRE_LOGIN_WINDOW_SECONDS, under three keys for a browser Quire does not k
 A browser that logged in as a user before carries a signed device cookie for that user; it
 is counted on its own (QUIRE_LOGIN_MAX_FAILURES) and the other three never lock it, so a
 stranger behind the same proxy cannot lock that user out.
+
+Requests for a password reset email are counted the same way, every one of them (each sends
+an email), under keys of their own (`purpose="reset"`, the email address as the username),
+so asking for links never locks anyone out of logging in.
 """
 
 from __future__ import annotations
@@ -49,22 +53,35 @@ class LoginAttempt:
     address: str
     # Set when the browser logged in as this username before (its device cookie).
     device: str | None
+    # "login", or "reset" for a request for a password reset email (keys of its own).
+    purpose: str = "login"
 
     @classmethod
-    def from_request(cls, request: HttpRequest, username: str) -> LoginAttempt:
+    def from_request(
+        cls, request: HttpRequest, username: str, *, purpose: str = "login"
+    ) -> LoginAttempt:
         return cls(
             username=_normal(username),
             address=client_address(request),
-            device=_known_device(request, _normal(username)),
+            device=_known_device(request, _normal(username)) if purpose == "login" else None,
+            purpose=purpose,
         )
+
+    def key(self, *parts: str) -> str:
+        return _key(*parts) if self.purpose == "login" else _key(self.purpose, *parts)
 
     def limits(self) -> list[tuple[str, int]]:
         if self.device is not None:
-            return [(_key("device", self.username, self.device), settings.QUIRE_LOGIN_MAX_FAILURES)]
+            return [
+                (self.key("device", self.username, self.device), settings.QUIRE_LOGIN_MAX_FAILURES)
+            ]
         return [
-            (_key("user-address", self.username, self.address), settings.QUIRE_LOGIN_MAX_FAILURES),
-            (_key("address", self.address), settings.QUIRE_LOGIN_ADDRESS_MAX_FAILURES),
-            (_key("user", self.username), settings.QUIRE_LOGIN_USER_MAX_FAILURES),
+            (
+                self.key("user-address", self.username, self.address),
+                settings.QUIRE_LOGIN_MAX_FAILURES,
+            ),
+            (self.key("address", self.address), settings.QUIRE_LOGIN_ADDRESS_MAX_FAILURES),
+            (self.key("user", self.username), settings.QUIRE_LOGIN_USER_MAX_FAILURES),
         ]
 
 
@@ -92,10 +109,10 @@ def record_failure(attempt: LoginAttempt) -> None:
 
 def clear_failures(attempt: LoginAttempt) -> None:
     # The address counter stays: a spray must not be reset by logging in to an own account.
-    counter_reset(_key("user-address", attempt.username, attempt.address))
-    counter_reset(_key("user", attempt.username))
+    counter_reset(attempt.key("user-address", attempt.username, attempt.address))
+    counter_reset(attempt.key("user", attempt.username))
     if attempt.device is not None:
-        counter_reset(_key("device", attempt.username, attempt.device))
+        counter_reset(attempt.key("device", attempt.username, attempt.device))
 
 
 def remember_device(response: HttpResponse, request: HttpRequest, username: str) -> None:
@@ -117,4 +134,14 @@ def lockout_message() -> str:
         "Too many failed attempts to log in with this username. "
         f"Wait {minutes} minute{'s' if minutes != 1 else ''} and try again, "
         "or ask an administrator to reset your password."
+    )
+
+
+def reset_lockout_message() -> str:
+    minutes = max(1, round(settings.QUIRE_LOGIN_WINDOW_SECONDS / 60))
+    return (
+        "Too many password reset emails were asked for from here or for this address. "
+        f"Wait {minutes} minute{'s' if minutes != 1 else ''} and ask again (a link already "
+        f"sent works for {settings.PASSWORD_RESET_TIMEOUT // 3600} hours), or ask an "
+        "administrator."
     )

@@ -32,7 +32,16 @@ _ALLOWED_TAGS = {
     *("ul", "ol", "li", "dl", "dt", "dd", "details", "summary"),
     *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"),
 }
-_HEADINGS = {"h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"}}
+_HEADINGS = {
+    "h1": {"id", "dir"},
+    "h2": {"id", "dir"},
+    "h3": {"id", "dir"},
+    "h4": {"id", "dir"},
+    "h5": {"id", "dir"},
+    "h6": {"id", "dir"},
+}
+# `dir` (auto, ltr or rtl: `_filter_attribute`) on the blocks of text: the markdown gives them
+# `dir="auto"`; never `<bdo>`, which overrides the letters' own direction.
 _ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     **_HEADINGS,
     "a": {"href", "title", "class"},
@@ -41,11 +50,17 @@ _ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "span": {"class"},
     "div": {"class"},
     "sup": {"id"},
-    "li": {"id", "class"},
+    "p": {"dir"},
+    "blockquote": {"dir"},
+    "li": {"id", "class", "dir"},
     "ul": {"class"},
     "ol": {"start"},
-    "th": {"align", "colspan", "rowspan"},
-    "td": {"align", "colspan", "rowspan"},
+    "dt": {"dir"},
+    "dd": {"dir"},
+    "th": {"align", "colspan", "rowspan", "dir"},
+    "td": {"align", "colspan", "rowspan", "dir"},
+    "caption": {"dir"},
+    "summary": {"dir"},
     "details": {"open"},
 }
 # Classes that Quire's own markup and the markdown extensions produce; anything else a
@@ -120,6 +135,8 @@ class _QuireRefsExtension(Extension):
         md.inlinePatterns.register(_FileRefProcessor(), "quire_file_ref", 174)
         # After the inline patterns (20), so the item's text is final.
         md.treeprocessors.register(_TaskListProcessor(md), "quire_task_list", 15)
+        # Last, so the footnotes' blocks get it too.
+        md.treeprocessors.register(_DirectionProcessor(md), "quire_direction", 5)
 
 
 _TASK_RE = re.compile(r"\[([ xX])\]\s+")
@@ -150,6 +167,25 @@ class _TaskListProcessor(Treeprocessor):
                 listing.set("class", "task-list")
 
 
+# The blocks of text that each take their direction from their own first strong letter
+# (`dir="auto"`), so a Hebrew or Arabic paragraph reads right to left beside English ones.
+# Not code blocks, which read left to right whatever their comments hold.
+_TEXT_BLOCKS = (
+    *("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"),
+    *("dt", "dd", "th", "td", "caption", "summary"),
+)
+_DIRECTIONS = {"auto", "ltr", "rtl"}
+
+
+class _DirectionProcessor(Treeprocessor):
+    """`dir="auto"` on every block of text (see _TEXT_BLOCKS)."""
+
+    def run(self, root: etree.Element) -> None:
+        for element in root.iter():
+            if element.tag in _TEXT_BLOCKS and "dir" not in element.attrib:
+                element.set("dir", "auto")
+
+
 def _page_titles(public_ids: list[str], reader: Scope) -> dict[str, str]:
     """Titles of the referenced pages the reader can open: live, not archived, and not hidden
     by their read grants (one query)."""
@@ -174,6 +210,8 @@ def _filter_attribute(
             or (tag == "code" and re.fullmatch(r"language-[\w+#.-]+", c))
         ]
         return " ".join(kept) or None
+    if attr == "dir":
+        return value.lower() if value.lower() in _DIRECTIONS else None
     if attr in ("href", "src"):
         scheme = _URL_SCHEME_RE.match(_URL_NOISE_RE.sub("", value).lower())
         if scheme is not None and scheme.group(1) not in _URL_SCHEMES:

@@ -179,6 +179,10 @@ class Version(models.Model):
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # What kind of change it is (reviews.classify), set when it was submitted, from its diff
+    # alone: class names separated by spaces, and the lines it changes (null: made before).
+    change_classes = models.CharField(max_length=120, blank=True, default="")
+    change_lines = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["page_id", "number"]

@@ -25,18 +25,22 @@ rule as SQL, so that search, the tree and an agent's set filter in the database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Expression, F, Q, QuerySet
+from django.db.models.sql.compiler import SQLCompiler
 
+from core.actors import is_agent
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument, NotFound
 from wiki.models import RIGHTS, Page, PageGrant
 from wiki.roles import EDITORS, REVIEWERS, group_names
-from wiki.scope import Scope
+from wiki.scope import TREE_KEY_SQL, Scope, tree_key_sql
 from wiki.validators import check_text
 
 READ, PROPOSE, PUBLISH, DECIDE = RIGHTS
@@ -90,8 +94,15 @@ def access_at(page: Page | None) -> Access:
     changed since must count at once."""
     if page is None:
         return TOP_LEVEL
+    return accesses_at([page])[page.path]
+
+
+def accesses_at(pages: Iterable[Page]) -> dict[str, Access]:
+    """`access_at` for many pages at once, by path: one query whatever their number."""
+    wanted = {page.path for page in pages}
+    paths = {above for path in wanted for above in ancestor_paths(path)}
     rows = (
-        Page.objects.filter(path__in=ancestor_paths(page.path))
+        Page.objects.filter(path__in=paths)
         .filter(Q(grants__isnull=False) | Q(workflow_assignment__isnull=False))
         .order_by()
         .values_list(
@@ -102,28 +113,87 @@ def access_at(page: Page | None) -> Access:
             *(f"grants__{right}" for right in RIGHTS),
         )
     )
-    by_path: dict[str, list[tuple[Any, ...]]] = {}
-    access = Access()
+    carried: dict[str, tuple[str, str | None, list[tuple[Any, ...]]]] = {}
     for path, public_id, workflow, group, *rights in rows:
-        access.public_ids[path] = public_id
-        if workflow is not None and (
-            access.workflow_path is None or len(path) > len(access.workflow_path)
-        ):
-            access.workflow_path, access.workflow_name = path, workflow
+        _id, _workflow, grants = carried.setdefault(path, (public_id, workflow, []))
         if group is not None:
-            by_path.setdefault(path, []).append((group, *rights))
-    # The nearest grant per right: walk up from the page itself.
-    for path in reversed(ancestor_paths(page.path)):
+            grants.append((group, *rights))
+    return {path: _access_from(path, carried) for path in wanted}
+
+
+def _access_from(
+    path: str, carried: dict[str, tuple[str, str | None, list[tuple[Any, ...]]]]
+) -> Access:
+    """What applies at `path`, from the grants and workflows carried on the pages above it."""
+    access = Access()
+    # Walk up from the page itself: the nearest grant per right, the nearest workflow.
+    for above in reversed(ancestor_paths(path)):
+        if above not in carried:
+            continue
+        public_id, workflow, grants = carried[above]
+        access.public_ids[above] = public_id
+        if workflow is not None and access.workflow_path is None:
+            access.workflow_path, access.workflow_name = above, workflow
         for position, right in enumerate(RIGHTS, start=1):
             if right in access.granted:
                 continue
-            holders = frozenset(row[0] for row in by_path.get(path, ()) if row[position])
+            holders = frozenset(row[0] for row in grants if row[position])
             if holders:
-                access.granted[right] = (path, holders)
+                access.granted[right] = (above, holders)
     return access
 
 
-def _is_active_person(user: Any) -> bool:
+# --- who asks: a person, or an agent standing for its owner ---------------------------------
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whose grants answer for an actor: a person's own groups, or an agent's owner's (no
+    owner: no group, so only what no grant restricts), and the rights its kind allows."""
+
+    groups: frozenset[str]
+    superuser: bool
+    # The rights the actor's kind and flags allow at all (an agent never publishes or
+    # decides; one that may not edit pages reads only).
+    allowed: frozenset[str]
+    # The pk whose memberships the SQL form asks for (0: nobody's).
+    reader: int
+    agent: Any = None
+
+    @property
+    def owner(self) -> User | None:
+        return getattr(self.agent, "owner", None) if self.agent is not None else None
+
+
+NOBODY = Subject(frozenset(), False, frozenset(), 0)
+
+
+def subject_of(actor: Any) -> Subject:
+    """The Subject of `actor`: a person (active, signed in), an agent, or nobody."""
+    if is_agent(actor):
+        if not actor.is_active:
+            return replace(NOBODY, agent=actor)
+        owner = actor.owner if actor.owner_id is not None else None
+        allowed = {READ, PROPOSE} if actor.can_edit_pages else {READ}
+        return Subject(
+            groups=frozenset(group_names(owner)) if owner is not None else frozenset(),
+            # As the reader's SQL: an owner's admin rights hold while the owner is active.
+            superuser=owner is not None and owner.is_superuser and owner.is_active,
+            allowed=frozenset(allowed),
+            reader=actor.owner_id or 0,
+            agent=actor,
+        )
+    if not is_active_person(actor):
+        return NOBODY
+    return Subject(
+        groups=frozenset(group_names(actor)),
+        superuser=bool(actor.is_superuser),
+        allowed=frozenset(RIGHTS),
+        reader=int(actor.pk),
+    )
+
+
+def is_active_person(user: Any) -> bool:
     return (
         user is not None
         and getattr(user, "is_authenticated", False)
@@ -132,47 +202,139 @@ def _is_active_person(user: Any) -> bool:
     )
 
 
-def _holds(user: Any, groups: frozenset[str] | None) -> bool:
-    return groups is None or bool(groups & group_names(user))
+def is_admin(actor: Any) -> bool:
+    """Whether `actor` is an admin: an active person who is a superuser (an agent never is,
+    whoever owns it). The one statement of it."""
+    return is_active_person(actor) and bool(actor.is_superuser)
 
 
-def can(user: Any, right: str, page: Page | None) -> bool:
-    """Whether `user` (a person; an agent is never asked here) holds `right` on `page`
-    (None: at the top level, for a new top-level page)."""
-    if right == PUBLISH and access_at(page).workflow_path is not None:
-        return False  # where a workflow applies, every change is a proposal
-    return holds(user, right, page)
+def _holds(groups: frozenset[str], holders: frozenset[str] | None) -> bool:
+    return holders is None or bool(groups & holders)
 
 
-def holds(user: Any, right: str, page: Page | None) -> bool:
-    """`can`, the grants alone: whether a workflow applies aside. For what has no proposal to
-    go through (archiving, attachments, the order of pages), a section's publishers act."""
+def _grants_give(subject: Subject, right: str, access: Access) -> bool:
+    """Whether the grants at `access` give `subject` `right` (reading included)."""
+    if right not in subject.allowed:
+        return False
+    if subject.superuser:
+        return True
+    if not _holds(subject.groups, access.groups(READ)):
+        return False
+    return right == READ or _holds(subject.groups, access.groups(right))
+
+
+def _check_right(right: str) -> None:
     if right not in RIGHTS:
         raise ValueError(f"unknown right {right!r}; the rights are {', '.join(RIGHTS)}")
-    if not _is_active_person(user):
-        return False
-    if user.is_superuser:
-        return True
-    access = access_at(page)
-    if not _holds(user, access.groups(READ)):
-        return False
-    return right == READ or _holds(user, access.groups(right))
 
 
-def publish_refusal(user: Any, page: Page | None) -> str | None:
-    """Why `user` may not change `page` without review (None when they may), saying what to
-    do instead: the one wording for every door."""
+# --- one page: can, and the refusal sentence ------------------------------------------------
+
+
+def can(actor: Any, right: str, page: Page | None) -> bool:
+    """Whether `actor` (a person or an agent) holds `right` on `page` (None: at the top
+    level, for a new top-level page): the module's rule, a review workflow included."""
+    _check_right(right)
+    subject = subject_of(actor)
     access = access_at(page)
-    if access.workflow_path is not None:
+    if right == PUBLISH and access.workflow_path is not None:
+        return False  # where a workflow applies, every change is a proposal
+    return _grants_give(subject, right, access)
+
+
+def holds(actor: Any, right: str, page: Page | None) -> bool:
+    """`can`, the grants alone: whether a workflow applies aside. For what has no proposal to
+    go through (archiving, attachments, the order of pages), a section's publishers act."""
+    _check_right(right)
+    return _grants_give(subject_of(actor), right, access_at(page))
+
+
+def refusal(actor: Any, right: str, page: Page | None, *, grants_only: bool = False) -> str | None:
+    """Why `actor` may not use `right` on `page` (None when it may), saying what to do: the
+    one wording every door shows. `grants_only`: as `holds`, a workflow aside."""
+    _check_right(right)
+    subject = subject_of(actor)
+    access = access_at(page)
+    if right == PUBLISH and not grants_only and access.workflow_path is not None:
         return (
             f"the “{access.workflow_name}” review workflow applies here, so every change is "
             "reviewed, an editor's too; submit a proposal instead."
         )
-    if holds(user, PUBLISH, page):
+    if _grants_give(subject, right, access):
         return None
-    groups = access.groups(PUBLISH)
-    who = ", ".join(sorted(groups or ())) or "nobody"
-    return f"only members of {who} can publish here without review; submit a proposal instead."
+    if subject.agent is not None:
+        return _agent_refusal(subject, right, access)
+    if right not in subject.allowed:
+        return kind_refusal(actor, right)
+    if not _holds(subject.groups, access.groups(READ)):
+        return "you may not read this page; ask an admin if you need to."
+    instead = "ask one of them if it needs doing." if grants_only else _INSTEAD[right]
+    return _members_only(right, access, instead=instead)
+
+
+# What a person refused a right is told to do instead.
+_INSTEAD = {
+    READ: "ask an admin if you need to.",
+    PROPOSE: "ask an admin if you need to.",
+    PUBLISH: "submit a proposal instead.",
+    DECIDE: "ask one of them to decide it.",
+}
+_DOING = {
+    READ: "read this page",
+    PROPOSE: "propose changes here",
+    PUBLISH: "publish here without review",
+    DECIDE: "decide proposals here",
+}
+
+
+def _who(right: str, access: Access) -> str:
+    return ", ".join(sorted(access.groups(right) or ())) or "nobody"
+
+
+def _members_only(right: str, access: Access, *, instead: str) -> str:
+    return f"only members of {_who(right, access)} can {_DOING[right]}; {instead}"
+
+
+def kind_refusal(actor: Any, right: str) -> str | None:
+    """Why `actor` may not use `right` anywhere, whatever the page (None: it may somewhere):
+    nobody signed in, a revoked agent, an agent's kind or flags."""
+    _check_right(right)
+    subject = subject_of(actor)
+    if right in subject.allowed:
+        return None
+    if subject.agent is None:
+        return f"log in to {_DOING[right].removesuffix(' here').removesuffix(' this page')}."
+    if not subject.agent.is_active:
+        return "this agent is revoked; ask an admin for a new token."
+    if right == PUBLISH:
+        return "agents propose changes; a reviewer decides them."
+    if right == DECIDE:
+        return "only people can approve or reject proposals."
+    return "this agent may read pages but not propose changes."
+
+
+def _agent_refusal(subject: Subject, right: str, access: Access) -> str:
+    kind = kind_refusal(subject.agent, right)
+    if kind is not None:
+        return kind
+    needed = READ if not _holds(subject.groups, access.groups(READ)) else right
+    who = _who(needed, access)
+    owner = subject.owner
+    if owner is None:
+        return (
+            "this agent has no owner, so it holds only what no grant restricts, and only "
+            f"members of {who} can {_DOING[needed]}; ask an admin to give it an owner in {who}."
+        )
+    return (
+        f"this agent acts for its owner ({owner.username}), who may not {_DOING[needed]}: only "
+        f"members of {who} can; ask an admin to add {owner.username} to {who}, or to give "
+        "this agent an owner who is in it."
+    )
+
+
+def publish_refusal(user: Any, page: Page | None) -> str | None:
+    """Why `user` may not change `page` without review (None when they may)."""
+    return refusal(user, PUBLISH, page)
 
 
 def move_refusal(user: Any, page: Page, parent: Page | None) -> str | None:
@@ -215,10 +377,154 @@ def reads(user_id: int | None, page_id: int) -> bool:
     return Page.objects.filter(scope.q(readable=False), pk=page_id).exists()
 
 
+def group_holds(group: str, right: str, access: Access) -> bool:
+    """Whether the group `group` itself, as a grantee, holds `right` where `access` applies:
+    what a group's chat may be told (its members beyond the grant read the chat too)."""
+    names = frozenset({group})
+    return _holds(names, access.groups(READ)) and _holds(names, access.groups(right))
+
+
+# --- which pages: the queryset form, and its SQL -------------------------------------------
+
+
+def pages_where(actor: Any, right: str) -> QuerySet[Page]:
+    """The pages (live or not, archived or not) on which `actor` holds `right`: `can` as one
+    query of pages, its SQL `held_sql` (the reader's read rule is also wiki.scope's)."""
+    _check_right(right)
+    subject = subject_of(actor)
+    if right not in subject.allowed:
+        return Page.objects.none()
+    return Page.objects.filter(_Held(subject.reader, right))
+
+
+def held_sql(key: str, reader: str, right: str, vendor: str) -> tuple[str, list[Any]]:
+    """The condition that the person whose pk the SQL expression `reader` gives (0: nobody's
+    groups) holds `right` on the row whose tree key is `key`, by the grants (and, for
+    publish, no workflow on or above it): the rule of `can` in SQL. For each right needed
+    (read, and the right), the nearest page on the row's path carrying a grant of it must
+    name one of the reader's groups, or no page does and the default holds."""
+    vendor_key = tree_key_sql("{alias}", vendor)
+    after = "chr(2)" if vendor == "postgresql" else "char(2)"
+
+    def covering(alias: str) -> str:
+        root = vendor_key.replace("{alias}", alias)
+        return f"{key} >= {root} AND {key} < {root} || {after}"
+
+    params: list[Any] = []
+
+    def nearest(needed: str) -> str:
+        granted = (
+            f"SELECT 1 FROM wiki_pagegrant g_{needed} INNER JOIN wiki_page p_{needed} "  # noqa: S608
+            f"ON p_{needed}.id = g_{needed}.page_id WHERE g_{needed}.{needed} "
+            f"AND {covering(f'p_{needed}')}"
+        )
+        deeper = (
+            f"SELECT 1 FROM wiki_pagegrant d_{needed} INNER JOIN wiki_page dp_{needed} "  # noqa: S608
+            f"ON dp_{needed}.id = d_{needed}.page_id WHERE d_{needed}.{needed} "
+            f"AND {covering(f'dp_{needed}')} "
+            f"AND length(dp_{needed}.path) > length(p_{needed}.path)"
+        )
+        mine = (
+            f"{granted} AND EXISTS (SELECT 1 FROM auth_user_groups m_{needed} WHERE "  # noqa: S608
+            f"m_{needed}.group_id = g_{needed}.group_id AND m_{needed}.user_id = {reader}) "
+            f"AND NOT EXISTS ({deeper})"
+        )
+        default = DEFAULT_HOLDERS[needed]
+        if default is None:
+            by_default = "1 = 1"
+        else:
+            by_default = (
+                "EXISTS (SELECT 1 FROM auth_user_groups dm INNER JOIN auth_group dg "  # noqa: S608
+                f"ON dg.id = dm.group_id WHERE dm.user_id = {reader} AND dg.name = %s)"
+            )
+            params.append(default)
+        return f"((NOT EXISTS ({granted}) AND {by_default}) OR EXISTS ({mine}))"
+
+    superuser = (
+        f"EXISTS (SELECT 1 FROM auth_user su WHERE su.id = {reader} "  # noqa: S608
+        "AND su.is_superuser AND su.is_active)"
+    )
+    rule = nearest(READ) if right == READ else f"{nearest(READ)} AND {nearest(right)}"
+    sql = f"({superuser} OR ({rule}))"
+    if right == PUBLISH:
+        sql += (
+            " AND NOT EXISTS (SELECT 1 FROM reviews_workflowassignment wa INNER JOIN "  # noqa: S608
+            f"wiki_page wp ON wp.id = wa.page_id WHERE {covering('wp')})"
+        )
+    return sql, params
+
+
+class _Held(Expression):
+    """`held_sql` as an ORM condition on the queryset's own page row."""
+
+    output_field = BooleanField()
+    conditional = True
+
+    def __init__(self, reader: int, right: str) -> None:
+        super().__init__()
+        self.reader, self.right = int(reader), right
+        self.path: Any = F("path")
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.path]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.path,) = exprs
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        path_sql, path_params = compiler.compile(self.path)
+        assert not path_params
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        return held_sql(key, str(self.reader), self.right, connection.vendor)
+
+
+# --- who: the users form, for many pages at once -------------------------------------------
+
+
+def people_holding(
+    right: str, pages: Sequence[Page], *, among: Iterable[int] | None = None
+) -> dict[int, set[int]]:
+    """For each page (by pk), the active people (pks) who hold `right` there, `can` asked of
+    them all in two queries whatever the number of pages and people: the grants above the
+    pages, and the people with their groups (only those `among`, when given)."""
+    _check_right(right)
+    if not pages:
+        return {}
+    accesses = accesses_at(pages)
+    people = User.objects.filter(is_active=True)
+    if among is not None:
+        people = people.filter(pk__in=list(among))
+    else:
+        needed = [access.groups(held) for access in accesses.values() for held in {READ, right}]
+        if all(groups is not None for groups in needed):
+            named = set().union(*needed)  # type: ignore[arg-type]
+            people = people.filter(Q(is_superuser=True) | Q(groups__name__in=named))
+    subjects: dict[int, tuple[set[str], bool]] = {}
+    for pk, group, superuser in people.values_list("pk", "groups__name", "is_superuser").order_by():
+        groups, _ = subjects.setdefault(pk, (set(), superuser))
+        if group is not None:
+            groups.add(group)
+    found: dict[int, set[int]] = {}
+    for page in pages:
+        access = accesses[page.path]
+        if right == PUBLISH and access.workflow_path is not None:
+            found[page.pk] = set()
+            continue
+        found[page.pk] = {
+            pk
+            for pk, (groups, superuser) in subjects.items()
+            if _grants_give(
+                Subject(frozenset(groups), superuser, frozenset(RIGHTS), pk), right, access
+            )
+        }
+    return found
+
+
 def people_with(right: str, page: Page) -> QuerySet[User]:
     """The active people who hold `right` on `page` (`can` as one query of users)."""
-    if right not in RIGHTS:
-        raise ValueError(f"unknown right {right!r}; the rights are {', '.join(RIGHTS)}")
+    _check_right(right)
     access = access_at(page)
     people = User.objects.filter(is_active=True)
     if right == PUBLISH and access.workflow_path is not None:
@@ -285,7 +591,7 @@ def grants_applying(page: Page) -> list[PageGrant]:
 
 
 def _check_admin(actor: Any) -> User:
-    if not _is_active_person(actor) or not actor.is_superuser:
+    if not is_admin(actor):
         raise Forbidden("only admins can change who may read, propose, publish or decide.")
     return actor  # type: ignore[no-any-return]
 

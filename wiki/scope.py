@@ -19,8 +19,11 @@ everything for an all-pages agent). From one Scope come:
   `under` (an index range each on `page_readable_tree_key`); `scope.keys()`: the roots that
   have no children, covered by primary key instead (a list of keys the planner counts right);
 - `scope.covers(path)`: the same coverage in Python, for rows already read;
-- `scope.shown(path)` / `root_path()` / `root_path_sql()`: a path as the reader sees it,
-  starting at its outermost root (nothing above its own entry shows).
+- `scope.shown(path, hidden_prefix)` / `root_path()` / `root_path_sql()`: a path as the
+  reader sees it, starting at its outermost root (nothing above its own entry shows) or below
+  the deepest page on it that the reader's read grants hide, whichever is deeper;
+  `hidden_prefix()` / `hidden_prefix_sql()` give that second start for each row, in the
+  statement that reads the row (see `hidden_prefix_sql`, the module's function).
 
 `ranges()` lists "" to a key above every key for everything; an empty range ("", "") is a
 root outside `under`. Search and browse read the ranges from the index on the tree key
@@ -40,7 +43,7 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import BooleanField, Expression, F, Q, TextField
+from django.db.models import BooleanField, Expression, F, IntegerField, Q, TextField, Value
 from django.db.models.sql.compiler import SQLCompiler
 
 from config.postgresql.types import IntArray, int_array
@@ -117,10 +120,18 @@ def nearest_root(path: str, roots: dict[str, Any]) -> Any:
     return roots.get(EVERY_PAGE)
 
 
-def shown_path(path: str, root: str) -> str:
+def shown_path(path: str, root: str, hidden_prefix: int = 0) -> str:
     """`path` as a reader whose outermost root covering it is at `root` sees it: from the
-    root's own name down, so that nothing above the root shows."""
-    return path[root.rfind("/") + 1 :] if root != EVERY_PAGE else path
+    root's own name down, so that nothing above the root shows, and without its first
+    `hidden_prefix` characters, which name pages hidden from the reader (`hidden_prefix_sql`)."""
+    start = root.rfind("/") + 1 if root != EVERY_PAGE else 0
+    return path[max(start, hidden_prefix or 0) :]
+
+
+def is_top_shown(shown: str) -> bool:
+    """Whether a page whose path is shown as `shown` is the highest its reader may see on its
+    path: its parent is outside their set or hidden from them, so not named (parentId null)."""
+    return "/" not in shown
 
 
 def tree_key_sql(alias: str = "p", vendor: str | None = None) -> str:
@@ -222,9 +233,10 @@ class Scope:
     def _root_paths(self) -> frozenset[str]:
         return frozenset(root.path for root in self.roots)
 
-    def shown(self, path: str) -> str:
-        """`path` as this reader sees it: it starts at the reader's own root."""
-        return shown_path(path, self.root_of(path))
+    def shown(self, path: str, hidden_prefix: int = 0) -> str:
+        """`path` as this reader sees it: it starts at the reader's own root, or below the
+        deepest page on it hidden from them (`hidden_prefix`, from `hidden_prefix_sql`)."""
+        return shown_path(path, self.root_of(path), hidden_prefix)
 
     def real_paths(self, shown: str) -> list[str]:
         """The paths of the covered pages a reader names `shown` (a path as `shown` gives it;
@@ -330,6 +342,31 @@ class Scope:
         """For a Page queryset: the path of the outermost root covering the row (NULL when
         none does), to show its path with `shown_path`."""
         return _RootPath(self)
+
+    def hidden_prefix_sql(self, alias: str = "p", vendor: str | None = None) -> str:
+        """How many characters at the start of the path of the `wiki_page` row `alias` name
+        pages hidden from the reader (see `hidden_prefix_sql`, the module's function); "0"
+        when no read grant can hide a page above one they read (no reader, or nobody's)."""
+        if not self.reader:
+            return "0"
+        vendor = vendor or connection.vendor
+        return hidden_prefix_sql(tree_key_sql(alias, vendor), str(int(self.reader)), vendor)
+
+    def hidden_prefix(self, path: str = "path") -> Expression:
+        """`hidden_prefix_sql` for a queryset's rows, whose page's path is the field `path`
+        ("page__path" for versions), to show it with `shown`: no query of its own."""
+        if not self.reader:
+            return Value(0, output_field=IntegerField())
+        return _HiddenPrefix(self, path)
+
+    def named(self, shown: str) -> Q:
+        """The pages this reader might be shown as `shown` (a path as `shown` gives it), as a
+        filter of Page rows: under one of its roots, or right under a page hidden from them.
+        Each row found is theirs when `shown(path, hidden_prefix)` gives `shown` back."""
+        candidates = Q(path__in=self.real_paths(shown))
+        if not self.reader:
+            return candidates
+        return candidates | Q(_ShownUnderHidden(self, shown.strip().strip("/")))
 
     def under_sql(self, alias: str = "p") -> tuple[str, list[Any]]:
         """The condition of `under` alone on the row `alias` (empty when not narrowed)."""
@@ -467,6 +504,102 @@ def hidden_sql(key: str, reader: str, vendor: str) -> str:
         f"WHERE allowed.value > denied.value AND {key} >= allowed.value "
         f"AND {key} < allowed.value || {after}))"
     )
+
+
+# The pages hidden from the reader (the SQL expression {reader}: their pk) right above a page
+# granted back to them: its parent, when it carries a read grant to one of their groups and
+# their read grants hide its parent. A page they may read lies under no other hidden page
+# than these (its nearest hidden ancestor's child on its path is visible, so granted back),
+# and the path they are shown starts below the deepest of them on it. Grants are few, and so
+# are these: worked out once per statement, as the denied and allowed roots are.
+_HIDDEN_ABOVE_SQL = (
+    "SELECT {aggregate} FROM wiki_pagegrant back_grant INNER JOIN auth_user_groups back_member "
+    "ON back_member.group_id = back_grant.group_id INNER JOIN wiki_page back_root "
+    "ON back_root.id = back_grant.page_id INNER JOIN wiki_page back_above "
+    "ON back_above.id = back_root.parent_id WHERE back_grant.read "
+    "AND back_member.user_id = {reader} AND {above_hidden}"
+)
+_SEPARATOR_SQL = {"postgresql": "chr(1)", "sqlite": "char(1)"}
+
+
+def _hidden_above_rows(reader: str, vendor: str) -> tuple[str, str]:
+    """A FROM item of the tree keys of the pages `_HIDDEN_ABOVE_SQL` lists, aliased
+    `hidden_above`, and the column holding the key."""
+    above_key = tree_key_sql("back_above", vendor)
+    above_hidden = hidden_sql(above_key, reader, vendor)
+    if vendor == "postgresql":
+        keys = _HIDDEN_ABOVE_SQL.format(
+            aggregate=f"coalesce(array_agg({above_key}), '{{}}')",
+            reader=reader,
+            above_hidden=above_hidden,
+        )
+        return f"unnest(({keys})) AS hidden_above(key)", "hidden_above.key"
+    keys = _HIDDEN_ABOVE_SQL.format(
+        aggregate=f"json_group_array({above_key})", reader=reader, above_hidden=above_hidden
+    )
+    return f"json_each(({keys})) AS hidden_above", "hidden_above.value"
+
+
+def hidden_prefix_sql(key: str, reader: str, vendor: str) -> str:
+    """How many characters at the start of the path of the row whose tree key is `key` name
+    pages hidden from the person whose pk the SQL expression `reader` gives: the length of
+    the path of the deepest hidden page above the row, and its "/" (0 when none is). A path
+    shown to that person starts after them, so that a section hidden from them is never named
+    through the pages granted back inside it."""
+    rows, above = _hidden_above_rows(reader, vendor)
+    separator, after = _SEPARATOR_SQL[vendor], _AFTER_SUBTREE_SQL[vendor]
+    return (
+        f"coalesce((SELECT max(length({above})) + 1 FROM {rows} "  # noqa: S608
+        f"WHERE {key} >= {above} || {separator} AND {key} < {above} || {after}), 0)"
+    )
+
+
+class _HiddenPrefix(Expression):
+    """`Scope.hidden_prefix_sql` on a queryset's rows, whose page path is a field."""
+
+    output_field = IntegerField()
+
+    def __init__(self, scope: Scope, path: str) -> None:
+        super().__init__()
+        self.scope = scope
+        self.path: Any = F(path)
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.path]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.path,) = exprs
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        path_sql, params = compiler.compile(self.path)
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        reader = str(int(self.scope.reader or 0))
+        return hidden_prefix_sql(key, reader, connection.vendor), list(params)
+
+
+class _ShownUnderHidden(_HiddenPrefix):
+    """The condition that the row lies right under a page hidden from the reader (one that
+    `_HIDDEN_ABOVE_SQL` lists) by the path `shown`: a path the reader is shown as `shown`."""
+
+    output_field = BooleanField()  # type: ignore[assignment]
+    conditional = True
+
+    def __init__(self, scope: Scope, shown: str) -> None:
+        super().__init__(scope, "path")
+        self.shown = shown
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        path_sql, params = compiler.compile(self.path)
+        key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
+        rows, above = _hidden_above_rows(str(int(self.scope.reader or 0)), connection.vendor)
+        return (
+            f"{key} IN (SELECT {above} || %s FROM {rows})",  # noqa: S608
+            [*params, TREE_KEY_SEPARATOR + tree_key(self.shown)],
+        )
 
 
 class _InScope(Expression):

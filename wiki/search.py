@@ -53,7 +53,6 @@ from config.replicas import read_connection
 from wiki.language import (
     UNKNOWN,
     count_languages,
-    likeliest_language,
     load_model,
     note_languages,
     page_language,
@@ -96,6 +95,9 @@ class SearchHit:
     # The models whose vectors the page's live version has (a keyword hit's; see fuse): a
     # page published since, or while the worker is down, has none yet.
     embedded_by: frozenset[str] = frozenset()
+    # How much of `path` names pages hidden from the searching reader (wiki.scope): shown
+    # to them as `scope.shown(path, hidden_prefix)`.
+    hidden_prefix: int = 0
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -576,7 +578,9 @@ def search_pages(
     `scope` restricts the search to what a reader may see (wiki.scope; its roots and ranges
     go into the SQL as arrays, so the query's text is the same whatever the set's size);
     `page_ids` to Page primary keys or a QuerySet of Page rows (a subquery). Hits' paths
-    are the pages' own: a reader's Scope shows them as `scope.shown(path)`.
+    are the pages' own: a reader's Scope shows them as `scope.shown(path, hidden_prefix)`
+    (`hidden_prefix` read in one query more when the reader's read grants could hide a page
+    above a hit: see `_with_hidden_prefixes`).
 
     Each hit's `excerpt` is about 200 characters of plain text around the best match in the
     body (the start of the body when only the title or tags match), with every matched word
@@ -604,9 +608,11 @@ def search_pages(
             return []
         within = page_ids.order_by()
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
-        language = query_language(query, wiki_languages())
+        languages = wiki_languages()
+        language = query_language(query, languages)
         if not semantic or embedder() is None:
-            return keyword_search(query, parsed, within, limit, language=language)
+            hits = keyword_search(query, parsed, within, limit, language=language)
+            return _with_hidden_prefixes(hits, scope)
         # The query is embedded (on the CPU, the GIL released) while PostgreSQL or SQLite
         # ranks its words: hybrid costs the longer of the two, not their sum.
         vectors = _embedding_pool().submit(query_vectors, " ".join(query.split()))
@@ -625,14 +631,30 @@ def search_pages(
             single_pages=single_pages,
             vectors=vectors.result(),
         )
-        return fuse(
+        hits = fuse(
             parsed,
             keyword,
             chunks,
             limit,
             language=language,
-            similarity_floor=similarity_floor(query),
+            similarity_floor=similarity_floor(language or next(iter(languages), UNKNOWN)),
         )
+        return _with_hidden_prefixes(hits, scope)
+
+
+def _with_hidden_prefixes(hits: list[SearchHit], scope: Scope | None) -> list[SearchHit]:
+    """`hits` with the start of each path that names pages hidden from the reader of `scope`
+    (wiki.scope.hidden_prefix_sql): one query, and none without hits or when no read grant
+    can hide a page above one the reader sees. Read after ranking, for the hits alone, so
+    that neither search statement (nor its plan) carries it."""
+    if scope is None or not scope.reader or not hits:
+        return hits
+    prefixes = dict(
+        Page.objects.filter(pk__in=[hit.page_id for hit in hits])
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("pk", "hidden_prefix")
+    )
+    return [replace(hit, hidden_prefix=prefixes.get(hit.page_id, 0)) for hit in hits]
 
 
 _warming: list[threading.Thread] = []
@@ -728,14 +750,19 @@ def status() -> dict[str, str]:
     return said
 
 
-def similarity_floor(query: str) -> float:
-    """The model's similarity floor (see fuse), for a query in one of the model's languages:
-    in another, all its similarities are lower, and the nearest pages are still the best it
-    has ("a question in a language with no page still finds the nearest")."""
+def similarity_floor(language: str) -> float:
+    """The model's similarity floor (see fuse) for a question in `language`, the likeliest
+    among the languages the wiki holds pages in (wiki.language.query_language): none for a
+    language the model was not trained on, whose similarities are all lower, so that its
+    nearest pages are still the best it has.
+
+    Not the language identifier's own first guess: a short question is read as a language
+    nobody wrote it in ("purple elephant" as Xhosa, "zzzxqy" as no language), and nonsense
+    then found the 8 least unrelated pages (issue 49)."""
     model = embedder()
     if model is None or not model.similarity_floor:
         return 0.0
-    if model.languages is not None and likeliest_language(query) not in model.languages:
+    if model.languages is not None and language and language not in model.languages:
         return 0.0
     return model.similarity_floor
 

@@ -18,6 +18,7 @@ from django.db.models import (
     Count,
     Exists,
     ExpressionWrapper,
+    F,
     OuterRef,
     Q,
     QuerySet,
@@ -25,6 +26,7 @@ from django.db.models import (
     Window,
 )
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Substr
 
 from core.errors import NotFound, QuireError
 from wiki.models import (
@@ -453,7 +455,13 @@ def page_for_person(user: Any, public_id: str, *, live_only: bool = False) -> Pa
     pages = pages_readable_by(user)
     if live_only:
         pages = pages.filter(READABLE)
-    page = pages.select_related("live_version", "parent").filter(public_id=public_id).first()
+    page = (
+        pages.select_related("live_version", "parent")
+        # How its path is shown to them (wiki.scope.shown_path): in the same statement.
+        .annotate(hidden_prefix=person_scope(user).hidden_prefix())
+        .filter(public_id=public_id)
+        .first()
+    )
     # A page not live yet is text no reviewer approved: only for those who may read that.
     if page is None or (
         page.live_version_id is None
@@ -627,17 +635,23 @@ def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list
     """Pages for a picker within the reader's `scope`, so the picker shows nobody a page they
     could not open: those whose title or path holds every typed word as part of one of its
     words ("revi" finds "Code reviews"), title and path prefixes first, then the wiki's search
-    hits for what is left.
+    hits for what is left. The path is the one the reader is shown (`shown_path` on each
+    page), so that nobody finds a page by the name of a section hidden from them.
     """
-    live = Page.objects.filter(scope.q()).only("public_id", "title", "path")
+    shown = Substr("path", F("hidden_prefix") + 1) if scope.reader else F("path")
+    live = (
+        Page.objects.filter(scope.q())
+        .annotate(hidden_prefix=scope.hidden_prefix(), shown_path=shown)
+        .only("public_id", "title", "path")
+    )
     query = query.strip()
     if not query:
         return list(live.filter(parent__isnull=True).order_by("title")[:limit])
     prefix = query.strip("/").lower()
-    found = list(
-        live.filter(Q(title__istartswith=query) | Q(path__startswith=prefix)).order_by("path")[
-            :limit
-        ]
+    found: list[Page] = list(
+        live.filter(Q(title__istartswith=query) | Q(shown_path__startswith=prefix)).order_by(
+            "shown_path"
+        )[:limit]
     )
     if len(found) < limit:
         found.extend(
@@ -655,18 +669,19 @@ def pickable_pages(query: str, scope: Scope, *, limit: int = PICK_LIMIT) -> list
     return found[:limit]
 
 
-def _part_matches(live: QuerySet[Page], query: str, *, exclude: set[int]) -> list[Page]:
+def _part_matches(live: QuerySet[Any], query: str, *, exclude: set[int]) -> list[Page]:
     """Pages whose title or path holds each word of `query` somewhere, those where a word of
     the title starts with it first. Titles and paths only, never bodies: the search does those."""
     words = query.lower().split()[:PICK_WORDS]
     where = Q()
     for word in words:
-        where &= Q(title__icontains=word) | Q(path__icontains=word)
-    candidates = list(live.filter(where).exclude(pk__in=exclude).order_by("path")[:PICK_SCAN])
+        where &= Q(title__icontains=word) | Q(shown_path__icontains=word)
+    matching = live.filter(where).exclude(pk__in=exclude).order_by("shown_path")
+    candidates: list[Page] = list(matching[:PICK_SCAN])
 
     def rank(page: Page) -> tuple[int, str]:
         title_words = _WORD.findall(page.title.lower())
         starts = all(any(w.startswith(word) for w in title_words) for word in words)
-        return (0 if starts else 1, page.path)
+        return (0 if starts else 1, page.shown_path)  # type: ignore[attr-defined]
 
     return sorted(candidates, key=rank)

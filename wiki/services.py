@@ -29,7 +29,7 @@ from django.utils.text import slugify
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
-from wiki import search
+from wiki import permissions, search
 from wiki.credentials import refuse_credentials
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
@@ -41,7 +41,7 @@ from wiki.models import (
     VersionStatus,
     new_page_id,
 )
-from wiki.permissions import PUBLISH, holds, move_refusal
+from wiki.permissions import PUBLISH, move_refusal
 from wiki.scope import Root, Scope
 from wiki.validators import check_one_line
 
@@ -384,8 +384,9 @@ def new_pages_make_live(versions: Sequence[Version]) -> None:
 def _check_can_publish(actor: User, page: Page) -> None:
     # The section's publishers, a workflow aside: archiving and the order of pages have no
     # proposal to go through (wiki.permissions.holds).
-    if not holds(actor, PUBLISH, page):
-        raise Forbidden("only editors can publish directly; submit a proposal for review instead.")
+    refusal = permissions.refusal(actor, PUBLISH, page, grants_only=True)
+    if refusal is not None:
+        raise Forbidden(refusal)
 
 
 @atomic_retried
@@ -625,8 +626,9 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
 
     if not actor.is_authenticated:
         raise Forbidden("log in to attach files.")
-    if not holds(actor, PUBLISH, page):
-        raise Forbidden("only editors can attach files to a page.")
+    refusal = permissions.refusal(actor, PUBLISH, page, grants_only=True)
+    if refusal is not None:
+        raise Forbidden(refusal)
     name = (upload.name or "").replace("\\", "/").rsplit("/", 1)[-1]
     # A file name is read like a title: an override could make "gpj.exe" look like ".jpg".
     name = check_one_line(name, field="file", name="the file name")
@@ -680,8 +682,9 @@ def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachme
 
 @atomic_retried
 def attachment_remove(*, actor: User, attachment: Attachment) -> None:
-    if not holds(actor, PUBLISH, attachment.page):
-        raise Forbidden("only editors can remove attachments.")
+    refusal = permissions.refusal(actor, PUBLISH, attachment.page, grants_only=True)
+    if refusal is not None:
+        raise Forbidden(refusal)
     page = lock_page(attachment.page)
     name, stored = attachment.name, attachment.file.name or ""
     storage = attachment.file.storage

@@ -85,8 +85,9 @@ def check_one_line(value: str, *, field: str, name: str = "") -> str:
     value = value.strip()
     rule = (
         "titles, tags and names must be one line of visible text, without control, "
-        "bidirectional or zero-width characters (a zero-width joiner only inside an "
-        "emoji)."
+        "bidirectional or zero-width characters (a zero-width joiner only inside an emoji; "
+        "joiners and non-joiners only between the letters of a script that spells with them, "
+        "such as Persian or Hindi)."
     )
     return _only_visible(value, _NOT_ONE_LINE, field=field, name=name, rule=rule)
 
@@ -96,7 +97,9 @@ def check_visible_text(value: str, *, field: str, name: str = "", what: str = "t
     everyone (in the review screen, an email, a terminal)."""
     rule = (
         f"{what} must be visible text, without control (ANSI escape), bidirectional or "
-        "zero-width characters (a zero-width joiner only inside an emoji)."
+        "zero-width characters (a zero-width joiner only inside an emoji; joiners and "
+        "non-joiners only between the letters of a script that spells with them, such as "
+        "Persian or Hindi)."
     )
     return _only_visible(value, _NOT_VISIBLE_TEXT, field=field, name=name, rule=rule)
 
@@ -107,11 +110,96 @@ def _only_visible(
     for match in forbidden.finditer(value):
         if match.group() == _ZWJ and _joins_emoji(value, match.start()):
             continue  # part of the emoji a reader sees (👩‍💻), not a hidden difference
+        if match.group() in _JOINERS and joins_letters(value, match.start()):
+            continue  # spelling: Persian's plural -ha, Hindi's and Bengali's conjuncts
         raise _refuse(match, field=field, name=name or field, rule=rule)
     return value
 
 
 _ZWJ = "\u200d"
+_JOINERS = ("\u200c", _ZWJ)
+# The scripts whose spelling uses ZERO WIDTH NON-JOINER and ZERO WIDTH JOINER between
+# letters (Unicode's chapters on them; RFC 5892's CONTEXTJ rules name the same places): Arabic
+# (Persian, Urdu, Kurdish), Syriac, N'Ko, Mongolian, the Indic scripts, Sinhala and Myanmar.
+# Code point blocks by script: a joiner is accepted between two letters of one of them.
+_JOINING_SCRIPTS: tuple[tuple[int, int, str], ...] = (
+    (0x0600, 0x06FF, "Arabic"),
+    (0x0700, 0x074F, "Syriac"),
+    (0x0750, 0x077F, "Arabic"),
+    (0x07C0, 0x07FF, "Nko"),
+    (0x0860, 0x086F, "Syriac"),
+    (0x0870, 0x08FF, "Arabic"),
+    (0x0900, 0x097F, "Devanagari"),
+    (0x0980, 0x09FF, "Bengali"),
+    (0x0A00, 0x0A7F, "Gurmukhi"),
+    (0x0A80, 0x0AFF, "Gujarati"),
+    (0x0B00, 0x0B7F, "Oriya"),
+    (0x0B80, 0x0BFF, "Tamil"),
+    (0x0C00, 0x0C7F, "Telugu"),
+    (0x0C80, 0x0CFF, "Kannada"),
+    (0x0D00, 0x0D7F, "Malayalam"),
+    (0x0D80, 0x0DFF, "Sinhala"),
+    (0x1000, 0x109F, "Myanmar"),
+    (0x1800, 0x18AF, "Mongolian"),
+    (0xA8E0, 0xA8FF, "Devanagari"),
+    (0xA9E0, 0xA9FF, "Myanmar"),
+    (0xAA60, 0xAA7F, "Myanmar"),
+    (0xFB50, 0xFDFF, "Arabic"),
+    (0xFE70, 0xFEFC, "Arabic"),
+)
+
+
+def _joining_script(char: str) -> str:
+    """The script of `char` when it is a letter or a mark (a vowel sign, a virama) of a script
+    that uses joiners; "" otherwise (a space, a digit, a Latin letter, a joiner)."""
+    if not unicodedata.category(char).startswith(("L", "M")):
+        return ""
+    code = ord(char)
+    for low, high, script in _JOINING_SCRIPTS:
+        if low <= code <= high:
+            return script
+    return ""
+
+
+def joins_letters(value: str, at: int) -> bool:
+    """Whether the joiner at `at` stands between two letters (or marks) of one cursive script
+    (Persian's ZWNJ between "ketab" and the plural "ha"), or beside a virama in an Indic one
+    (Hindi's half forms, Bengali's ya-phala after ra, Malayalam's visible virama before a
+    space). Not at either end, not beside a space (but after a virama), another joiner or a
+    letter of another script, and never in Latin, Cyrillic, Greek or CJK text, where it would
+    only hide a difference ("pay\u200cpal")."""
+    if not 0 < at < len(value) - 1:
+        return False
+    before, after = value[at - 1], value[at + 1]
+    script = _joining_script(before)
+    if script and unicodedata.combining(before) == _VIRAMA:
+        return True  # a virama's joiner shows it or the conjunct, before a space too
+    if not script or _joining_script(after) != script:
+        return False
+    # In a cursive script it breaks or makes a join; in the others it changes only a
+    # conjunct, so a virama must follow (between two consonants it renders as nothing).
+    return script in _CURSIVE or unicodedata.combining(after) == _VIRAMA
+
+
+_IDLE_JOINER = re.compile(
+    r"^[\u200c\u200d]+|[\u200c\u200d]+$|(?<=\s)[\u200c\u200d]+|[\u200c\u200d]+(?=\s)"
+)
+
+
+def without_idle_joiners(text: str) -> str:
+    """`text` without the joiners that join nothing, at its ends or beside a space (but after
+    a virama, where one shows it): typed by habit in Persian before a space, invisible, and
+    refused by `check_one_line`. For imports, which cannot ask the writer to remove them."""
+    return _IDLE_JOINER.sub(
+        lambda m: m[0] if joins_letters(text, m.start()) and m.end() < len(text) else "", text
+    )
+
+
+# The canonical combining class of a virama (Devanagari ्, Malayalam ്).
+_VIRAMA = 9
+# The scripts whose letters join their neighbours (the rest of _JOINING_SCRIPTS use joiners
+# beside a virama).
+_CURSIVE = frozenset({"Arabic", "Syriac", "Nko", "Mongolian"})
 # The blocks emoji come from (pictographs, dingbats, arrows and other symbols, skin tones).
 _EMOJI = re.compile(
     "[\u00a9\u00ae\u203c\u2049\u2122\u2139\u2194-\u21aa\u231a-\u23ff\u24c2"

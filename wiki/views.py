@@ -149,8 +149,9 @@ def raise_for(error: QuireError) -> None:
 def _require_publish(request: HttpRequest, what: str, page: Page) -> None:
     # The section's publishers (wiki.permissions.holds): a workflow aside, as these changes
     # have no proposal to go through; a move across a workflow's border is refused later.
-    if not holds(request.user, PUBLISH, page):
-        raise PermissionDenied(f"Only editors can {what}. Ask an editor if it needs doing.")
+    refusal = permissions.refusal(request.user, PUBLISH, page, grants_only=True)
+    if refusal is not None:
+        raise PermissionDenied(f"You cannot {what} here: {refusal}")
 
 
 def tree_context(
@@ -267,11 +268,19 @@ def search(request: HttpRequest) -> HttpResponse:
         query = form.cleaned_data["q"]
         if query:
             try:
-                found = search_pages(query, scope=person_scope(request.user), limit=SEARCH_LIMIT)
+                scope = person_scope(request.user)
+                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT)
             except QuireError as error:
                 add_service_error(form, error)
             else:
-                hits = [{"hit": hit, "excerpt": highlight(hit.excerpt)} for hit in found]
+                hits = [
+                    {
+                        "hit": hit,
+                        "excerpt": highlight(hit.excerpt),
+                        "path": scope.shown(hit.path, hit.hidden_prefix),
+                    }
+                    for hit in found
+                ]
     context = tree_context(request)
     context.update(
         form=form,

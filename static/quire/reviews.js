@@ -7,7 +7,7 @@
 
   function typing(element) {
     var tag = element && element.tagName;
-    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || (element && element.isContentEditable);
+    return (tag === "INPUT" && element.type !== "checkbox") || tag === "TEXTAREA" || tag === "SELECT" || (element && element.isContentEditable);
   }
 
   function visible(element) {
@@ -51,6 +51,11 @@
           approve.click();
         } else {
           window.location.href = rows[current].querySelector("a.rv-queue-link").href + "#decide";
+        }
+      } else if (current >= 0 && key === "x") {
+        var pick = rows[current].querySelector("input.rv-pick");
+        if (pick) {
+          pick.click();
         }
       } else if (current >= 0 && key === "r") {
         var box = rows[current].querySelector("details.rv-row-reject");
