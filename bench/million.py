@@ -8,15 +8,16 @@
    in wiki_searchdocument, tsvector included, triggers off while copying) under new
    top-level pages (`m<k>-pages/...`), its ids offset by k times the site's.
 2. At each size of BENCH_MILLION_SCALES (default 38760,116280,1000000; the site grows to the
-   next size, whole copies, before each), serves it with gunicorn (bench/run.py serve: gthread,
-   QUIRE_SERVER_TIMING=1) and measures, one client, every question in a shuffled order each
-   round (BENCH_MILLION_ROUNDS, default 12): keyword search_pages for three agents (every
-   page; the pages/linux subtree, about 2,000 pages; 101 scattered single pages) over the
-   bench's questions (bench/run.py QUERIES and a 2,000-character one); get_page; browse's
-   first page and a subtree; recent_activity's first page; the web tree (GET / signed in);
-   and the bare authenticated view (GET /api/v1/me/), the baseline, in the same rounds.
-   Each sample is the client's wall time and the worker's CPU time for it (the response's
-   Server-Timing header: time.thread_time in the worker).
+   next size, whole copies, before each; a size below the site's drops the copies past it, and
+   BENCH_MILLION_REMEASURE=1 measures a size measured before again), serves it with gunicorn
+   (bench/run.py serve: gthread, QUIRE_SERVER_TIMING=1) and measures, one client, every
+   question in a shuffled order each round (BENCH_MILLION_ROUNDS, default 12): keyword
+   search_pages for three agents (every page; the pages/linux subtree, about 2,000 pages; 101
+   scattered single pages) over the bench's questions (bench/run.py QUERIES and a
+   2,000-character one); get_page; browse's first page and a subtree; recent_activity's first
+   page; the web tree (GET / signed in); and the bare authenticated view (GET /api/v1/me/), the
+   baseline, in the same rounds. Each sample is the client's wall time and the worker's CPU
+   time for it (the response's Server-Timing header: time.thread_time in the worker).
 3. Writes bench/results/million.json and the "Reads at a million pages" section of
    bench/REPORT.md: per question and size, p50 and p95 of wall and CPU, p95 against the bare
    view's, and per question the growth exponent fitted from the smallest size to the largest
@@ -117,6 +118,10 @@ def grow(url: str, pages: int) -> int:
         base_pages, base_versions = base["pages"], base["versions"]
         have = _one(conn, "SELECT count(*) FROM wiki_page")
         copy = have // base["count"]
+        if have > pages:
+            copies = math.ceil(pages / base["count"]) - 1
+            have = _shrink(conn, copies, base_pages)
+            copy = copies + 1
         while have < pages:
             started = time.perf_counter()
             _copy(conn, copy, base_pages, base_versions)
@@ -128,6 +133,19 @@ def grow(url: str, pages: int) -> int:
             copy += 1
         conn.execute("VACUUM ANALYZE")
     return int(have)
+
+
+def _shrink(conn: Any, copies: int, pages: int) -> int:
+    """Drop the copies past the first `copies` (to measure a smaller size again later)."""
+    above = (copies + 1) * pages
+    with conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        for table in ("wiki_searchdocument", "wiki_version", "wiki_auditevent", "agents_pageread"):
+            conn.execute(f"DELETE FROM {table} WHERE page_id > %s", [above])  # noqa: S608
+        conn.execute("DELETE FROM agents_pagesetentry WHERE page_id > %s", [above])
+        conn.execute("DELETE FROM wiki_page WHERE id > %s", [above])
+    conn.execute("VACUUM ANALYZE")
+    return int(_one(conn, "SELECT count(*) FROM wiki_page"))
 
 
 def _base_size(conn: Any) -> dict[str, int]:
@@ -384,7 +402,7 @@ def main() -> int:
     }
     for scale in SCALES:
         pages = grow(url, scale)
-        if str(pages) in results["sizes"]:
+        if str(pages) in results["sizes"] and os.environ.get("BENCH_MILLION_REMEASURE") != "1":
             continue
         prepared = prepare(url)
         server, base = run.serve(url)
