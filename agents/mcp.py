@@ -43,10 +43,10 @@ from agents.long_pages import (
 )
 from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
-from agents.services import agent_page_create, agent_page_read
+from agents.services import agent_page_create, page_read_statement
 from config import replicas
 from config.cache import counter_hit
-from core.audit import audit_record, storable
+from core.audit import Along, audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
@@ -404,6 +404,8 @@ class ToolCall:
     outcome: str = "ok"
     # The live version a read tool showed: the base of the agent's next replace proposal.
     read_live: int | None = None
+    # An editing agent's record of that read (agents.services.page_read_statement).
+    read_record: Along | None = None
     # A write tool's answer once its version has committed: whatever fails after that (the
     # audit row, a hook after commit, building the full answer), the agent is told it was
     # saved, never "try again" (it would propose twice).
@@ -497,6 +499,7 @@ def _record(call: ToolCall) -> None:
         # Errors quote what the agent sent (an unknown argument's name, a line it matched).
         data["error"] = _kept_text(data["error"], cut=False)
     audit_record(
+        along=call.read_record,
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{_kept_text(call.tool, cut=False)[:50]}",
         actor=call.agent,
@@ -708,7 +711,7 @@ def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel
 
     def read() -> Any:
         # Run again on the primary if the replica fails under it: the first run's notes go.
-        call.page, call.page_ids, call.versions = None, [], []
+        call.page, call.page_ids, call.versions, call.read_record = None, [], [], None
         return tool(**arguments)
 
     return replicas.run_reading(read, pin=pin)
@@ -1007,8 +1010,12 @@ class PageTools(MCPToolset):
         """Record the live version the agent read: the base of its next replace. Not for
         the admin's preview of what the agent sees (a GET, which never writes): those reads
         were the admin's, and would let the agent's later blind update_page through."""
-        if not getattr(self.request, "quire_preview", False):
-            agent_page_read(agent=agent, page_id=page_id, version_number=version_number)
+        call = _current_call.get(None)
+        if call is not None and not getattr(self.request, "quire_preview", False):
+            # Written with the call's audit row, in its one commit (`_record`).
+            call.read_record = page_read_statement(
+                agent=agent, page_id=page_id, version_number=version_number
+            )
 
     def _touched(
         self,

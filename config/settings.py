@@ -170,6 +170,12 @@ for _number, _replica_url in enumerate(env_list("DATABASE_REPLICA_URL", ""), sta
     QUIRE_REPLICA_ALIASES.append(f"replica_{_number}")
 QUIRE_REPLICA_MAX_LAG_SECONDS = env_int("QUIRE_REPLICA_MAX_LAG_SECONDS", 5, minimum=1, maximum=3600)
 DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"] if QUIRE_REPLICA_ALIASES else []
+# Benches: each response's Server-Timing header holds the CPU and wall time its worker spent
+# on it (config.middleware.ServerTimingMiddleware). Off in production: it says how long a
+# request took, which a caller could time a guess with.
+QUIRE_SERVER_TIMING = env_bool("QUIRE_SERVER_TIMING", False)
+if QUIRE_SERVER_TIMING:
+    MIDDLEWARE.insert(0, "config.middleware.ServerTimingMiddleware")
 if QUIRE_REPLICA_ALIASES:
     MIDDLEWARE.insert(
         MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
