@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -21,7 +21,7 @@ from agents import selectors
 from agents.models import Agent, PageRead, PageSetEntry
 from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
-from core.audit import audit_record
+from core.audit import Along, audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.tokens import token_hash
 from core.unset import UNSET, Unset
@@ -344,18 +344,26 @@ def agent_mark_used(agent: Agent) -> None:
 def agent_page_read(*, agent: Agent, page_id: int, version_number: int) -> None:
     """Record that an editing agent read live version `version_number` of `page`: the base
     of its next replace proposal. One upsert; agents that cannot propose keep no record."""
+    statement = page_read_statement(agent=agent, page_id=page_id, version_number=version_number)
+    if statement is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(*statement)
+
+
+_PAGE_READ_SQL = (
+    f"INSERT INTO {PageRead._meta.db_table} (agent_id, page_id, version_number, read_at) "  # noqa: S608
+    "VALUES (%s, %s, %s, %s) ON CONFLICT (agent_id, page_id) DO UPDATE "
+    "SET version_number = excluded.version_number, read_at = excluded.read_at"
+)
+
+
+def page_read_statement(*, agent: Agent, page_id: int, version_number: int) -> Along | None:
+    """`agent_page_read` as a statement, for a read tool to write with its audit row (one
+    commit: `core.audit.audit_record(along=...)`); None for an agent that keeps no record."""
     if not agent.can_edit_pages:
-        return
-    PageRead.objects.bulk_create(
-        [
-            PageRead(
-                agent=agent, page_id=page_id, version_number=version_number, read_at=timezone.now()
-            )
-        ],
-        update_conflicts=True,
-        unique_fields=["agent", "page"],
-        update_fields=["version_number", "read_at"],
-    )
+        return None
+    read_at = PageRead._meta.get_field("read_at").get_db_prep_save(timezone.now(), connection)
+    return _PAGE_READ_SQL, [agent.pk, page_id, version_number, read_at]
 
 
 # --- page sets ------------------------------------------------------------------------------

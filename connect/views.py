@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
+from csp.decorators import csp_update
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -184,7 +185,9 @@ class AuthorizeView(AuthorizationView):
         source = getattr(self, "csp_source", None)
         if source:
             # The browser follows Allow's redirect to the client only if the form may go there.
-            response._csp_update = {"form-action": [source]}  # type: ignore[attr-defined]
+            # django-csp's public decorator, applied to this one response.
+            allowing = csp_update({"form-action": [source]})(lambda request: response)
+            return cast(HttpResponse, allowing(self.request))
         return response
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
