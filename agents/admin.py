@@ -67,6 +67,7 @@ class AgentAdmin(_ServiceAdmin):
         "description",
         "owner",
         "can_edit_pages",
+        "connector_tools",
         "is_active",
         "token_prefix",
         "created_at",
@@ -86,6 +87,7 @@ class AgentAdmin(_ServiceAdmin):
                 description=obj.description,
                 owner=obj.owner,
                 can_edit_pages=obj.can_edit_pages,
+                connector_tools=obj.connector_tools,
             )
             obj.pk, obj.token_prefix = agent.pk, agent.token_prefix
             obj.created_at = agent.created_at
@@ -98,6 +100,7 @@ class AgentAdmin(_ServiceAdmin):
             description=obj.description,
             owner=obj.owner,
             can_edit_pages=obj.can_edit_pages,
+            connector_tools=obj.connector_tools,
         )
 
     def save_formset(

@@ -51,6 +51,12 @@ class AgentForm(forms.Form):
         label="Can propose edits",
         help_text=editing_tools_text() + " Every change it proposes waits for a reviewer.",
     )
+    connector_tools = forms.BooleanField(
+        required=False,
+        label="Offer search and fetch (ChatGPT connectors)",
+        help_text="Adds the two tools ChatGPT's deep research and company knowledge call, "
+        "over the same pages as search_pages and get_page.",
+    )
 
     def __init__(self, *args: Any, current_owner_id: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,4 +1,4 @@
-"""The MCP server agents talk to: seven tools over each agent's page set.
+"""The MCP server agents talk to: its tools over each agent's page set.
 
 django-mcp-server discovers this module (`<app>.mcp`) and registers `PageTools` on
 `quire_mcp`. The server lists and runs the write tools only for agents with edit rights,
@@ -16,17 +16,12 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError
 from django.http import HttpRequest
-from mcp.types import (
-    CallToolResult,
-    GetPromptRequest,
-    ListPromptsRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-    ToolAnnotations,
-)
+from django.urls import reverse
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import CallToolResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_server import MCPToolset
 from mcp_server.djangomcp import DjangoMCP, django_request_ctx
@@ -37,7 +32,10 @@ from agents import activity, selectors
 from agents.browsing import browse_page
 from agents.edits import apply_edits
 from agents.long_pages import (
+    SOURCE_BUDGET,
+    Budget,
     ChangedOut,
+    LinesOut,
     SectionOut,
     SectionShownOut,
     changed_lines,
@@ -45,19 +43,21 @@ from agents.long_pages import (
 )
 from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
-from agents.services import agent_page_create, agent_page_read
+from agents.services import agent_page_create, page_read_statement
 from config import replicas
 from config.cache import counter_hit
-from core.audit import audit_record, storable
-from core.errors import InvalidArgument, QuireError, RateLimited
+from core.audit import Along, audit_record, storable
+from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from reviews.checks import proposal_checks
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
+from wiki.scope import Scope
+from wiki.search import SearchHit, strip_marks
 from wiki.search import search_pages as search_index
-from wiki.search import strip_marks
 from wiki.validators import (
     check_text,
     validate_change_summary,
@@ -71,9 +71,16 @@ logger = logging.getLogger(__name__)
 
 READ_TOOLS = ("browse", "search_pages", "get_page", "recent_activity")
 WRITE_TOOLS = ("get_page_source", "create_page", "update_page", "edit_page", "append_to_page")
+# The two tools ChatGPT's deep research and company knowledge connectors call, listed to an
+# agent whose connector_tools flag is on.
+CONNECTOR_TOOLS = ("search", "fetch")
 SEARCH_LIMIT = 8
 GET_PAGE_CHARS = 24_000
 GET_PAGE_CHARS_MIN, GET_PAGE_CHARS_MAX = 2_000, 1_000_000
+# What get_page keeps of maxChars for the fields that say which part of the page it shows.
+PART_FIELDS_CHARS = 300
+# The least a page's text gets when its instructions and files take the whole budget.
+TEXT_CHARS_MIN = 500
 RATE_WINDOW_SECONDS = 60
 # A window's counter outlives it, so that a clock a little behind still finds it.
 RATE_COUNTER_SECONDS = RATE_WINDOW_SECONDS * 2
@@ -150,6 +157,11 @@ class BrowseResult(TypedDict):
     nextCursor: NotRequired[str | None]
 
 
+class CopyOut(TypedDict):
+    pageId: str
+    path: str
+
+
 class SearchHitOut(TypedDict):
     pageId: str
     title: str
@@ -157,6 +169,7 @@ class SearchHitOut(TypedDict):
     section: str | None
     excerpt: str
     score: float
+    alsoAt: NotRequired[list[CopyOut]]
 
 
 class SearchResult(TypedDict):
@@ -199,6 +212,8 @@ class PackedPage(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
 
 
 class PublishedOut(TypedDict):
@@ -261,11 +276,27 @@ class PendingOut(TypedDict):
     review: NotRequired[ReviewOut | None]
 
 
+class RefusedHunkOut(TypedDict):
+    hunk: int
+    line: int
+    replaced: str
+    proposed: str
+    reason: str
+    step: int
+
+
 class DecisionOut(TypedDict):
     versionNumber: int
     status: str
     comment: str
     decidedAt: str
+    # An approval of part of it: the changed blocks reviewers refused, and why.
+    refusedHunks: NotRequired[list[RefusedHunkOut]]
+
+
+class DraftOut(TypedDict):
+    versionNumber: int
+    baseVersion: int | None
 
 
 class PageSource(TypedDict):
@@ -277,6 +308,8 @@ class PageSource(TypedDict):
     parentId: str | None
     path: str
     liveVersion: int | None
+    # markdown is this waiting proposal of the agent's own (null: the live text).
+    draft: DraftOut | None
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
@@ -285,6 +318,14 @@ class PageSource(TypedDict):
     sections: NotRequired[list[SectionOut]]
     # The section asked for, with its line range in the page.
     section: NotRequired[SectionShownOut]
+    # The lines shown, when only some are (a range, or a long section's first lines).
+    lines: NotRequired[LinesOut]
+
+
+class CheckOut(TypedDict):
+    kind: str
+    message: str
+    line: int | None
 
 
 class WriteResult(TypedDict):
@@ -293,10 +334,30 @@ class WriteResult(TypedDict):
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # What the reviewer will be shown to look at (reviews.checks): fix it first if you can.
+    checks: NotRequired[list[CheckOut]]
     # edit_page: the lines its edits changed, to check them without reading the page again.
     changed: NotRequired[list[ChangedOut]]
     # create_page: a page of the same title already beside it, and what to do about it.
     warning: NotRequired[str]
+
+
+class ConnectorHitOut(TypedDict):
+    id: str
+    title: str
+    url: str
+
+
+class ConnectorSearchResult(TypedDict):
+    results: list[ConnectorHitOut]
+
+
+class ConnectorDocument(TypedDict):
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
 
 
 class EditIn(TypedDict):
@@ -309,7 +370,8 @@ class EditIn(TypedDict):
 SectionName = Annotated[
     str | None,
     Field(
-        description="A heading from sections (its line number when two read the same).",
+        description="A heading from sections (its line number when two read the same), "
+        "or lines like '120-160'.",
         min_length=1,
         max_length=300,
     ),
@@ -342,6 +404,8 @@ class ToolCall:
     outcome: str = "ok"
     # The live version a read tool showed: the base of the agent's next replace proposal.
     read_live: int | None = None
+    # An editing agent's record of that read (agents.services.page_read_statement).
+    read_record: Along | None = None
     # A write tool's answer once its version has committed: whatever fails after that (the
     # audit row, a hook after commit, building the full answer), the agent is told it was
     # saved, never "try again" (it would propose twice).
@@ -364,7 +428,11 @@ _current_call: ContextVar[ToolCall] = ContextVar("quire_tool_call")
 
 
 def tool_names_for(agent: Agent) -> tuple[str, ...]:
-    return READ_TOOLS + WRITE_TOOLS if agent.can_edit_pages else READ_TOOLS
+    return (
+        READ_TOOLS
+        + (WRITE_TOOLS if agent.can_edit_pages else ())
+        + (CONNECTOR_TOOLS if agent.connector_tools else ())
+    )
 
 
 def request_agent() -> Agent | None:
@@ -431,6 +499,7 @@ def _record(call: ToolCall) -> None:
         # Errors quote what the agent sent (an unknown argument's name, a line it matched).
         data["error"] = _kept_text(data["error"], cut=False)
     audit_record(
+        along=call.read_record,
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{_kept_text(call.tool, cut=False)[:50]}",
         actor=call.agent,
@@ -462,11 +531,24 @@ QUIRE_VERSION = "0.1.0"
 class QuireMCP(DjangoMCP):
     """django-mcp-server's server with per-agent tool lists; tool calls go to `call_tool_for`.
 
-    The library keeps one tool list for every caller (and the low-level server caches it
-    across requests), so listing filters it by the agent's rights here, and a `tools/call`
-    that reaches the library (the view answers the usual ones itself) goes through the same
-    `call_tool_for` as every other, never straight to a tool.
+    The library keeps one tool list for every caller, so listing filters it by the agent's
+    rights here, and a `tools/call` that reaches the library (the view answers the usual
+    ones itself) goes through the same `call_tool_for` as every other, never straight to a
+    tool. The protocol itself is spoken by a low-level server of the SDK's public API
+    (`protocol_server`) that has only these two handlers: so initialize reports Quire's
+    name and version and advertises the tools capability alone, and resources/* and
+    prompts/* are "method not found" (the library's own server, which FastMCP gives a
+    handler for each, is not used).
     """
+
+    def __init__(self, *, name: str, instructions: str, stateless: bool) -> None:
+        super().__init__(name=name, instructions=instructions, stateless=stateless)
+        self.protocol = protocol_server(self, name=name, instructions=instructions)
+
+    @property
+    def session_manager(self) -> StreamableHTTPSessionManager:
+        """A fresh manager per request (one `run()` each), as the library's own is."""
+        return StreamableHTTPSessionManager(app=self.protocol, json_response=True, stateless=True)
 
     def register_mcptoolset(self, toolset: MCPToolset) -> Any:
         tools = super().register_mcptoolset(toolset)
@@ -499,6 +581,20 @@ class QuireMCP(DjangoMCP):
         return CallToolResult.model_validate(result)
 
 
+def protocol_server(tools: QuireMCP, *, name: str, instructions: str) -> Server[Any, Any]:
+    """The SDK's low-level server, serving tools/list and tools/call from `tools` only."""
+    server: Server[Any, Any] = Server(name, version=QUIRE_VERSION, instructions=instructions)
+    server.list_tools()(tools.list_tools)
+    # The arguments are checked by call_tool_for against each tool's own model.
+    server.call_tool(validate_input=False)(tools.call_tool)
+    return server
+
+
+DATABASE_RETRY_SECONDS = 5
+DATABASE_UNAVAILABLE = (
+    "the database was unavailable for a moment (restarting or busy) and nothing was stored; "
+    f"call again in {DATABASE_RETRY_SECONDS} seconds."
+)
 INTERNAL_ERROR = (
     "internal_error: the server could not complete this call; the error was logged. "
     "Try again later."
@@ -579,6 +675,15 @@ def _call(
             error = exc
         except ValidationError as exc:
             error = _invalid_arguments(exc)
+        except (OperationalError, InterfaceError) as exc:
+            # A known fault (a restart, a failover, a cut connection): one line, no traceback.
+            if call.written is not None:
+                logger.warning("MCP tool %s: the database failed after it saved: %s", name, exc)
+                return _saved_anyway(call.written)
+            logger.warning(
+                "MCP tool %s: the database is unavailable, nothing stored: %s", name, exc
+            )
+            error = TryAgain(DATABASE_UNAVAILABLE, retry_after=DATABASE_RETRY_SECONDS)
         except Exception:
             logger.exception("MCP tool %s failed", name)
             if call.written is not None:
@@ -606,7 +711,7 @@ def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel
 
     def read() -> Any:
         # Run again on the primary if the replica fails under it: the first run's notes go.
-        call.page, call.page_ids, call.versions = None, [], []
+        call.page, call.page_ids, call.versions, call.read_record = None, [], [], None
         return tool(**arguments)
 
     return replicas.run_reading(read, pin=pin)
@@ -712,18 +817,6 @@ def _storable(value: Any) -> Any:
 
 
 quire_mcp = QuireMCP(name="quire", instructions=SERVER_INSTRUCTIONS, stateless=True)
-# Clients show the server's version; without this the low-level server reports the SDK's.
-quire_mcp._mcp_server.version = QUIRE_VERSION
-# Quire serves tools only: resources and prompts are not advertised at initialize (the SDK
-# advertises what has a handler) and asking for them is "method not found".
-for _unserved in (
-    ListPromptsRequest,
-    GetPromptRequest,
-    ListResourcesRequest,
-    ListResourceTemplatesRequest,
-    ReadResourceRequest,
-):
-    quire_mcp._mcp_server.request_handlers.pop(_unserved, None)
 
 
 # --- the tools -------------------------------------------------------------------------------
@@ -736,6 +829,48 @@ def _review_out(version: Version) -> ReviewOut | None:
     summary.pop("path", None)
     summary.pop("asked", None)  # the REST answer's; not part of the MCP contract
     return summary  # type: ignore[return-value]
+
+
+def _search_hit(hit: SearchHit, scope: Scope) -> SearchHitOut:
+    found: SearchHitOut = {
+        "pageId": hit.public_id,
+        "title": hit.title,
+        "path": scope.shown(hit.path, hit.hidden_prefix),
+        "section": hit.section,
+        "excerpt": strip_marks(hit.excerpt),
+        "score": round(float(hit.score), 4),
+    }
+    if hit.copies:
+        found["alsoAt"] = [
+            {"pageId": copy.public_id, "path": scope.shown(copy.path, copy.hidden_prefix)}
+            for copy in hit.copies
+        ]
+    return found
+
+
+def _decision_out(decided: Version) -> DecisionOut:
+    """The last decision on the agent's proposal, with the blocks refused when only part of
+    it was approved (the refused text is the agent's to propose again)."""
+    out: DecisionOut = {
+        "versionNumber": decided.number,
+        "status": decided.status,
+        "comment": decided.decision_comment,
+        "decidedAt": _iso(decided.decided_at),
+    }
+    refused = review_selectors.refused_hunks(decided) if decided.edited_by_reviewer else []
+    if refused:
+        out["refusedHunks"] = [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+                "reason": hunk.reason,
+                "step": hunk.step + 1,
+            }
+            for hunk in refused
+        ]
+    return out
 
 
 def _iso(moment: Any) -> str:
@@ -758,6 +893,31 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
         "status": "in_review",
         "message": message,
     }
+
+
+def _received_live(live: Version | None, draft: Version | None) -> int | None:
+    """The live version whose text get_page_source gives: its own replace draft carries its
+    own base (the agent is shown the draft, built on that base, never the live text
+    published since); an append draft is shown on top of the live text."""
+    if draft is not None and draft.kind == VersionKind.REPLACE:
+        return draft.base_version.number if draft.base_version is not None else None
+    return live.number if live is not None else None
+
+
+def _checked(result: WriteResult, version: Version, agent: Agent) -> WriteResult:
+    """The write result with what a reviewer will be asked to look at, naming only pages
+    the agent may see."""
+    findings = proposal_checks(version, reader=lambda: selectors.agent_scope(agent))
+    if findings:
+        result["checks"] = [
+            {"kind": found.kind, "message": found.message, "line": found.line} for found in findings
+        ]
+        result["message"] += (
+            f" The reviewer will be shown {len(findings)} thing"
+            f"{'' if len(findings) == 1 else 's'} to check (see checks); if one is a mistake, "
+            "propose again with it fixed."
+        )
+    return result
 
 
 def _source_status(
@@ -811,6 +971,26 @@ def _blind_replace(page_id: str, *, body: Any, title: Any, tags: Any) -> Invalid
     )
 
 
+def page_url(public_id: str) -> str:
+    """The page's address in the web UI: by id, so it names no page outside the set."""
+    return settings.QUIRE_BASE_URL.rstrip("/") + reverse("wiki:page", args=[public_id])
+
+
+def _connector_text(packed: PackedPage) -> str:
+    """get_page's content for a connector, which reads text only: a long page's outline
+    becomes its lead and the ids of its sections."""
+    text = packed["content"]
+    sections = packed.get("sections") or []
+    if sections:
+        listed = "\n".join(
+            f"- {item['heading']}: {packed['pageId']}#{item['line']}" for item in sections
+        )
+        text += f"\n\n(The rest of this page is in sections; fetch one by its id:)\n{listed}\n"
+    elif packed.get("lines", {}).get("next"):
+        text += f"\n\n(Continued: fetch {packed['pageId']}#{packed['lines']['next']})\n"
+    return text
+
+
 def _appended(live_body: str, appended: str) -> str:
     live_body, appended = live_body.rstrip("\n"), appended.strip("\n")
     return f"{live_body}\n\n{appended}\n" if live_body else f"{appended}\n"
@@ -830,8 +1010,12 @@ class PageTools(MCPToolset):
         """Record the live version the agent read: the base of its next replace. Not for
         the admin's preview of what the agent sees (a GET, which never writes): those reads
         were the admin's, and would let the agent's later blind update_page through."""
-        if not getattr(self.request, "quire_preview", False):
-            agent_page_read(agent=agent, page_id=page_id, version_number=version_number)
+        call = _current_call.get(None)
+        if call is not None and not getattr(self.request, "quire_preview", False):
+            # Written with the call's audit row, in its one commit (`_record`).
+            call.read_record = page_read_statement(
+                agent=agent, page_id=page_id, version_number=version_number
+            )
 
     def _touched(
         self,
@@ -900,29 +1084,17 @@ class PageTools(MCPToolset):
         ] = None,
     ) -> SearchResult:
         """Find the pages in your set that answer a question, by meaning and by words. Ask as
-        you would ask a colleague ('how many vacation days do I get'); "quoted words" must
-        appear together, -word excludes, OR accepts either side. At most 8 pages, best first,
-        each with the section that matched and an excerpt: read it with get_page(pageId,
-        section=...).
+        you would ask a colleague; "quoted words" must appear together, -word excludes, OR
+        accepts either side. At most 8 pages, best first, each with the section that matched
+        and an excerpt: read it with get_page(pageId, section=...). A page copied into other
+        folders comes once, alsoAt naming the copies.
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
         scope = selectors.agent_scope(self._agent(), under=under)
-        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
         self._touched(page_ids=[hit.public_id for hit in hits])
-        return {
-            "results": [
-                {
-                    "pageId": hit.public_id,
-                    "title": hit.title,
-                    "path": scope.shown(hit.path, hit.hidden_prefix),
-                    "section": hit.section,
-                    "excerpt": strip_marks(hit.excerpt),
-                    "score": round(float(hit.score), 4),
-                }
-                for hit in hits
-            ]
-        }
+        return {"results": [_search_hit(hit, scope) for hit in hits]}
 
     @tool("Read a page", read_only=True)
     def get_page(
@@ -931,9 +1103,8 @@ class PageTools(MCPToolset):
         maxChars: Annotated[
             int | None,
             Field(
-                description=f"Keep the answer under this many characters (default "
-                f"{GET_PAGE_CHARS:,}) by leaving referenced pages out; it never cuts the page "
-                "itself.",
+                description=f"The answer's size (default {GET_PAGE_CHARS:,}); instructions "
+                "and files come whole.",
                 ge=GET_PAGE_CHARS_MIN,
                 le=GET_PAGE_CHARS_MAX,
             ),
@@ -941,17 +1112,17 @@ class PageTools(MCPToolset):
         section: SectionName = None,
     ) -> PackedPage:
         """Read a page: its content, its instructions (follow them), its files' text and the
-        pages its instructions reference (includes; those left out are in notIncluded: get_page
-        each when you need it). A page over 24,000 characters comes as its outline (truncated:
-        true, sections: each heading with its line and size): call again with section=<heading>
-        (search_pages names the one that matched) to read that part.
+        pages its instructions reference while they fit (the rest in notIncluded: get_page each
+        when you need it). A page over maxChars comes as its outline (truncated: true, sections:
+        each heading with its line and size): call again with section=<heading> (search_pages
+        names the one that matched) or a line range like '120-160' to read that part.
         """
         agent = self._agent()
         page = selectors.readable_page_for_agent(agent, pageId)
         files = [{"name": name, "text": text} for name, text in selectors.page_files(page)]
         references = [ref for ref in page_references(page.instructions) if ref != page.public_id]
         readable = selectors.pages_for_agent(agent, references)
-        shown = shown_text(page.body, section)
+        max_chars = maxChars or GET_PAGE_CHARS
         answer: dict[str, Any] = {
             "pageId": page.public_id,
             "title": page.title,
@@ -960,19 +1131,23 @@ class PageTools(MCPToolset):
             "versionNumber": page.version_number,
             "updated": _iso(page.published_at),
             "instructions": page.instructions,
-            "content": shown.text,
+            "content": "",
             "files": files,
             "includes": [],
             "unavailable": [ref for ref in references if ref not in readable],
             "notIncluded": [],
-            **shown.fields,
         }
+        # The page's text takes what the rest of the answer leaves of maxChars.
+        room = max(max_chars - len(pretty_json(answer)) - PART_FIELDS_CHARS, TEXT_CHARS_MIN)
+        shown = shown_text(page.body, section, Budget(room, room))
+        answer["content"] = shown.text
+        answer.update(shown.fields)
         referenced = [
             (ref, version)
             for ref in references
             if ref in readable and (version := readable[ref].live_version) is not None
         ]
-        pack_includes(answer, referenced, max_chars=maxChars or GET_PAGE_CHARS)
+        pack_includes(answer, referenced, max_chars=max_chars)
         self._read(agent, page.pk, page.version_number)
         self._touched(
             # For the audit row's page: the id is all it needs.
@@ -1000,16 +1175,15 @@ class PageTools(MCPToolset):
         limit: Annotated[
             int | None,
             Field(
-                description="Versions per answer (default 50).",
+                description="Default 50; nextCursor gives the rest.",
                 ge=1,
                 le=activity.PAGE_SIZE,
             ),
         ] = None,
     ) -> ActivityResult:
-        """What changed in your pages since a time: versions published, newest first, and,
-        when you may edit, the decisions on your own proposals with the reviewer's comment
-        (changes requested: revise with get_page_source and update_page). Call it when you come
-        back to a task; more with recent_activity(cursor=nextCursor).
+        """What changed in your pages since a time: versions published, newest first, and the
+        decisions on your own proposals with the reviewer's comment (changes requested: revise
+        with get_page_source and update_page). Call it when you come back to a task.
         """
         agent = self._agent()
         found = activity.recent_activity(
@@ -1028,11 +1202,11 @@ class PageTools(MCPToolset):
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown before you change it with update_page, edit_page or
-        append_to_page. If your own proposal waits on the page, markdown is that draft;
-        lastDecision is the reviewer's last decision on yours, with the comment (status
-        "rejected" on your new page: fix it and send it with update_page). A page over 24,000
-        characters comes as an outline, as in get_page: call again with section=<heading> for its
-        markdown and line range.
+        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
+        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
+        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
+        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
+        its own outline or first lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1049,14 +1223,13 @@ class PageTools(MCPToolset):
             markdown = _appended(live.body if live else "", draft.proposed_body)
         else:
             markdown = shown.body
-        part = shown_text(markdown, section)
+        part = shown_text(markdown, section, SOURCE_BUDGET)
         parent = selectors.parent_in_set(page)
-        if live is not None:
-            self._read(agent, page.pk, live.number)
+        received = _received_live(live, draft)
+        if received is not None:
+            self._read(agent, page.pk, received)
         self._touched(
-            page,
-            versions=[v.number for v in (live, draft) if v is not None],
-            read_live=live.number if live is not None else None,
+            page, versions=[v.number for v in (live, draft) if v is not None], read_live=received
         )
         return {
             "pageId": page.public_id,
@@ -1067,6 +1240,9 @@ class PageTools(MCPToolset):
             "parentId": parent.public_id if parent is not None else None,
             "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
+            "draft": {"versionNumber": draft.number, "baseVersion": received}
+            if draft is not None
+            else None,
             "inReview": draft is not None,
             "pending": [
                 {
@@ -1086,12 +1262,7 @@ class PageTools(MCPToolset):
                 "decidedAt": _iso(asked.created_at),
             }
             if draft is not None and asked is not None
-            else {
-                "versionNumber": decided.number,
-                "status": decided.status,
-                "comment": decided.decision_comment,
-                "decidedAt": _iso(decided.decided_at),
-            }
+            else _decision_out(decided)
             if decided is not None
             else None,
             **part.fields,  # type: ignore[typeddict-item]
@@ -1123,7 +1294,7 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(version.page, versions=[version.number])
-        result = _write_result(version, None)
+        result = _checked(_write_result(version, None), version, agent)
         if twin is not None:
             # Not refused: a person reviews the new page anyway, and may want both.
             result["warning"] = (
@@ -1145,10 +1316,10 @@ class PageTools(MCPToolset):
         tags: Annotated[list[str] | None, Field(description="The complete new list.")] = None,
         baseVersion: BaseVersion = None,
     ) -> WriteResult:
-        """Propose a page's whole new text (not a patch): call get_page_source first and
-        send the complete markdown, with its liveVersion as baseVersion; give at least one of
-        markdown, title or tags. It waits for a person to approve it and withdraws your earlier
-        waiting proposal on the page; if the page changed since, a reviewer merges the two.
+        """Propose a page's whole new text (not a patch): call get_page_source first, send
+        the complete markdown with its liveVersion as baseVersion (or only a new title or tags).
+        It waits for a person to approve it and withdraws your earlier waiting proposal; if the
+        page changed since, a reviewer merges the two.
         """
         return self._propose(
             pageId,
@@ -1173,9 +1344,9 @@ class PageTools(MCPToolset):
         baseVersion: BaseVersion = None,
     ) -> WriteResult:
         """Propose small changes: each edit replaces one exact oldText, copied from
-        get_page_source's markdown (or a section of it) and occurring once in the page; edits
-        apply in order. Like update_page it waits for approval; changed lists the lines it
-        changed. An oldText found 0 or several times stores nothing, and the error shows where.
+        get_page_source (a section of it too) and occurring once in the page; edits apply in
+        order. Like update_page it waits for approval; changed lists the lines changed. An
+        oldText found 0 or several times stores nothing; the error shows where.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -1213,6 +1384,41 @@ class PageTools(MCPToolset):
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown
         )
 
+    @tool("Search (ChatGPT connectors)", read_only=True)
+    def search(
+        self, query: Annotated[str, Field(description="Words or a question.")]
+    ) -> ConnectorSearchResult:
+        """Search your team's wiki pages, as search_pages does, for ChatGPT's deep research
+        and company knowledge: at most 8 pages, best first; pass a result's id to fetch."""
+        found = self.search_pages(query)
+        return {
+            "results": [
+                {"id": hit["pageId"], "title": hit["title"], "url": page_url(hit["pageId"])}
+                for hit in found["results"]
+            ]
+        }
+
+    @tool("Fetch a page (ChatGPT connectors)", read_only=True)
+    def fetch(
+        self,
+        id: Annotated[str, Field(description="An id from search, or one a fetched text names.")],
+    ) -> ConnectorDocument:
+        """Fetch a wiki page by an id from search, as get_page reads it: its text, title and
+        address. A long page's text ends with its sections' ids: fetch one to read it."""
+        page_id, _, section = id.partition("#")
+        packed = self.get_page(page_id, section=section or None)
+        return {
+            "id": id,
+            "title": packed["title"],
+            "text": _connector_text(packed),
+            "url": page_url(packed["pageId"]),
+            "metadata": {
+                key: packed[key]  # type: ignore[literal-required]
+                for key in ("path", "versionNumber", "updated", "tags", "instructions")
+                if packed[key]  # type: ignore[literal-required]
+            },
+        }
+
     def _propose(
         self,
         page_id: str,
@@ -1248,11 +1454,12 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(page, versions=[version.number])
-        return _write_result(
+        result = _write_result(
             version,
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+        return _checked(result, version, agent)
 
 
 def _arguments_model(name: str) -> type[BaseModel]:
@@ -1270,4 +1477,6 @@ def _arguments_model(name: str) -> type[BaseModel]:
     return create_model(f"{name}_arguments", **fields)
 
 
-TOOL_ARGUMENTS = {name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS}
+TOOL_ARGUMENTS = {
+    name: _arguments_model(name) for name in READ_TOOLS + WRITE_TOOLS + CONNECTOR_TOOLS
+}

@@ -22,6 +22,9 @@ class Agent(models.Model):
     )
     is_active = models.BooleanField(default=True)
     can_edit_pages = models.BooleanField(default=False)
+    # Also lists `search` and `fetch`, the two tools ChatGPT's deep research and company
+    # knowledge connectors call (agents.mcp.CONNECTOR_TOOLS).
+    connector_tools = models.BooleanField(default=False)
     # One entry that covers every page, now and later (`create_agent --all-pages`, "every
     # page" in the set editor): its set is the whole wiki, its other entries only add use-when
     # lines to their pages.

@@ -18,14 +18,19 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent, PageRead, PageSetEntry
-from config.cache import cached_value_and_hit, counter_hit, counter_unhit
+from config.cache import (
+    counter_hit,
+    counter_unhit,
+    shared_value,
+    shared_value_and_hit,
+    shared_value_set,
+)
 from config.replicas import read_connection
 from core.errors import NotFound
 from core.models import AuditEvent
@@ -92,11 +97,11 @@ def _agents_generation() -> str | None:
     then nothing kept may be trusted. None without Redis, where only the lifetime counts."""
     if not settings.REDIS_URL:
         return None
-    generation = cache.get(AGENTS_GENERATION_KEY)
+    generation = shared_value(AGENTS_GENERATION_KEY)
     if generation is None:
-        cache.add(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
-        generation = cache.get(AGENTS_GENERATION_KEY)
-    return "" if generation is None else str(generation)
+        shared_value_set(AGENTS_GENERATION_KEY, uuid.uuid4().hex, only_if_absent=True)
+        generation = shared_value(AGENTS_GENERATION_KEY)
+    return "" if generation is None else generation
 
 
 def agent_by_token(token: str) -> Agent | None:
@@ -163,7 +168,7 @@ def confirm_agent(
         return found.agent, (None if counter is None else counter_hit(counter, timeout=timeout))
     if counter is None:
         return _agent_by_digest(found.digest), None
-    both = cached_value_and_hit(AGENTS_GENERATION_KEY, counter, timeout=timeout)
+    both = shared_value_and_hit(AGENTS_GENERATION_KEY, counter, timeout=timeout)
     if both is None:  # Redis is not there or failed: as agent_by_token does, then count
         agent = _agent_by_digest(found.digest)
         return agent, (None if agent is None else counter_hit(counter, timeout=timeout))
@@ -187,7 +192,7 @@ def _agents_changed_everywhere() -> None:
     """After a change to an agent commits: forget here, and with Redis in every process."""
     forget_agent_tokens()
     if settings.REDIS_URL:
-        cache.set(AGENTS_GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+        shared_value_set(AGENTS_GENERATION_KEY, uuid.uuid4().hex)
 
 
 @receiver(post_save, sender=Agent)
@@ -609,7 +614,7 @@ def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False)
         page=page, author_agent=agent, status=VersionStatus.IN_REVIEW
     ).order_by("-number")
     if with_review:
-        pending = pending.select_related("review").prefetch_related(
+        pending = pending.select_related("review", "base_version").prefetch_related(
             "review__approvals__user", "review__comments__author", "review__comments__version"
         )
     return pending.first()

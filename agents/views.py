@@ -29,7 +29,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from agents import selectors, services
 from agents.forms import AgentForm, MoveForm, PageSetAddForm, PageSetEntryForm
 from agents.mcp import (
-    READ_TOOLS,
+    WRITE_TOOLS,
     PageTools,
     is_write_tool,
     tool_names_for,
@@ -97,7 +97,7 @@ def _tools(agent: Agent) -> list[dict[str, Any]]:
         {
             "name": name,
             "write": is_write_tool(name),
-            "editing": name not in READ_TOOLS,
+            "editing": name in WRITE_TOOLS,
             "description": inspect.cleandoc(getattr(PageTools, name).__doc__ or ""),
         }
         for name in tool_names_for(agent)
@@ -113,7 +113,7 @@ def _tools_summary(agent: Agent) -> str:
             f"{len(names)} read tools only. The tools for editing are not listed to it, and "
             "calling one fails as an unknown tool."
         )
-    for_editing = [n for n in names if n not in READ_TOOLS and not is_write_tool(n)]
+    for_editing = [n for n in names if n in WRITE_TOOLS and not is_write_tool(n)]
     return (
         f"{len(names) - writes} read tools ({', '.join(for_editing)} among them, listed because "
         f"it may edit) and {writes} write tools. Everything it writes waits for a reviewer."
@@ -230,6 +230,7 @@ def agent_new(request: HttpRequest) -> HttpResponse:
                 description=data["description"],
                 owner=data["owner"],
                 can_edit_pages=data["can_edit_pages"],
+                connector_tools=data["connector_tools"],
             )
         except QuireError as error:
             form.add_service_error(error)
@@ -343,6 +344,7 @@ def _agent_page(
                 "description": agent.description,
                 "owner": agent.owner_id,
                 "can_edit_pages": agent.can_edit_pages,
+                "connector_tools": agent.connector_tools,
             },
         )
     events = [ToolCallRow.of(event) for event in selectors.tool_calls(agent, limit=AUDIT_LIMIT)]
@@ -398,6 +400,7 @@ def agent_edit(request: HttpRequest, agent_id: int) -> HttpResponse:
                 description=data["description"],
                 owner=data["owner"],
                 can_edit_pages=data["can_edit_pages"],
+                connector_tools=data["connector_tools"],
             )
         except QuireError as error:
             form.add_service_error(error)

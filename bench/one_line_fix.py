@@ -4,7 +4,8 @@
 
 Builds a throwaway SQLite database with the largest page of the 18F handbook
 (../shared/corpus, or QUIRE_CORPUS), and plays the agent through /mcp: get_page_source (the
-outline), get_page_source with the section that holds the line, edit_page. Tokens are the
+outline), get_page_source with the outermost section that holds the line and on (that
+section's outline, its next lines) until the line is shown, edit_page. Tokens are the
 characters of every answer the agent receives, divided by 4. tests/test_mcp_long_pages.py
 plays the same steps (`one_line_fix`) through the official MCP client and holds the budget.
 """
@@ -51,17 +52,38 @@ def line_to_fix(body: str) -> int:
     )
 
 
-def one_line_fix(call: Call, page_id: str, body: str) -> tuple[list[str], dict[str, Any]]:
-    """The agent's steps; returns every answer's text and the edit's result."""
-    target = line_to_fix(body)
+def outermost_holding(sections: list[dict[str, Any]], line: int) -> dict[str, Any]:
+    """The outermost listed section that holds `line`: what an agent reads first."""
+    above = [s for s in sections if s["line"] <= line]
+    top = min(s["level"] for s in above)
+    return [s for s in above if s["level"] == top][-1]
+
+
+def shows(answer: dict[str, Any], line: int) -> bool:
+    """Whether a get_page_source answer's markdown holds the page's line `line`."""
+    if answer.get("truncated") and "lines" not in answer:
+        return False
+    part = answer.get("lines") or answer.get("section")
+    return part is None or part["line"] <= line <= part["lastLine"]
+
+
+def one_line_fix(
+    call: Call, page_id: str, body: str, target: int | None = None
+) -> tuple[list[str], dict[str, Any]]:
+    """The agent's steps: the outline, the outermost section holding the line, and on (that
+    section's outline, its next lines) until the line is shown, then edit_page; returns every
+    answer's text and the edit's result."""
+    target = target or line_to_fix(body)
     wrong = body.split("\n")[target - 1]
     answers: list[str] = []
-    text, outline = call("get_page_source", {"pageId": page_id})
+    text, answer = call("get_page_source", {"pageId": page_id})
     answers.append(text)
-    # The deepest section holding the line: the last heading above it.
-    section = [s for s in outline["sections"] if s["line"] <= target][-1]
-    text, _ = call("get_page_source", {"pageId": page_id, "section": str(section["line"])})
-    answers.append(text)
+    while not shows(answer, target):
+        part = answer["lines"]["next"] if "lines" in answer else None
+        section = part or str(outermost_holding(answer["sections"], target)["line"])
+        text, answer = call("get_page_source", {"pageId": page_id, "section": section})
+        answers.append(text)
+    assert wrong in answer["markdown"]
     text, written = call(
         "edit_page",
         {
@@ -118,7 +140,8 @@ def main() -> None:
         return result["content"][0]["text"], result["structuredContent"]
 
     answers, _ = one_line_fix(call, page.public_id, body)
-    steps = ("get_page_source (outline)", "get_page_source (section)", "edit_page")
+    steps = ["get_page_source (outline)"]
+    steps += ["get_page_source (section)"] * (len(answers) - 2) + ["edit_page"]
     print(f"Page: {title!r}, {len(body):,} characters ({len(body) / 4:,.0f} tokens whole)")
     for step, text in zip(steps, answers, strict=True):
         print(f"  {step}: {len(text):,} characters, {len(text) / 4:,.0f} tokens")

@@ -5,6 +5,10 @@ in Redis when REDIS_URL is set and in the database otherwise. When Redis stops a
 the cache behaves as empty (reads miss, writes are dropped) and the counters move to the
 database (the quire_counter table, also their home without Redis) until Redis answers again,
 so no request fails because of Redis.
+
+The counters, and the few shared values read beside them on every MCP call, go through a
+redis-py client of this module's own, built from REDIS_URL and REDIS_OPTIONS: Django's cache
+API has no pipeline, and its client, connection pools and serializer are private to it.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import redis
 from django.conf import settings
-from django.core.cache import caches
-from django.core.cache.backends.base import BaseCache
-from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.core.cache import cache as shared_cache
+from django.core.cache.backends.redis import RedisCache
 from django.db import connection
 from redis.exceptions import RedisError
 
@@ -55,49 +59,21 @@ def mark_redis_down(exc: BaseException) -> None:
         )
 
 
-class _OneClientPerPool(RedisCacheClient):
-    """Django builds a redis-py client for every operation (about 0.1 ms each, and every MCP
-    call counts itself in Redis); a client is thread-safe, so one per connection pool does."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
-
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
-        client = self._clients.get(id(pool))
-        if client is None:
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
-        return client
-
-
-class QuireRedisCache(RedisCache):
-    """Django's Redis cache with one redis-py client per connection pool, whose clear()
-    empties only its own keys when it has a KEY_PREFIX (the counters do): Django's flushes
-    the whole Redis database, sessions and queued tasks included."""
+class FailSafeRedisCache(RedisCache):
+    """Django's Redis cache, except that an unreachable Redis is a miss, never an error, and
+    clear() empties only its own keys when it has a KEY_PREFIX: Django's flushes the whole
+    Redis database, sessions, counters and queued tasks included."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
-        self._class = _OneClientPerPool
+        self.location = server.split(",")[0].split(";")[0]
 
-    def clear(self) -> None:
-        if not self.key_prefix:
-            super().clear()
-            return
-        client = self._cache.get_client(None, write=True)
-        batch: list[bytes] = []
-        own = re.sub(r"([*?\[\]\\])", r"\\\1", self.key_prefix) + ":*"
-        for key in client.scan_iter(match=own, count=1000):
-            batch.append(key)
-            if len(batch) == 1000:
-                client.delete(*batch)
-                batch.clear()
-        if batch:
-            client.delete(*batch)
-
-
-class FailSafeRedisCache(QuireRedisCache):
-    """Django's Redis cache, except that an unreachable Redis is a miss, never an error."""
+    def _clear_own_keys(self) -> None:
+        client = redis.Redis.from_url(self.location, **settings.REDIS_OPTIONS)
+        try:
+            _delete_matching(client, _under(self.key_prefix))
+        finally:
+            client.close()
 
     def _safely(self, operation: Callable[[], T], fallback: T) -> T:
         if redis_marked_down():
@@ -145,8 +121,24 @@ class FailSafeRedisCache(QuireRedisCache):
         self._safely(lambda: delete_many(keys, version), None)
 
     def clear(self) -> None:
-        clear = super().clear
+        clear = self._clear_own_keys if self.key_prefix else super().clear
         self._safely(clear, None)
+
+
+def _under(prefix: str) -> str:
+    """The SCAN pattern of every key under `prefix`."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + ":*"
+
+
+def _delete_matching(client: redis.Redis, pattern: str) -> None:
+    batch: list[bytes] = []
+    for name in client.scan_iter(match=pattern, count=1000):
+        batch.append(name)
+        if len(batch) == 1000:
+            client.delete(*batch)
+            batch.clear()
+    if batch:
+        client.delete(*batch)
 
 
 # --- counters (rate limits, login throttles) ------------------------------------------------
@@ -170,68 +162,113 @@ def purge_due() -> bool:
     return random.randrange(_PURGE_EVERY) == 0
 
 
-def _redis_counters() -> BaseCache | None:
-    if not settings.REDIS_URL or redis_marked_down():
+_clients: dict[str, redis.Redis] = {}
+
+
+def _redis() -> redis.Redis | None:
+    """This module's redis-py client for REDIS_URL (one per URL: a client is thread-safe and
+    keeps its own connection pool); None without Redis or while it is marked down."""
+    url = settings.REDIS_URL
+    if not url or redis_marked_down():
         return None
-    return caches["counters"]
+    client = _clients.get(url)
+    if client is None:
+        client = _clients[url] = redis.Redis.from_url(url, **settings.REDIS_OPTIONS)
+    return client
 
 
-def _redis_hit(store: BaseCache, key: str, timeout: int) -> int:
-    """One round trip (every MCP call makes one): start the counter with its lifetime unless
-    it runs, add one, and give it a lifetime if it somehow has none (never a counter that
-    lives for ever). Django's own add + incr would cost three."""
-    assert isinstance(store, QuireRedisCache)
-    name = store.make_and_validate_key(key)
-    pipe = store._cache.get_client(name, write=True).pipeline(transaction=True)
+def _counter_name(key: str) -> str:
+    # The name Django's cache gave a counter when the counters were a cache: a deploy keeps
+    # the windows that are running.
+    return f"{settings.QUIRE_COUNTERS_KEY_PREFIX}:1:{key}"
+
+
+def _shared_name(key: str) -> str:
+    return f"{settings.QUIRE_SHARED_KEY_PREFIX}:{key}"
+
+
+def _count(pipe: Any, name: str, timeout: int) -> None:
+    """Start the counter with its lifetime unless it runs, add one, and give it a lifetime
+    if it somehow has none (never a counter that lives for ever)."""
     pipe.set(name, 0, ex=timeout, nx=True)
     pipe.incr(name)
     pipe.expire(name, timeout, nx=True)
+
+
+def _redis_hit(client: redis.Redis, key: str, timeout: int) -> int:
+    """One round trip (every MCP call makes one); Django's own add + incr would cost three."""
+    pipe = client.pipeline(transaction=True)
+    _count(pipe, _counter_name(key), timeout)
     _, value, _ = pipe.execute()
     return int(value)
 
 
-def cached_value_and_hit(cache_key: str, counter: str, *, timeout: int) -> tuple[Any, int] | None:
-    """In one Redis round trip: the shared cache's value at `cache_key` (None when absent)
-    and `counter_hit(counter)`'s new value. None, having done neither, when Redis is not in
-    use, is marked down, fails (then marked down) or the cache and the counters are not the
-    same Redis: the caller then reads and counts as usual (`counter_hit` falls back to the
-    database). Every MCP tool call checks its token's generation and counts itself."""
-    store = _redis_counters()
-    shared = caches["default"]
-    if (
-        store is None
-        or not isinstance(store, QuireRedisCache)
-        or not isinstance(shared, QuireRedisCache)
-        or store._cache._servers != shared._cache._servers  # type: ignore[attr-defined]
-    ):
+def shared_value_and_hit(value_key: str, counter: str, *, timeout: int) -> tuple[Any, int] | None:
+    """In one Redis round trip: the shared value at `value_key` (`shared_value`; None when
+    absent) and `counter_hit(counter)`'s new value. None, having done neither, when Redis is
+    not in use, is marked down or fails (then marked down): the caller then reads and counts
+    as usual (`counter_hit` falls back to the database). Every MCP tool call checks its
+    token's generation and counts itself."""
+    client = _redis()
+    if client is None:
         return None
-    name = store.make_and_validate_key(counter)
-    value_name = shared.make_and_validate_key(cache_key)
     try:
-        pipe = store._cache.get_client(name, write=True).pipeline(transaction=True)
-        pipe.get(value_name)
-        pipe.set(name, 0, ex=timeout, nx=True)
-        pipe.incr(name)
-        pipe.expire(name, timeout, nx=True)
+        pipe = client.pipeline(transaction=True)
+        pipe.get(_shared_name(value_key))
+        _count(pipe, _counter_name(counter), timeout)
         raw, _, count, _ = pipe.execute()
     except RedisError as exc:
         mark_redis_down(exc)
         return None
-    value = None if raw is None else shared._cache._serializer.loads(raw)  # type: ignore[attr-defined]
-    return value, int(count)
+    return (None if raw is None else raw.decode()), int(count)
 
 
 def counter_unhit(key: str) -> None:
-    """Take back one hit that `cached_value_and_hit` counted in Redis for a call that turned
+    """Take back one hit that `shared_value_and_hit` counted in Redis for a call that turned
     out not to be one. Nothing when Redis has failed since (the hit then expires with its
     window)."""
-    store = _redis_counters()
-    if store is None:
+    client = _redis()
+    if client is None:
         return
-    assert isinstance(store, QuireRedisCache)
-    name = store.make_and_validate_key(key)
     try:
-        store._cache.get_client(name, write=True).decr(name)
+        client.decr(_counter_name(key))
+    except RedisError as exc:
+        mark_redis_down(exc)
+
+
+# --- shared values (a string every process must agree on, e.g. the agents' generation) -------
+
+
+def shared_value(key: str) -> str | None:
+    """The shared value `key`: in Redis with it (None while Redis fails), else in the cache."""
+    if not settings.REDIS_URL:
+        value = shared_cache.get(_shared_name(key))
+        return None if value is None else str(value)
+    client = _redis()
+    if client is None:
+        return None
+    try:
+        raw: Any = client.get(_shared_name(key))
+    except RedisError as exc:
+        mark_redis_down(exc)
+        return None
+    return None if raw is None else bytes(raw).decode()
+
+
+def shared_value_set(key: str, value: str, *, only_if_absent: bool = False) -> None:
+    """Set the shared value `key` for good (or only where it has none); dropped while Redis
+    fails, as a cache write is."""
+    if not settings.REDIS_URL:
+        if only_if_absent:
+            shared_cache.add(_shared_name(key), value, timeout=None)
+        else:
+            shared_cache.set(_shared_name(key), value, timeout=None)
+        return
+    client = _redis()
+    if client is None:
+        return
+    try:
+        client.set(_shared_name(key), value, nx=only_if_absent)
     except RedisError as exc:
         mark_redis_down(exc)
 
@@ -248,20 +285,20 @@ def _database_hit(key: str, timeout: int) -> int:
 
 def counter_hit(key: str, *, timeout: int) -> int:
     """Add one to the counter `key` (created with `timeout` seconds to live); its new value."""
-    store = _redis_counters()
-    if store is not None:
+    client = _redis()
+    if client is not None:
         try:
-            return _redis_hit(store, key, timeout)
+            return _redis_hit(client, key, timeout)
         except RedisError as exc:
             mark_redis_down(exc)
     return _database_hit(key, timeout)
 
 
 def counter_value(key: str) -> int:
-    store = _redis_counters()
-    if store is not None:
+    client = _redis()
+    if client is not None:
         try:
-            return int(store.get(key, 0) or 0)
+            return int(client.get(_counter_name(key)) or 0)
         except RedisError as exc:
             mark_redis_down(exc)
     value = (
@@ -273,20 +310,22 @@ def counter_value(key: str) -> int:
 
 
 def counter_reset(key: str) -> None:
-    store = _redis_counters()
-    if store is not None:
+    client = _redis()
+    if client is not None:
         try:
-            store.delete(key)
+            client.delete(_counter_name(key))
         except RedisError as exc:
             mark_redis_down(exc)
     Counter.objects.filter(name=key).delete()
 
 
 def counters_clear() -> None:
-    """Every counter in both stores (tests start from zero)."""
-    if settings.REDIS_URL:
+    """Every counter in both stores (tests start from zero). In Redis only the counters'
+    own keys go: sessions and queued tasks share its database."""
+    client = _redis()
+    if client is not None:
         try:
-            caches["counters"].clear()
+            _delete_matching(client, _under(settings.QUIRE_COUNTERS_KEY_PREFIX))
         except RedisError:
             pass
     Counter.objects.all().delete()

@@ -99,6 +99,8 @@ def keep_redis_keys_apart(worker: str) -> None:
     for alias, cache in settings.CACHES.items():
         if "Redis" in str(cache["BACKEND"]):
             cache["KEY_PREFIX"] = f"{cache.get('KEY_PREFIX') or alias}-{worker}"
+    settings.QUIRE_COUNTERS_KEY_PREFIX = f"counters-{worker}"
+    settings.QUIRE_SHARED_KEY_PREFIX = f"shared-{worker}"
     clear_cache_handlers(setting="CACHES")
 
 

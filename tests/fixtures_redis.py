@@ -36,12 +36,6 @@ def redis_settings(url: str) -> dict[str, Any]:
                 "LOCATION": url,
                 "OPTIONS": options,
             },
-            "counters": {
-                "BACKEND": "config.cache.QuireRedisCache",
-                "LOCATION": url,
-                "OPTIONS": options,
-                "KEY_PREFIX": "counters",
-            },
         },
         "SESSION_ENGINE": "django.contrib.sessions.backends.cached_db",
     }

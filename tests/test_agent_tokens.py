@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client, override_settings
@@ -19,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents import selectors, services
 from agents.models import Agent, PageSetEntry
+from config.cache import shared_value, shared_value_set
 from core.actors import SystemActor
 from core.errors import Conflict, Forbidden, InvalidArgument
 from core.models import AuditEvent
@@ -318,7 +318,7 @@ def test_it_ends_a_token_in_every_process_at_once_with_redis(
         # Another process revokes the agent: the row changes, and its commit sets a new
         # generation in Redis. This process's copy must not outlive that.
         Agent.objects.filter(pk=reader_agent.agent.pk).update(is_active=False)
-        cache.set(selectors.AGENTS_GENERATION_KEY, "after-another-process", timeout=None)
+        shared_value_set(selectors.AGENTS_GENERATION_KEY, "after-another-process")
         assert selectors.agent_by_token(reader_agent.token) is None
 
 
@@ -326,7 +326,7 @@ def test_it_sets_a_new_generation_when_a_change_to_an_agent_commits(
     reader_agent: AgentKey, own_redis: RedisServer, django_capture_on_commit_callbacks: Any
 ) -> None:
     with override_settings(**redis_settings(own_redis.url)):
-        cache.set(selectors.AGENTS_GENERATION_KEY, "before", timeout=None)
+        shared_value_set(selectors.AGENTS_GENERATION_KEY, "before")
         with django_capture_on_commit_callbacks(execute=True):
             services.agent_revoke(actor=SystemActor("tests"), agent=reader_agent.agent)
-        assert cache.get(selectors.AGENTS_GENERATION_KEY) not in (None, "before")
+        assert shared_value(selectors.AGENTS_GENERATION_KEY) not in (None, "before")

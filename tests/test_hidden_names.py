@@ -351,7 +351,7 @@ def test_it_names_no_hidden_page_in_the_review_request_mail(legal: Legal) -> Non
     message = compose(asked)
     assert message is not None
     assert f"Page:     Otter form ({legal.shown(legal.form)})" in message.body
-    assert_clean(legal, f"{message.subject}\n{message.body}")
+    assert_clean(legal, f"{message.subject}{message.body}")
 
 
 # --- what it costs --------------------------------------------------------------------------

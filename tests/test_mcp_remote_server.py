@@ -4,13 +4,15 @@ advertised that Quire does not serve, and -32600 for a batch or a body that is n
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import pytest
 from mcp import ClientSession
 from mcp.types import Tool
 
-from agents.mcp import PageTools
+from agents.mcp import QUIRE_VERSION, PageTools, quire_mcp
+from tests.conftest import PROJECT_ROOT
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.test_mcp_security import raw_post
 
@@ -36,7 +38,7 @@ def test_it_declares_each_tools_title_where_the_tool_is_declared() -> None:
         for name, member in inspect.getmembers(PageTools, inspect.isfunction)
         if not name.startswith("_")
     ]
-    assert len(names) == 9
+    assert len(names) == 11  # the nine, and search and fetch for ChatGPT's connectors
     for name in names:
         annotations = getattr(getattr(PageTools, name), "tool_annotations", None)
         assert annotations is not None and annotations.title, f"{name} has no title"
@@ -46,6 +48,18 @@ def test_it_advertises_only_the_tools_capability(mcp: MCP, reader_agent: AgentKe
     capabilities = mcp.initialize(reader_agent).capabilities
     assert capabilities.tools is not None
     assert capabilities.resources is None and capabilities.prompts is None
+
+
+def test_it_speaks_the_protocol_through_the_sdks_public_server_api_only() -> None:
+    """Issue 50, point 4: no private attribute of the SDK or of FastMCP in agents/ (the
+    version written into FastMCP's `_mcp_server`, its handlers popped), and the protocol
+    server has exactly the two handlers Quire serves."""
+    private = re.compile(r"\._(mcp_server|tool_manager|setup_handlers|tool_cache)\b")
+    for source in (PROJECT_ROOT / "agents").glob("*.py"):
+        assert not private.findall(source.read_text()), source.name
+    handled = {kind.__name__ for kind in quire_mcp.protocol.request_handlers}
+    assert handled == {"PingRequest", "ListToolsRequest", "CallToolRequest"}
+    assert quire_mcp.protocol.version == QUIRE_VERSION
 
 
 def test_it_answers_resources_and_prompts_as_methods_it_does_not_have(

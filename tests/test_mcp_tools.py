@@ -52,6 +52,7 @@ SOURCE_KEYS = {
     "parentId",
     "path",
     "liveVersion",
+    "draft",
     "inReview",
     "pending",
     "lastDecision",
@@ -100,7 +101,7 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     assert hints["edit_page"].destructiveHint is False
     browse_text = (tools["browse"].description or "").lower()
     assert "first" in browse_text and "search_pages" in browse_text
-    outline = {"truncated", "sections", "section"}
+    outline = {"truncated", "sections", "section", "lines"}
     assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"} | outline
     assert set(outputs["get_page"]["required"]) == PACKED_KEYS
     assert set(outputs["browse"]["properties"]) == {"pages", "total", "nextCursor"}
@@ -306,6 +307,7 @@ def test_it_shows_an_agent_its_draft_and_the_reviewers_reason_in_get_page_source
         "parentId": parent.public_id,
         "path": "support/refunds",
         "liveVersion": 1,
+        "draft": {"versionNumber": second["versionNumber"], "baseVersion": 1},
         "inReview": True,
         "pending": [
             {

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import redis
-from django.core.cache import caches
 from django.db import connection
 from django.test import override_settings
 
@@ -100,7 +99,7 @@ def test_a_prefixed_redis_cache_clears_only_its_own_keys(redis_counters: RedisSe
     counter_hit("quire:test", timeout=60)
     assert len(raw.keys("counters:*")) == 1
 
-    caches["counters"].clear()
+    config_cache.counters_clear()
 
     assert raw.keys("counters:*") == []
     assert sorted(raw.keys("*")) == [b"celery", b"counters-other:1:quire:test"]

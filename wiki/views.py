@@ -269,7 +269,7 @@ def search(request: HttpRequest) -> HttpResponse:
         if query:
             try:
                 scope = person_scope(request.user)
-                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT)
+                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
             except QuireError as error:
                 add_service_error(form, error)
             else:
@@ -278,6 +278,10 @@ def search(request: HttpRequest) -> HttpResponse:
                         "hit": hit,
                         "excerpt": highlight(hit.excerpt),
                         "path": scope.shown(hit.path, hit.hidden_prefix),
+                        "copies": [
+                            (copy.public_id, scope.shown(copy.path, copy.hidden_prefix))
+                            for copy in hit.copies
+                        ],
                     }
                     for hit in found
                 ]
@@ -518,7 +522,7 @@ def page_access(request: HttpRequest, public_id: str) -> HttpResponse:
     """Who may read, propose, publish and decide on a page and from where each right comes,
     and the grants on the page: an admin adds a group's rights here or takes them off."""
     page = page_or_404(request, public_id)
-    if not request.user.is_superuser:  # type: ignore[union-attr]
+    if not permissions.is_admin(request.user):
         raise PermissionDenied("Only admins can see and change who may do what on a page.")
     form = GrantForm(request.POST or None, groups=permissions.group_names_all())
     status = 200

@@ -26,6 +26,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--can-edit", action="store_true", help="Let it propose new pages and edits."
         )
+        parser.add_argument(
+            "--connector-tools",
+            action="store_true",
+            help="Also offer search and fetch, the tools ChatGPT's connectors call.",
+        )
         parser.add_argument("--owner", help="Username that gets the agent's decision emails.")
         pages = parser.add_mutually_exclusive_group()
         pages.add_argument(
@@ -61,6 +66,7 @@ class Command(BaseCommand):
                 description=options["description"],
                 owner=owner,
                 can_edit_pages=options["can_edit"],
+                connector_tools=options["connector_tools"],
                 pages=pages,
                 all_pages=options["all_pages"],
             )
