@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo manage test install lint typecheck bench bench-search bench-scale bench-review soak clean
+.PHONY: run demo manage test install lint typecheck bench bench-search bench-scale bench-million bench-review soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -66,6 +66,11 @@ bench-scale: $(STAMP)
 # (BENCH_REVIEW_DATABASE_URL, name containing "bench") is dropped and created afresh.
 bench-review: $(STAMP)
 	DEBUG=1 $(PY) bench/review_volume.py
+
+# Reads at 38,760, 116,280 and about 1,000,000 pages (the tldr site copied in SQL), wall and
+# the worker's CPU per call, against the bare authenticated view (bench/million.py).
+bench-million: $(STAMP)
+	DEBUG=1 nice -n 19 $(PY) bench/million.py
 
 # A soak against gunicorn, PostgreSQL, Redis, a Celery worker and aiosmtpd (see bench/soak.py):
 # `make soak MINUTES=5 CLIENTS=24`; SOAK_ARGS=--faults kills and restarts Redis and SMTP.

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_type_hints
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError
 from django.http import HttpRequest
 from django.urls import reverse
 from mcp.server.lowlevel import Server
@@ -43,19 +43,21 @@ from agents.long_pages import (
 )
 from agents.mcp_schemas import compact_input, compact_output
 from agents.models import Agent
-from agents.services import agent_page_create, agent_page_read
+from agents.services import agent_page_create, page_read_statement
 from config import replicas
 from config.cache import counter_hit
-from core.audit import audit_record, storable
-from core.errors import InvalidArgument, QuireError, RateLimited
+from core.audit import Along, audit_record, storable
+from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
 from reviews import services
+from reviews.checks import proposal_checks
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
 from wiki.models import Page, Version, VersionKind
+from wiki.scope import Scope
+from wiki.search import SearchHit, strip_marks
 from wiki.search import search_pages as search_index
-from wiki.search import strip_marks
 from wiki.validators import (
     check_text,
     validate_change_summary,
@@ -155,6 +157,11 @@ class BrowseResult(TypedDict):
     nextCursor: NotRequired[str | None]
 
 
+class CopyOut(TypedDict):
+    pageId: str
+    path: str
+
+
 class SearchHitOut(TypedDict):
     pageId: str
     title: str
@@ -162,6 +169,7 @@ class SearchHitOut(TypedDict):
     section: str | None
     excerpt: str
     score: float
+    alsoAt: NotRequired[list[CopyOut]]
 
 
 class SearchResult(TypedDict):
@@ -268,11 +276,27 @@ class PendingOut(TypedDict):
     review: NotRequired[ReviewOut | None]
 
 
+class RefusedHunkOut(TypedDict):
+    hunk: int
+    line: int
+    replaced: str
+    proposed: str
+    reason: str
+    step: int
+
+
 class DecisionOut(TypedDict):
     versionNumber: int
     status: str
     comment: str
     decidedAt: str
+    # An approval of part of it: the changed blocks reviewers refused, and why.
+    refusedHunks: NotRequired[list[RefusedHunkOut]]
+
+
+class DraftOut(TypedDict):
+    versionNumber: int
+    baseVersion: int | None
 
 
 class PageSource(TypedDict):
@@ -284,6 +308,8 @@ class PageSource(TypedDict):
     parentId: str | None
     path: str
     liveVersion: int | None
+    # markdown is this waiting proposal of the agent's own (null: the live text).
+    draft: DraftOut | None
     inReview: bool
     pending: list[PendingOut]
     lastDecision: DecisionOut | None
@@ -296,12 +322,20 @@ class PageSource(TypedDict):
     lines: NotRequired[LinesOut]
 
 
+class CheckOut(TypedDict):
+    kind: str
+    message: str
+    line: int | None
+
+
 class WriteResult(TypedDict):
     pageId: str
     title: str
     versionNumber: int
     status: Literal["in_review"]
     message: str
+    # What the reviewer will be shown to look at (reviews.checks): fix it first if you can.
+    checks: NotRequired[list[CheckOut]]
     # edit_page: the lines its edits changed, to check them without reading the page again.
     changed: NotRequired[list[ChangedOut]]
     # create_page: a page of the same title already beside it, and what to do about it.
@@ -370,6 +404,8 @@ class ToolCall:
     outcome: str = "ok"
     # The live version a read tool showed: the base of the agent's next replace proposal.
     read_live: int | None = None
+    # An editing agent's record of that read (agents.services.page_read_statement).
+    read_record: Along | None = None
     # A write tool's answer once its version has committed: whatever fails after that (the
     # audit row, a hook after commit, building the full answer), the agent is told it was
     # saved, never "try again" (it would propose twice).
@@ -463,6 +499,7 @@ def _record(call: ToolCall) -> None:
         # Errors quote what the agent sent (an unknown argument's name, a line it matched).
         data["error"] = _kept_text(data["error"], cut=False)
     audit_record(
+        along=call.read_record,
         # An unknown tool's name is whatever the caller sent: keep it within the column.
         action=f"mcp.{_kept_text(call.tool, cut=False)[:50]}",
         actor=call.agent,
@@ -553,6 +590,11 @@ def protocol_server(tools: QuireMCP, *, name: str, instructions: str) -> Server[
     return server
 
 
+DATABASE_RETRY_SECONDS = 5
+DATABASE_UNAVAILABLE = (
+    "the database was unavailable for a moment (restarting or busy) and nothing was stored; "
+    f"call again in {DATABASE_RETRY_SECONDS} seconds."
+)
 INTERNAL_ERROR = (
     "internal_error: the server could not complete this call; the error was logged. "
     "Try again later."
@@ -633,6 +675,15 @@ def _call(
             error = exc
         except ValidationError as exc:
             error = _invalid_arguments(exc)
+        except (OperationalError, InterfaceError) as exc:
+            # A known fault (a restart, a failover, a cut connection): one line, no traceback.
+            if call.written is not None:
+                logger.warning("MCP tool %s: the database failed after it saved: %s", name, exc)
+                return _saved_anyway(call.written)
+            logger.warning(
+                "MCP tool %s: the database is unavailable, nothing stored: %s", name, exc
+            )
+            error = TryAgain(DATABASE_UNAVAILABLE, retry_after=DATABASE_RETRY_SECONDS)
         except Exception:
             logger.exception("MCP tool %s failed", name)
             if call.written is not None:
@@ -660,7 +711,7 @@ def _run_tool(request: HttpRequest, call: ToolCall, name: str, parsed: BaseModel
 
     def read() -> Any:
         # Run again on the primary if the replica fails under it: the first run's notes go.
-        call.page, call.page_ids, call.versions = None, [], []
+        call.page, call.page_ids, call.versions, call.read_record = None, [], [], None
         return tool(**arguments)
 
     return replicas.run_reading(read, pin=pin)
@@ -780,6 +831,48 @@ def _review_out(version: Version) -> ReviewOut | None:
     return summary  # type: ignore[return-value]
 
 
+def _search_hit(hit: SearchHit, scope: Scope) -> SearchHitOut:
+    found: SearchHitOut = {
+        "pageId": hit.public_id,
+        "title": hit.title,
+        "path": scope.shown(hit.path, hit.hidden_prefix),
+        "section": hit.section,
+        "excerpt": strip_marks(hit.excerpt),
+        "score": round(float(hit.score), 4),
+    }
+    if hit.copies:
+        found["alsoAt"] = [
+            {"pageId": copy.public_id, "path": scope.shown(copy.path, copy.hidden_prefix)}
+            for copy in hit.copies
+        ]
+    return found
+
+
+def _decision_out(decided: Version) -> DecisionOut:
+    """The last decision on the agent's proposal, with the blocks refused when only part of
+    it was approved (the refused text is the agent's to propose again)."""
+    out: DecisionOut = {
+        "versionNumber": decided.number,
+        "status": decided.status,
+        "comment": decided.decision_comment,
+        "decidedAt": _iso(decided.decided_at),
+    }
+    refused = review_selectors.refused_hunks(decided) if decided.edited_by_reviewer else []
+    if refused:
+        out["refusedHunks"] = [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+                "reason": hunk.reason,
+                "step": hunk.step + 1,
+            }
+            for hunk in refused
+        ]
+    return out
+
+
 def _iso(moment: Any) -> str:
     return moment.isoformat() if moment is not None else ""
 
@@ -800,6 +893,31 @@ def _write_result(version: Version, withdrawn: int | None, *, carried: bool = Fa
         "status": "in_review",
         "message": message,
     }
+
+
+def _received_live(live: Version | None, draft: Version | None) -> int | None:
+    """The live version whose text get_page_source gives: its own replace draft carries its
+    own base (the agent is shown the draft, built on that base, never the live text
+    published since); an append draft is shown on top of the live text."""
+    if draft is not None and draft.kind == VersionKind.REPLACE:
+        return draft.base_version.number if draft.base_version is not None else None
+    return live.number if live is not None else None
+
+
+def _checked(result: WriteResult, version: Version, agent: Agent) -> WriteResult:
+    """The write result with what a reviewer will be asked to look at, naming only pages
+    the agent may see."""
+    findings = proposal_checks(version, reader=lambda: selectors.agent_scope(agent))
+    if findings:
+        result["checks"] = [
+            {"kind": found.kind, "message": found.message, "line": found.line} for found in findings
+        ]
+        result["message"] += (
+            f" The reviewer will be shown {len(findings)} thing"
+            f"{'' if len(findings) == 1 else 's'} to check (see checks); if one is a mistake, "
+            "propose again with it fixed."
+        )
+    return result
 
 
 def _source_status(
@@ -892,8 +1010,12 @@ class PageTools(MCPToolset):
         """Record the live version the agent read: the base of its next replace. Not for
         the admin's preview of what the agent sees (a GET, which never writes): those reads
         were the admin's, and would let the agent's later blind update_page through."""
-        if not getattr(self.request, "quire_preview", False):
-            agent_page_read(agent=agent, page_id=page_id, version_number=version_number)
+        call = _current_call.get(None)
+        if call is not None and not getattr(self.request, "quire_preview", False):
+            # Written with the call's audit row, in its one commit (`_record`).
+            call.read_record = page_read_statement(
+                agent=agent, page_id=page_id, version_number=version_number
+            )
 
     def _touched(
         self,
@@ -964,26 +1086,15 @@ class PageTools(MCPToolset):
         """Find the pages in your set that answer a question, by meaning and by words. Ask as
         you would ask a colleague; "quoted words" must appear together, -word excludes, OR
         accepts either side. At most 8 pages, best first, each with the section that matched
-        and an excerpt: read it with get_page(pageId, section=...).
+        and an excerpt: read it with get_page(pageId, section=...). A page copied into other
+        folders comes once, alsoAt naming the copies.
         """
         query = validate_query(query)
         # The set goes into the search query as its entries' ids and tree ranges.
         scope = selectors.agent_scope(self._agent(), under=under)
-        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT)
+        hits = search_index(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
         self._touched(page_ids=[hit.public_id for hit in hits])
-        return {
-            "results": [
-                {
-                    "pageId": hit.public_id,
-                    "title": hit.title,
-                    "path": scope.shown(hit.path, hit.hidden_prefix),
-                    "section": hit.section,
-                    "excerpt": strip_marks(hit.excerpt),
-                    "score": round(float(hit.score), 4),
-                }
-                for hit in hits
-            ]
-        }
+        return {"results": [_search_hit(hit, scope) for hit in hits]}
 
     @tool("Read a page", read_only=True)
     def get_page(
@@ -1091,10 +1202,11 @@ class PageTools(MCPToolset):
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
         """Read a page's markdown before you change it with update_page, edit_page or
-        append_to_page. If your own proposal waits, markdown is that draft; lastDecision is the
-        reviewer's last decision on yours (a rejected new page: fix it, send it with
-        update_page). Over 10,000 characters a page comes as an outline as in get_page; a
-        section over 6,000 as its own outline or first lines (section=lines.next reads on).
+        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
+        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
+        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
+        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
+        its own outline or first lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1113,12 +1225,11 @@ class PageTools(MCPToolset):
             markdown = shown.body
         part = shown_text(markdown, section, SOURCE_BUDGET)
         parent = selectors.parent_in_set(page)
-        if live is not None:
-            self._read(agent, page.pk, live.number)
+        received = _received_live(live, draft)
+        if received is not None:
+            self._read(agent, page.pk, received)
         self._touched(
-            page,
-            versions=[v.number for v in (live, draft) if v is not None],
-            read_live=live.number if live is not None else None,
+            page, versions=[v.number for v in (live, draft) if v is not None], read_live=received
         )
         return {
             "pageId": page.public_id,
@@ -1129,6 +1240,9 @@ class PageTools(MCPToolset):
             "parentId": parent.public_id if parent is not None else None,
             "path": selectors.agent_path(page),
             "liveVersion": live.number if live is not None else None,
+            "draft": {"versionNumber": draft.number, "baseVersion": received}
+            if draft is not None
+            else None,
             "inReview": draft is not None,
             "pending": [
                 {
@@ -1148,12 +1262,7 @@ class PageTools(MCPToolset):
                 "decidedAt": _iso(asked.created_at),
             }
             if draft is not None and asked is not None
-            else {
-                "versionNumber": decided.number,
-                "status": decided.status,
-                "comment": decided.decision_comment,
-                "decidedAt": _iso(decided.decided_at),
-            }
+            else _decision_out(decided)
             if decided is not None
             else None,
             **part.fields,  # type: ignore[typeddict-item]
@@ -1185,7 +1294,7 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(version.page, versions=[version.number])
-        result = _write_result(version, None)
+        result = _checked(_write_result(version, None), version, agent)
         if twin is not None:
             # Not refused: a person reviews the new page anyway, and may want both.
             result["warning"] = (
@@ -1345,11 +1454,12 @@ class PageTools(MCPToolset):
         )
         self._written(version)
         self._touched(page, versions=[version.number])
-        return _write_result(
+        result = _write_result(
             version,
             earlier.number if earlier is not None else None,
             carried=kind == VersionKind.APPEND,
         )
+        return _checked(result, version, agent)
 
 
 def _arguments_model(name: str) -> type[BaseModel]:

@@ -614,7 +614,7 @@ def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False)
         page=page, author_agent=agent, status=VersionStatus.IN_REVIEW
     ).order_by("-number")
     if with_review:
-        pending = pending.select_related("review").prefetch_related(
+        pending = pending.select_related("review", "base_version").prefetch_related(
             "review__approvals__user", "review__comments__author", "review__comments__version"
         )
     return pending.first()

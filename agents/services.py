@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ from agents import selectors
 from agents.models import Agent, PageRead, PageSetEntry
 from agents.signals import agent_access_replaced
 from core.actors import Operator, SystemActor
-from core.audit import audit_record
+from core.audit import Along, audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.tokens import token_hash
 from core.unset import UNSET, Unset
@@ -141,6 +142,31 @@ def agent_create(
     The token is returned once and never stored.
     """
     _check_can_manage(actor)
+    agent, token = _agent_insert(
+        actor=actor,
+        name=name,
+        description=description,
+        owner=owner,
+        can_edit_pages=can_edit_pages,
+        connector_tools=connector_tools,
+        all_pages=all_pages,
+    )
+    for page in pages:
+        page_set_add(actor=actor, agent=agent, page=page)
+    return agent, token
+
+
+def _agent_insert(
+    *,
+    actor: Operator,
+    name: str,
+    description: str,
+    owner: User | None,
+    can_edit_pages: bool,
+    all_pages: bool,
+    connector_tools: bool = False,
+) -> tuple[Agent, str]:
+    """The agent's row, its first token and its audit row (its page set is the caller's)."""
     name = validate_agent_name(name)
     if Agent.objects.filter(name=name).exists():
         raise Conflict(f"an agent named {name!r} already exists; choose another name.")
@@ -168,11 +194,63 @@ def agent_create(
             "canEditPages": can_edit_pages,
             "connectorTools": connector_tools,
             "allPages": all_pages,
+            **({"ownAgent": True} if owner is not None and actor == owner else {}),
         },
     )
-    for page in pages:
-        page_set_add(actor=actor, agent=agent, page=page)
     return agent, token
+
+
+def can_make_own_agent(person: Operator | None) -> bool:
+    """Whether `person` may make an agent of their own (on the consent screen): any active
+    person, where admins allow it (QUIRE_PEOPLE_MAKE_AGENTS, on by default)."""
+    if not isinstance(person, User) or not person.is_active:
+        return False
+    return bool(settings.QUIRE_PEOPLE_MAKE_AGENTS) or can_manage_agents(person)
+
+
+@transaction.atomic
+def agent_create_own(
+    *,
+    actor: User,
+    name: str,
+    pages: Sequence[Page] = (),
+    all_pages: bool = False,
+    can_edit_pages: bool = False,
+) -> Agent:
+    """A person's own agent, made by them without an admin (issue 49): owned by them, so it
+    reads at most what they may read (every page, now and later, with `all_pages`, else the
+    `pages` they picked, each one they may read) and its proposals are decided by others,
+    never by them (reviews.deciders). Its static token is never shown: a client connects it
+    by OAuth; an admin may rotate it to give it one."""
+    if not can_make_own_agent(actor):
+        raise Forbidden(
+            "making your own agent is switched off here (QUIRE_PEOPLE_MAKE_AGENTS); ask an "
+            "admin to make one for you."
+        )
+    if not all_pages and not pages:
+        raise InvalidArgument(
+            "pick the pages your agent may read, or let it read every page you may read.",
+            field="pages",
+        )
+    agent, _token = _agent_insert(
+        actor=actor,
+        name=name,
+        description="",
+        owner=actor,
+        can_edit_pages=can_edit_pages,
+        all_pages=all_pages,
+    )
+    for page in [] if all_pages else pages:
+        _check_owner_reads(agent, page)
+        _page_set_insert(actor=actor, agent=agent, page=page)
+    return agent
+
+
+def _check_can_change(actor: Operator, agent: Agent) -> None:
+    """Admins change any agent; a person renames and revokes the agents they own."""
+    owns = isinstance(actor, User) and actor.is_active and agent.owner_id == actor.pk
+    if not owns:
+        _check_can_manage(actor)
 
 
 @transaction.atomic
@@ -186,7 +264,13 @@ def agent_update(
     can_edit_pages: bool | Unset = UNSET,
     connector_tools: bool | Unset = UNSET,
 ) -> Agent:
-    _check_can_manage(actor)
+    _check_can_change(actor, agent)
+    if not can_manage_agents(actor) and not (
+        isinstance(description, Unset)
+        and isinstance(owner, Unset)
+        and isinstance(can_edit_pages, Unset)
+    ):
+        raise Forbidden("you may rename your agent or revoke it; ask an admin for the rest.")
     agent = _lock_agent(agent)
     changed: dict[str, Any] = {}
     if not isinstance(name, Unset):
@@ -232,8 +316,9 @@ def agent_token_rotate(*, actor: Operator, agent: Agent) -> str:
 
 @transaction.atomic
 def agent_revoke(*, actor: Operator, agent: Agent) -> Agent:
-    """Switch the agent off: its token is forgotten, so no request can authenticate as it."""
-    _check_can_manage(actor)
+    """Switch the agent off: its token is forgotten, so no request can authenticate as it.
+    Admins revoke any agent, a person the agents they own."""
+    _check_can_change(actor, agent)
     agent = _lock_agent(agent)
     if not agent.is_active and agent.token_hash is None:
         raise Conflict(f"agent {agent.name} is already revoked.")
@@ -259,18 +344,26 @@ def agent_mark_used(agent: Agent) -> None:
 def agent_page_read(*, agent: Agent, page_id: int, version_number: int) -> None:
     """Record that an editing agent read live version `version_number` of `page`: the base
     of its next replace proposal. One upsert; agents that cannot propose keep no record."""
+    statement = page_read_statement(agent=agent, page_id=page_id, version_number=version_number)
+    if statement is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(*statement)
+
+
+_PAGE_READ_SQL = (
+    f"INSERT INTO {PageRead._meta.db_table} (agent_id, page_id, version_number, read_at) "  # noqa: S608
+    "VALUES (%s, %s, %s, %s) ON CONFLICT (agent_id, page_id) DO UPDATE "
+    "SET version_number = excluded.version_number, read_at = excluded.read_at"
+)
+
+
+def page_read_statement(*, agent: Agent, page_id: int, version_number: int) -> Along | None:
+    """`agent_page_read` as a statement, for a read tool to write with its audit row (one
+    commit: `core.audit.audit_record(along=...)`); None for an agent that keeps no record."""
     if not agent.can_edit_pages:
-        return
-    PageRead.objects.bulk_create(
-        [
-            PageRead(
-                agent=agent, page_id=page_id, version_number=version_number, read_at=timezone.now()
-            )
-        ],
-        update_conflicts=True,
-        unique_fields=["agent", "page"],
-        update_fields=["version_number", "read_at"],
-    )
+        return None
+    read_at = PageRead._meta.get_field("read_at").get_db_prep_save(timezone.now(), connection)
+    return _PAGE_READ_SQL, [agent.pk, page_id, version_number, read_at]
 
 
 # --- page sets ------------------------------------------------------------------------------
@@ -284,6 +377,10 @@ def _check_can_add(actor: Operator | Agent, agent: Agent, page: Page) -> None:
             raise Forbidden("an agent cannot change page sets; ask an admin.")
         return
     _check_can_manage(actor)
+    _check_owner_reads(agent, page)
+
+
+def _check_owner_reads(agent: Agent, page: Page) -> None:
     # An agent never reads more than its owner may (its Scope hides the rest anyway): an
     # entry its owner may not read would be a promise the set cannot keep.
     if not reads(selectors.owner_reader(agent), page.pk):
@@ -317,6 +414,25 @@ def page_set_add(
 ) -> PageSetEntry:
     """Give `page` (and so every page under it) to `agent`, at `position` or at the end."""
     _check_can_add(actor, agent, page)
+    return _page_set_insert(
+        actor=actor,
+        agent=agent,
+        page=page,
+        use_when=use_when,
+        always_include=always_include,
+        position=position,
+    )
+
+
+def _page_set_insert(
+    *,
+    actor: Operator | Agent,
+    agent: Agent,
+    page: Page,
+    use_when: Iterable[str] | str | None = None,
+    always_include: bool = False,
+    position: int | None = None,
+) -> PageSetEntry:
     lines = validate_use_when(use_when)
     agent = _lock_agent(agent)
     archived = Page.objects.filter(pk=page.pk).values_list("archived", flat=True).first()

@@ -22,7 +22,7 @@ with batch selection.
 4. After each walk, reads the database: every version approved must have a DiffShown row of
    the reviewer for exactly its change against the version it replaced (reviews/shown.py);
    the run fails otherwise, and when the queue is not empty.
-5. Writes bench/REPORT.md's section (between its review-volume markers) and
+5. Writes its own section of bench/REPORT.md (the rest kept) and
    bench/results/review_volume.json.
 
 The seconds are the machine's (the walk and its page loads), not a person's reading time.
@@ -57,8 +57,7 @@ HANDBOOK = CORPUS / "18f-handbook" / "pages"
 RESULTS = ROOT / "bench" / "results"
 REPORT = ROOT / "bench" / "REPORT.md"
 LOGS = ROOT / "var" / "bench" / "review_volume"
-MARK_START = "<!-- review-volume:start -->"
-MARK_END = "<!-- review-volume:end -->"
+REPORT_HEADING = "## Review at volume: sixty agent proposals cleared in Chromium"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -721,6 +720,8 @@ def run() -> dict[str, Any]:
         "classes": classes,
         "walks": [asdict(walk) for walk in walks],
         "checks": checks,
+        "finished": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        "load": " ".join(f"{n:.2f}" for n in os.getloadavg()),
     }
 
 
@@ -740,13 +741,11 @@ def failures(result: dict[str, Any]) -> list[str]:
 def markdown_report(result: dict[str, Any], command: str) -> str:
     count = result["proposals"]
     machine = f"{platform.node()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
     lines = [
-        MARK_START,
-        "## Review at volume: sixty agent proposals cleared in Chromium",
+        REPORT_HEADING,
         "",
-        f"`{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {machine}; load average "
-        f"after the run {load}. {result['site']['pages']} pages of the 18F handbook, imported "
+        f"`{command}` on {result['finished']}; {machine}; load average after the run "
+        f"{result['load']}. {result['site']['pages']} pages of the 18F handbook, imported "
         f"in {result['site']['import_seconds']} s; six agents proposed {count} changes over "
         f"MCP (the official client, HTTP, gunicorn) in {result['propose_seconds']} s: "
         + ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in result["kinds"].items())
@@ -783,17 +782,17 @@ def markdown_report(result: dict[str, Any], command: str) -> str:
         "read: every approved version has a DiffShown row of the reviewer for exactly its "
         "change against the version it replaced (the run fails otherwise), nothing waits, "
         "and the six to reject were rejected.",
-        MARK_END,
     ]
     return "\n".join(lines) + "\n"
 
 
 def write_report(section: str) -> None:
+    """This bench's section of REPORT.md, from its heading to the next one; the rest kept."""
     text = REPORT.read_text() if REPORT.exists() else ""
-    if MARK_START in text and MARK_END in text:
-        before, rest = text.split(MARK_START, 1)
-        after = rest.split(MARK_END, 1)[1].lstrip("\n")
-        text = before + section + ("\n" + after if after else "")
+    if REPORT_HEADING in text:
+        start = text.index(REPORT_HEADING)
+        end = text.find("\n## ", start + len(REPORT_HEADING))
+        text = text[:start] + section + ("" if end == -1 else text[end:])
     else:
         text = text.rstrip("\n") + "\n\n" + section
     REPORT.write_text(text)

@@ -90,6 +90,7 @@ def main() -> None:
         FRENCH_QUESTIONS,
         HANDBOOK_QUESTIONS,
         HANDBOOK_TITLES,
+        SPANISH_QUESTIONS,
         TLDR_PAGES,
         TLDR_QUESTIONS,
         TLDR_TITLES,
@@ -110,6 +111,7 @@ def main() -> None:
         sets += [("tldr", TLDR_QUESTIONS), ("tldr titles", TLDR_TITLES)]
         if args.corpus in ("site", "translations"):
             sets.append(("tldr in French", FRENCH_QUESTIONS))
+            sets.append(("tldr in Spanish", SPANISH_QUESTIONS))
     if args.corpus in ("tldr", "both", "site", "translations") and not args.reuse:
         folder = Path(tempfile.mkdtemp(prefix="quire-tldr-"))
         if args.corpus == "site":

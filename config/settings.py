@@ -170,6 +170,12 @@ for _number, _replica_url in enumerate(env_list("DATABASE_REPLICA_URL", ""), sta
     QUIRE_REPLICA_ALIASES.append(f"replica_{_number}")
 QUIRE_REPLICA_MAX_LAG_SECONDS = env_int("QUIRE_REPLICA_MAX_LAG_SECONDS", 5, minimum=1, maximum=3600)
 DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"] if QUIRE_REPLICA_ALIASES else []
+# Benches: each response's Server-Timing header holds the CPU and wall time its worker spent
+# on it (config.middleware.ServerTimingMiddleware). Off in production: it says how long a
+# request took, which a caller could time a guess with.
+QUIRE_SERVER_TIMING = env_bool("QUIRE_SERVER_TIMING", False)
+if QUIRE_SERVER_TIMING:
+    MIDDLEWARE.insert(0, "config.middleware.ServerTimingMiddleware")
 if QUIRE_REPLICA_ALIASES:
     MIDDLEWARE.insert(
         MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
@@ -302,6 +308,9 @@ QUIRE_OAUTH_CLIENTS_MAX = env_int("QUIRE_OAUTH_CLIENTS_MAX", 1000, minimum=1, ma
 # Clients that registered (or were fetched) and never finished a connection are deleted after
 # this many hours by the cleanup task.
 QUIRE_OAUTH_UNUSED_CLIENT_HOURS = env_int("QUIRE_OAUTH_UNUSED_CLIENT_HOURS", 24, minimum=1)
+# People who are not admins may make an agent of their own on the consent screen, reading at
+# most what they may read (issue 49); off: only admins make agents.
+QUIRE_PEOPLE_MAKE_AGENTS = env_bool("QUIRE_PEOPLE_MAKE_AGENTS", True)
 # Redirect schemes of native apps allowed besides https and loopback http (e.g. "cursor").
 QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES = env_list("QUIRE_OAUTH_EXTRA_REDIRECT_SCHEMES", "")
 # Tests only: fetch client ID metadata documents from loopback addresses, trusting this CA.
@@ -485,6 +494,10 @@ QUIRE_REVIEW_EMAIL_GATHER_SECONDS = env_int(
 QUIRE_WEBHOOK_GATHER_SECONDS = env_int(
     "QUIRE_WEBHOOK_GATHER_SECONDS", QUIRE_REVIEW_EMAIL_GATHER_SECONDS, minimum=0, maximum=86400
 )
+# Hosts a group's chat webhook may post to although they resolve to a loopback, private or
+# link-local address, and over plain http (reviews.webhook_address): a chat server inside
+# the network. Comma-separated host names or addresses.
+QUIRE_WEBHOOK_ALLOWED_HOSTS = env_list("QUIRE_WEBHOOK_ALLOWED_HOSTS", "")
 
 # A reviewer may take back an approval this long after it (the page goes back to what it
 # showed); the author's decision email waits as long, and is dropped if it is taken back.

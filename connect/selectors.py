@@ -15,6 +15,8 @@ from agents.models import Agent, PageSetEntry
 from agents.services import can_manage_agents
 from connect.models import Connection, Grant
 from core.tokens import token_hash
+from wiki.models import Page
+from wiki.scope import person_scope
 
 RESOURCE_PATH = "/mcp"
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
@@ -97,6 +99,31 @@ def connectable_agents(person: User) -> list[AgentChoice]:
         )
         for agent in agents
     ]
+
+
+# The top-level pages a person may pick for an agent of their own on the consent screen.
+PICKABLE_PAGES = 100
+
+
+def pickable_pages(person: User) -> list[Page]:
+    """The top-level pages `person` may read, by title: what an agent of their own may be
+    given on the consent screen (each with every page under it)."""
+    pages = Page.objects.filter(person_scope(person).q(), parent__isnull=True)
+    return list(pages.only("pk", "public_id", "title").order_by("title", "pk")[:PICKABLE_PAGES])
+
+
+def pages_picked(person: User, page_ids: list[str]) -> list[Page]:
+    """Of the page ids `person` picked on the consent screen, the top-level pages they may
+    read, in the order they were sent."""
+    wanted = [int(pk) for pk in page_ids if pk.isdigit()]
+    pages = Page.objects.filter(person_scope(person).q(), parent__isnull=True, pk__in=wanted)
+    found = pages.in_bulk()
+    return [found[pk] for pk in dict.fromkeys(wanted) if pk in found]
+
+
+def own_agents(person: User) -> list[Agent]:
+    """The agents `person` owns, active first, for their Connected apps screen."""
+    return list(Agent.objects.filter(owner=person).order_by("-is_active", "name", "pk"))
 
 
 def connections_for_agent(agent: Agent) -> list[Connection]:

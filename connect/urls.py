@@ -37,4 +37,6 @@ urlpatterns: list[URLPattern] = [
         views.disconnect,
         name="disconnect",
     ),
+    path("oauth/agents/<int:agent_id>/rename/", views.my_agent_rename, name="my-agent-rename"),
+    path("oauth/agents/<int:agent_id>/revoke/", views.my_agent_revoke, name="my-agent-revoke"),
 ]

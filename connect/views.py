@@ -32,11 +32,13 @@ from oauth2_provider.views import AuthorizationView
 from oauth2_provider.views.metadata import OAuthProtectedResourceMetadataView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from agents import services as agent_services
 from agents.models import Agent
 from agents.services import can_manage_agents
 from connect import selectors, services
 from core.errors import QuireError, RateLimited
 from core.json_input import MAX_DEPTH, nesting_depth
+from wiki.forms import sentence
 from wiki.login_throttle import client_address
 
 REGISTRATION_MAX_BYTES = 16 * 1024
@@ -65,8 +67,19 @@ def open_to_browsers(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     return csrf_exempt(wrapped)
 
 
+# The consent screen's choice that makes a new agent of the person's own (issue 49).
+NEW_AGENT = "new"
+
+
 class ConsentForm(AllowForm):
-    agent = forms.IntegerField(required=False)
+    agent = forms.CharField(required=False)
+    # A new agent of the person's own: its name, what it reads ("all": every page they may
+    # read, now and later; "picked": the `new_pages` they tick), whether it proposes edits.
+    new_name = forms.CharField(required=False)
+    new_reads = forms.ChoiceField(
+        required=False, choices=[("all", "all"), ("picked", "picked")], initial="all"
+    )
+    new_can_edit = forms.BooleanField(required=False)
 
 
 def _redirect_target(uri: str) -> tuple[str, str]:
@@ -155,6 +168,16 @@ class AuthorizeView(AuthorizationView):
             choices=selectors.connectable_agents(self.request.user),  # type: ignore[arg-type]
             picked=str(data.get("agent", "")),
         )
+        if agent_services.can_make_own_agent(self.request.user):  # type: ignore[arg-type]
+            context.update(
+                new_agent=NEW_AGENT,
+                pickable=selectors.pickable_pages(self.request.user),  # type: ignore[arg-type]
+                new_name=data.get("new_name")
+                or f"{context['client_name']} for {self.request.user.get_username()}"[:100],
+                new_reads=data.get("new_reads") or "all",
+                new_pages={str(pk) for pk in form.data.getlist("new_pages")} if data else set(),
+                new_can_edit=bool(data.get("new_can_edit")),
+            )
         return context
 
     def render_to_response(self, context: dict[str, Any], **response_kwargs: Any) -> HttpResponse:
@@ -173,9 +196,13 @@ class AuthorizeView(AuthorizationView):
             raise Http404("This client is not registered any more. Start connecting again from it.")
         allow = bool(form.cleaned_data.get("allow"))
         agent = None
-        if allow:
-            agent_id = form.cleaned_data.get("agent")
-            agent = selectors.agent_by_id(agent_id)
+        if allow and form.cleaned_data.get("agent") == NEW_AGENT:
+            agent = self._own_agent(form)
+            if agent is None:
+                return self.form_invalid(form)
+        elif allow:
+            agent_id = str(form.cleaned_data.get("agent") or "")
+            agent = selectors.agent_by_id(int(agent_id)) if agent_id.isdigit() else None
             if agent is None or not services.can_connect(self.request.user, agent):
                 form.add_error(None, "Pick the agent this client will act as.")
                 return self.form_invalid(form)
@@ -187,6 +214,25 @@ class AuthorizeView(AuthorizationView):
         )
         self.chosen_agent = agent
         return super().form_valid(form)
+
+    def _own_agent(self, form: ConsentForm) -> Agent | None:
+        """The agent the person makes for this client on the consent screen, or None with
+        the form's error saying why not."""
+        person = self.request.user
+        try:
+            return agent_services.agent_create_own(
+                actor=person,  # type: ignore[arg-type]
+                name=form.cleaned_data.get("new_name") or "",
+                all_pages=form.cleaned_data.get("new_reads") != "picked",
+                pages=selectors.pages_picked(
+                    person,  # type: ignore[arg-type]
+                    self.request.POST.getlist("new_pages"),
+                ),
+                can_edit_pages=bool(form.cleaned_data.get("new_can_edit")),
+            )
+        except QuireError as error:
+            form.add_error(None, sentence(error.message))
+            return None
 
 
 class ResourceMetadataView(OAuthProtectedResourceMetadataView):
@@ -248,7 +294,49 @@ def register(request: HttpRequest) -> HttpResponse:
 def my_connections(request: HttpRequest) -> HttpResponse:
     """The apps the signed-in person connected, each with Disconnect."""
     connections = selectors.connections_allowed_by(request.user)  # type: ignore[arg-type]
-    return render(request, "connect/connections.html", {"connections": connections})
+    agents = selectors.own_agents(request.user)  # type: ignore[arg-type]
+    return render(
+        request, "connect/connections.html", {"connections": connections, "agents": agents}
+    )
+
+
+def _own_agent_or_404(request: HttpRequest, agent_id: int) -> Agent:
+    """An agent the signed-in person owns (admins: any); 404 for any other, as for none."""
+    agent = selectors.agent_by_id(agent_id)
+    owns = agent is not None and agent.owner_id == request.user.pk
+    if agent is None or not (owns or can_manage_agents(request.user)):  # type: ignore[arg-type]
+        raise Http404("There is no such agent of yours.")
+    return agent
+
+
+@login_required
+@require_POST
+def my_agent_rename(request: HttpRequest, agent_id: int) -> HttpResponse:
+    agent = _own_agent_or_404(request, agent_id)
+    try:
+        agent_services.agent_update(
+            actor=request.user,  # type: ignore[arg-type]
+            agent=agent,
+            name=request.POST.get("name", ""),
+        )
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(request, "Renamed your agent.")
+    return HttpResponseRedirect(reverse("oauth2_provider:connections"))
+
+
+@login_required
+@require_POST
+def my_agent_revoke(request: HttpRequest, agent_id: int) -> HttpResponse:
+    agent = _own_agent_or_404(request, agent_id)
+    try:
+        agent_services.agent_revoke(actor=request.user, agent=agent)  # type: ignore[arg-type]
+    except QuireError as error:
+        messages.error(request, sentence(error.message))
+    else:
+        messages.success(request, f"Revoked {agent.name}: its connections ended at once.")
+    return HttpResponseRedirect(reverse("oauth2_provider:connections"))
 
 
 @login_required

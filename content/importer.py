@@ -93,6 +93,7 @@ class SourcePage:
     instructions: str = ""
     extra_frontmatter: dict[str, Any] = field(default_factory=dict)
     quire_id: str | None = None
+    position: int | None = None  # `quire_position`: its place among its siblings (export)
 
 
 @dataclass
@@ -204,6 +205,11 @@ def parse_source(
     quire_id = meta.pop("quire_id", None)
     if quire_id is not None and not (isinstance(quire_id, str) and PAGE_ID_RE.fullmatch(quire_id)):
         raise BadFile("quire_id must be pg_ followed by 8 characters (a-z, 2-7)")
+    position = meta.pop("quire_position", None)
+    if position is not None and (
+        isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < 2**31
+    ):
+        raise BadFile("quire_position must be a whole number, 0 or more (its place among siblings)")
     name = PurePosixPath(folder if folder is not None else source_path)
     heading = first_heading(body)
     if raw_title is not None and str(raw_title).strip():
@@ -238,6 +244,7 @@ def parse_source(
             instructions=validators.validate_markdown(instructions, field="instructions"),
             extra_frontmatter=_checked_frontmatter(meta),
             quire_id=quire_id,
+            position=position,
         )
     except QuireError as error:
         raise BadFile(error.message) from None
@@ -583,8 +590,12 @@ def import_pages(
     missing_folders: set[str] = set()
     new_pages = _NewPages()
 
+    placed: dict[int, int] = {}
+
     def done(source: SourcePage, outcome: str, page: Page) -> None:
         setattr(report, outcome, getattr(report, outcome) + 1)
+        if source.position is not None:
+            placed[page.pk] = source.position
         claimed.add(page.pk)
         by_id[page.public_id] = page
         if source.folder is not None:
@@ -665,6 +676,9 @@ def import_pages(
         create_new_pages()
         import_one(source, existing=existing, parent=parent, public_id=public_id)
     create_new_pages()
+    if placed:
+        # Exported places put back: siblings come back in the order they were exported in.
+        services.pages_place(actor=actor, places=placed)
 
 
 def import_markdown(

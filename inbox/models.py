@@ -15,6 +15,12 @@ class Kind(models.TextChoices):
     REVIEW_REMINDER = "review_reminder", "Reminder: still waiting"
 
 
+# The kinds of news that ask the recipient to act on a proposal while it waits for review.
+WAITING_KINDS = frozenset(
+    {Kind.REVIEW_REQUESTED, Kind.REVIEW_ASKED, Kind.REVIEW_REMINDER, Kind.NOBODY_DECIDES}
+)
+
+
 class Channel(models.TextChoices):
     BOTH = "both", "Inbox and email"
     INBOX = "inbox", "Inbox only"
@@ -46,6 +52,12 @@ class InboxItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.recipient_id}"
+
+    @property
+    def settled(self) -> bool:
+        """A call to act on a proposal that no longer waits (withdrawn, decided): shown as no
+        longer waiting, never counted unread (inbox.selectors.unread_count)."""
+        return self.kind in WAITING_KINDS and self.version.status != "in_review"
 
 
 class ChannelChoice(models.Model):

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from inbox.models import Channel, ChannelChoice, InboxItem, Kind
+from inbox.models import WAITING_KINDS, Channel, ChannelChoice, InboxItem, Kind
+from wiki.models import VersionStatus
 
 INBOX_PAGE = 100
+
+
+# Items asking to act on a proposal that no longer waits for review (withdrawn, decided): they
+# leave "waiting" and the unread count at once, whichever door ended the review; an approval
+# undone makes them wait again.
+SETTLED = Q(kind__in=WAITING_KINDS) & ~Q(version__status=VersionStatus.IN_REVIEW)
 
 
 def unread_count(user: Any) -> int:
     if user is None or not user.is_authenticated:
         return 0
-    return InboxItem.objects.filter(recipient=user, read_at__isnull=True).count()
+    return InboxItem.objects.filter(recipient=user, read_at__isnull=True).exclude(SETTLED).count()
 
 
 def items(user: Any) -> QuerySet[InboxItem]:

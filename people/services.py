@@ -22,7 +22,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument
 from people.models import SignInSession, SsoIdentity
 from people.sealed import seal, unseal
-from reviews import webhooks
+from reviews import webhook_address, webhooks
 from reviews.models import ApiToken, GroupWebhook
 
 logger = logging.getLogger(__name__)
@@ -247,6 +247,9 @@ def group_webhook_set(*, actor: Any, group: Group, url: str) -> GroupWebhook | N
         raise InvalidArgument(
             f"a webhook address can be at most {WEBHOOK_URL_MAX} characters.", field="url"
         )
+    refused = webhook_address.refusal(url)
+    if refused is not None:
+        raise InvalidArgument(f"{refused}; nothing was changed.", field="url")
     hook, _ = GroupWebhook.objects.update_or_create(group=group, defaults={"url": url})
     # The address is a secret of the chat's (it lets anyone post there): not in the audit.
     audit_record(action="group.webhook_set", actor=actor, data={"group": group.name})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.errors import QuireError
-from reviews import outbox, services, webhooks
+from reviews import outbox, services, webhook_address, webhooks
 from reviews.models import ApiToken, GroupWebhook, Notification, ReviewerSettings, WebhookPost
 
 
@@ -95,10 +96,25 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
 
+class GroupWebhookForm(forms.ModelForm):
+    class Meta:
+        model = GroupWebhook
+        fields = ("group", "url")
+
+    def clean_url(self) -> str:
+        url: str = self.cleaned_data["url"]
+        refused = webhook_address.refusal(url)
+        if refused is not None:
+            raise forms.ValidationError(refused)
+        return url
+
+
 @admin.register(GroupWebhook)
 class GroupWebhookAdmin(admin.ModelAdmin):
-    """A group's chat webhook for review requests (set on the group's screen in Quire)."""
+    """A group's chat webhook for review requests (set on the group's screen in Quire); the
+    address is checked here as there (reviews.webhook_address)."""
 
+    form = GroupWebhookForm
     list_display = ("group", "created_at")
     search_fields = ("group__name",)
 

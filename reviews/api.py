@@ -709,7 +709,7 @@ GRANT_ID = OpenApiParameter(
 
 
 def _check_admin_reads_grants(user: User) -> None:
-    if not user.is_superuser:
+    if not permissions.is_admin(user):
         raise Forbidden(
             "only admins can see and change who may read, propose, publish or decide on a "
             "page; ask an admin."

@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from reviews import api, api_batch
+from reviews import api, api_batch, api_partial
 
 urlpatterns = [
     path("pages/", api.PageListView.as_view(), name="api-pages"),
@@ -17,6 +17,11 @@ urlpatterns = [
         "pages/<str:page_id>/versions/<int:number>/approve",
         api.ApproveView.as_view(),
         name="api-approve",
+    ),
+    path(
+        "pages/<str:page_id>/versions/<int:number>/approve-partial",
+        api_partial.ApprovePartialView.as_view(),
+        name="api-approve-partial",
     ),
     path(
         "pages/<str:page_id>/versions/<int:number>/reject",

@@ -26,6 +26,7 @@ from core.errors import Conflict, Forbidden, NotFound
 from reviews import outbox, webhooks
 from reviews.deciders import deciders_of
 from reviews.models import ReminderStage, Review, ReviewAsk, ReviewReminder, ReviewStatus
+from wiki import permissions
 from wiki.models import Version, VersionStatus
 
 
@@ -37,10 +38,10 @@ def _author_side(actor: Any, version: Version) -> bool:
 
 
 def may_ask(actor: Any, review: Review, version: Version) -> bool:
-    if not isinstance(actor, User) or not actor.is_active:
+    if not permissions.is_active_person(actor):
         return False
     return (
-        actor.is_superuser
+        permissions.is_admin(actor)
         or _author_side(actor, version)
         or actor.pk in deciders_of([review])[review.version_id]
     )
@@ -170,9 +171,7 @@ def _remind(review: Review, stage: str, now: datetime, waited: timedelta) -> int
     if stage == ReminderStage.DECIDERS:
         recipients = deciders_of([review])[version.pk]
     else:
-        recipients = set(
-            User.objects.filter(is_superuser=True, is_active=True).values_list("pk", flat=True)
-        )
+        recipients = set(permissions.admins().values_list("pk", flat=True))
     recipients -= {version.author_user_id}
     audit_record(
         action=f"review.remind_{stage}",

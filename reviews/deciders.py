@@ -4,9 +4,9 @@ The decision itself, the review-request mail, the queue (its "waits on you" and 
 "nobody can decide this"), the presence sign and the Approve button all come here, so they
 cannot disagree. At a step of an assigned workflow the deciders are the active members of the
 step's group; at the default step (no workflow assigned) they are the people who may decide
-on the page (wiki.permissions.people_with("decide", page): Reviewers without section
-grants); a step's group members must also be allowed to read the page. Admins count as
-members of Reviewers, as before workflows, but not of other groups: a Legal step is Legal's.
+on the page (wiki.permissions: Reviewers without section grants); a step's group members
+must also be allowed to read the page. Admins count as members of Reviewers, as before
+workflows, but not of other groups: a Legal step is Legal's.
 Never among them: the proposal's author, the owner of the agent that wrote it, the person
 whose OAuth connection carried it, and anyone who already approved this text in this
 review, at any step (one person counts once per review).
@@ -18,11 +18,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
 from wiki import permissions
-from wiki.models import PageGrant, Version
+from wiki.models import Version
 from wiki.roles import REVIEWERS
 
 
@@ -76,64 +76,45 @@ def _never(review: Review, version: Version) -> set[int]:
 
 def deciders_of(reviews: Iterable[Review]) -> dict[int, set[int]]:
     """The ids of the people who may decide each review's current step now, by the pk of the
-    version under review (defined for a proposal from before workflows too):
-    one query for the members of every group concerned, whatever the number of reviews
-    (and one for the approvals unless the caller prefetched them)."""
+    version under review (defined for a proposal from before workflows too). Three queries
+    whatever the number of reviews and of section grants: the grants above their pages
+    (wiki.permissions.accesses_at), the people of every group concerned with their groups,
+    and the approvals (none when the caller prefetched them)."""
     reviews = list(reviews)
     if not reviews:
         return {}
-    groups = {REVIEWERS if is_default_step(r) else step_group(r) for r in reviews}
-    members = Q(groups__name__in=groups)
-    if REVIEWERS in groups:
-        members |= Q(is_superuser=True)
-    by_group: dict[str, set[int]] = {}
-    superusers: set[int] = set()
-    for pk, name, superuser in (
-        User.objects.filter(members, is_active=True)
-        .values_list("pk", "groups__name", "is_superuser")
-        .order_by()
-    ):
-        if name:
-            by_group.setdefault(name, set()).add(pk)
-        if superuser:
-            superusers.add(pk)
+    accesses = permissions.accesses_at([review.version.page for review in reviews])
+    groups = {REVIEWERS} | {step_group(r) for r in reviews if not is_default_step(r)}
+    for access in accesses.values():
+        for right in (permissions.READ, permissions.DECIDE):
+            groups |= access.groups(right) or frozenset()
+    people = permissions.people_in(groups)
     approved = counted_approvers(reviews)
-    sectioned = _under_grants(reviews)
     found: dict[int, set[int]] = {}
     for review in reviews:
-        group = REVIEWERS if is_default_step(review) else step_group(review)
-        may = by_group.get(group, set())
-        if group == REVIEWERS:
-            may = may | superusers  # admins count as reviewers, as before workflows
-        if review.page_id in sectioned:
-            # Section grants apply: at the default step, who may decide here; at a
-            # workflow step, its group's members who may read the page (every right needs it).
-            right = permissions.DECIDE if is_default_step(review) else permissions.READ
-            held = set(
-                permissions.people_with(right, review.version.page).values_list("pk", flat=True)
-            )
-            may = held if is_default_step(review) else may & held
+        may = _may_decide(review, accesses[review.version.page.path], people)
         found[review.version_id] = may - _never(review, review.version) - approved[review.pk]
     return found
 
 
-def _under_grants(reviews: Sequence[Review]) -> set[int]:
-    """The pages (pks) of `reviews` that a section grant applies to, in one query: the others
-    keep the default rights, so their deciders need no query of their own."""
-    paths = {
-        prefix
-        for review in reviews
-        for prefix in permissions.ancestor_paths(review.version.page.path)
-    }
-    granted = set(
-        PageGrant.objects.filter(page__path__in=paths).values_list("page__path", flat=True)
-    )
-    if not granted:
-        return set()
+def _may_decide(
+    review: Review, access: permissions.Access, people: dict[int, permissions.Subject]
+) -> set[int]:
+    """Who may decide `review`'s current step by the policy, before the people who never may:
+    at the default step, those holding `decide` on the page; at a workflow step, its group's
+    members (admins count as Reviewers, not as Legal) who may read the page."""
+    if is_default_step(review):
+        return {
+            pk
+            for pk, person in people.items()
+            if permissions.grants_give(person, permissions.DECIDE, access)
+        }
+    group = step_group(review)
     return {
-        review.page_id
-        for review in reviews
-        if granted & set(permissions.ancestor_paths(review.version.page.path))
+        pk
+        for pk, person in people.items()
+        if (group in person.groups or (group == REVIEWERS and person.superuser))
+        and permissions.grants_give(person, permissions.READ, access)
     }
 
 
@@ -180,7 +161,10 @@ def refusal_reason(actor: Any, review: Review, version: Version) -> str:
             f"{step_group(review)}."
         )
     if is_default_step(review):
-        return "only reviewers can approve or reject proposals."
+        # Who decides here is the policy's (a grant may name Legal, not Reviewers).
+        return permissions.refusal(actor, permissions.DECIDE, version.page) or (
+            "only reviewers can approve or reject proposals."
+        )
     current = review.current_step
     return (
         f"this proposal waits on step {review.step + 1} of {len(review.steps)} "

@@ -177,3 +177,27 @@ def hand_over(task: Task, ids: list[int], *, what: str, at: datetime | None = No
             return
         if in_process() and result.result == NotificationStatus.PENDING:
             return
+
+
+# What an operator settles by hand (`manage.py notifications_pending`), e.g. after restoring
+# a backup taken while emails and chat posts were owed: the restored rows would go again.
+OWED = (NotificationStatus.PENDING, NotificationStatus.SENDING)
+MARKED_SENT = "marked sent by an operator (manage.py notifications_pending)"
+DROPPED = "dropped by an operator (manage.py notifications_pending)"
+
+
+def owed(rows: Rows, *, before: datetime | None = None) -> Rows:
+    """The rows still to be sent (pending, or claimed by a worker), made before `before`."""
+    rows = rows.filter(status__in=OWED)
+    return rows if before is None else rows.filter(created_at__lt=before)
+
+
+@transaction.atomic
+def settle_owed(rows: Rows, *, sent: bool, before: datetime | None = None) -> int:
+    """Mark what `rows` still owe as sent (nobody is sent it) or skipped (dropped); how many."""
+    status, note = (
+        (NotificationStatus.SENT, MARKED_SENT) if sent else (NotificationStatus.SKIPPED, DROPPED)
+    )
+    return owed(rows.select_for_update(), before=before).update(
+        status=status, sent_at=timezone.now(), last_error=note
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -24,6 +25,7 @@ from reviews.models import (
     ReviewComment,
 )
 from wiki.models import Version, VersionKind, VersionStatus
+from wiki.selectors import path_shown_to
 
 DIFF_EXCERPT_LINES = 20
 
@@ -82,7 +84,7 @@ def compose(notification: Notification) -> EmailMessage | None:
     elif notification.kind in (NotificationKind.REVIEW_ASKED, NotificationKind.REVIEW_REMINDER):
         if version.status != VersionStatus.IN_REVIEW:
             return None
-        context = _version_context(version)
+        context = _version_context(version, recipient)
         if notification.kind == NotificationKind.REVIEW_ASKED:
             ask = (
                 ReviewAsk.objects.filter(review__version=version, person=recipient)
@@ -101,20 +103,20 @@ def compose(notification: Notification) -> EmailMessage | None:
     elif notification.kind == NotificationKind.NOBODY_DECIDES:
         if version.status != VersionStatus.IN_REVIEW:
             return None
-        context = _version_context(version)
+        context = _version_context(version, recipient)
         subject = f"[Quire] Nobody can decide: {version.title} (v{version.number})"
         body = render_to_string("email/nobody_decides.txt", {"recipient": recipient, **context})
     elif notification.kind == NotificationKind.CHANGES_REQUESTED:
         if version.status != VersionStatus.IN_REVIEW:
             return None
-        context = _version_context(version)
+        context = _version_context(version, recipient)
         subject = f"[Quire] Changes requested on v{version.number} of {version.title}"
         body = render_to_string(
             "email/changes_requested.txt",
             {"recipient": recipient, "request": _changes_request(version), **context},
         )
     else:
-        context = _version_context(version)
+        context = _version_context(version, recipient)
         verb = "approved" if version.status == VersionStatus.APPROVED else "rejected"
         subject = f"[Quire] v{version.number} of {version.title} was {verb}"
         body = render_to_string(
@@ -125,7 +127,7 @@ def compose(notification: Notification) -> EmailMessage | None:
 
 def compose_one_request(recipient: AbstractBaseUser, version: Version) -> EmailMessage:
     """The email asking a decider to review one proposal."""
-    context = _version_context(version)
+    context = _version_context(version, recipient)
     subject = f"[Quire] Review requested: {version.title} (v{version.number})"
     body = render_to_string("email/review_requested.txt", {"recipient": recipient, **context})
     return EmailMessage(subject=subject, body=body, to=[getattr(recipient, "email", "")])
@@ -140,10 +142,13 @@ def _changes_request(version: Version) -> ReviewComment | None:
     )
 
 
-def _version_context(version: Version) -> dict[str, object]:
+def _version_context(version: Version, recipient: Any) -> dict[str, object]:
     return {
         "version": version,
         "page": version.page,
+        # The page's path as the recipient is shown it: a section hidden from them above a
+        # page granted back to them is not named.
+        "page_path": path_shown_to(recipient, version.page),
         "author": version.author_name,
         "kind": version.get_kind_display().lower(),
         "diff": diff_summary(version),
@@ -182,7 +187,7 @@ def compose_digest(recipient: AbstractBaseUser, waiting: list[Version]) -> Email
     """One email listing `waiting` proposals for a reviewer (the daily digest, or a batch)."""
     # A proposal asked about twice (its step came round again) is listed once.
     unique = list({version.pk: version for version in waiting}.values())
-    items = [_version_context(version) for version in unique]
+    items = [_version_context(version, recipient) for version in unique]
     body = render_to_string(
         "email/review_digest.txt",
         {

@@ -585,3 +585,29 @@ class DecisionBatchItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version_id} in batch {self.batch_id}"
+
+
+class RefusedHunk(models.Model):
+    """A changed block a reviewer refused while approving the rest (reviews.partial): the
+    author reads which and why, and may propose it again."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="refused_hunks")
+    version = models.ForeignKey(
+        "wiki.Version", on_delete=models.CASCADE, related_name="refused_hunks"
+    )
+    step = models.PositiveSmallIntegerField()  # from 0, as Review.step
+    number = models.PositiveSmallIntegerField()  # in the diff the reviewer was shown, from 1
+    line = models.PositiveIntegerField()  # where it started in the text it was shown against
+    replaced = models.TextField(blank=True, default="")
+    proposed = models.TextField(blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    refused_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"hunk {self.number} of {self.version_id} refused at step {self.step + 1}"

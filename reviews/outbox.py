@@ -48,6 +48,7 @@ from reviews.models import (
     NotificationStatus,
     ReviewComment,
 )
+from wiki import permissions
 from wiki.models import Version, VersionStatus
 from wiki.permissions import reads
 
@@ -138,12 +139,7 @@ def _nobody_decides(versions: Sequence[Version]) -> list[Notification]:
     """A proposal waits on a step nobody may decide (an empty group, or its only members
     wrote it or approved it already): the admins are told at once, whatever their review
     email preference, so that it does not wait unseen."""
-    admins = (
-        get_user_model()
-        .objects.filter(is_superuser=True, is_active=True)
-        .exclude(email="")
-        .values_list("pk", flat=True)
-    )
+    admins = permissions.admins().exclude(email="").values_list("pk", flat=True)
     return [
         Notification(kind=NotificationKind.NOBODY_DECIDES, version=version, recipient_id=pk)
         for version in versions

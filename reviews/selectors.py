@@ -22,6 +22,7 @@ from reviews.merge import appended_body
 from reviews.models import (
     Approval,
     NotificationPreference,
+    RefusedHunk,
     Review,
     ReviewAsk,
     ReviewComment,
@@ -679,3 +680,9 @@ def active_person(username: str) -> User | None:
     if not username:
         return None
     return User.objects.filter(username=username, is_active=True).first()
+
+
+def refused_hunks(version: Version) -> list[RefusedHunk]:
+    """The changed blocks reviewers refused on `version` (reviews.partial), every step, in
+    order."""
+    return list(RefusedHunk.objects.filter(version=version).select_related("refused_by"))

@@ -13,6 +13,7 @@ from reviews import selectors
 from reviews.classify import CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
+from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
 from reviews.services import (
     CHANGES_REASON_REQUIRED,
     COMMENT_MAX,
@@ -240,6 +241,24 @@ class VersionSerializer(serializers.Serializer):
         return staleness(version)
 
 
+class HunkSerializer(serializers.Serializer):
+    hunk = serializers.IntegerField(help_text="Its number, from 1.")
+    line = serializers.IntegerField(help_text="Where it starts in the live text, from 1.")
+    kind = serializers.ChoiceField(choices=["added", "removed", "changed"])
+    replaced = serializers.CharField(help_text="The live lines it replaces.")
+    proposed = serializers.CharField(help_text="The lines it proposes.")
+
+
+class RefusedHunkSerializer(serializers.Serializer):
+    hunk = serializers.IntegerField()
+    line = serializers.IntegerField()
+    replaced = serializers.CharField()
+    proposed = serializers.CharField()
+    reason = serializers.CharField()
+    step = serializers.IntegerField(help_text="The workflow step it was refused at, from 1.")
+    refusedBy = serializers.CharField()
+
+
 class VersionDetailSerializer(VersionSerializer):
     markdown = serializers.SerializerMethodField(
         help_text="The page content this version stands for (an append in review: live "
@@ -273,7 +292,16 @@ class VersionDetailSerializer(VersionSerializer):
     @extend_schema_field(NULLABLE_STR)
     def get_parentId(self, version: Version) -> str | None:
         parent = self._content(version)["parent"]
-        return parent.public_id if parent is not None else None
+        if parent is None:
+            return None
+        page = version.page
+        if parent.pk == page.parent_id:
+            # The page as the reader loaded it (wiki.selectors.page_for_person) says whether
+            # its parent is hidden from them: then it is not named.
+            shown = shown_path(page.path, EVERY_PAGE, getattr(page, "hidden_prefix", 0))
+            if is_top_shown(shown):
+                return None
+        return str(parent.public_id)
 
     def get_diffAgainstBase(self, version: Version) -> str:
         base = version.base_version
@@ -292,6 +320,42 @@ class VersionDetailSerializer(VersionSerializer):
             old_name=f"v{live.number} (live)" if live is not None else "empty",
             new_name=f"v{version.number}",
         )
+
+    hunks = serializers.SerializerMethodField(
+        help_text="For an edit in review that is not stale: its changed blocks against the "
+        "live version, by number, as approve-partial refuses them; else empty."
+    )
+    refusedHunks = serializers.SerializerMethodField(
+        help_text="The changed blocks reviewers refused when they approved the rest, and why."
+    )
+
+    @extend_schema_field(HunkSerializer(many=True))
+    def get_hunks(self, version: Version) -> list[dict[str, Any]]:
+        return [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "kind": hunk.kind,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+            }
+            for hunk in version_hunks(version)
+        ]
+
+    @extend_schema_field(RefusedHunkSerializer(many=True))
+    def get_refusedHunks(self, version: Version) -> list[dict[str, Any]]:
+        return [
+            {
+                "hunk": hunk.number,
+                "line": hunk.line,
+                "replaced": hunk.replaced,
+                "proposed": hunk.proposed,
+                "reason": hunk.reason,
+                "step": hunk.step + 1,
+                "refusedBy": hunk.refused_by.get_username(),
+            }
+            for hunk in selectors.refused_hunks(version)
+        ]
 
 
 class ReviewSerializer(VersionSerializer):
@@ -351,6 +415,40 @@ class ApproveInputSerializer(serializers.Serializer):
         min_value=0,
         help_text="The live version number you reviewed against; the approval is refused "
         "with 409 if another version went live meanwhile.",
+    )
+
+
+class RefuseHunkInputSerializer(serializers.Serializer):
+    hunk = serializers.IntegerField(min_value=1, max_value=10000)
+    reason = CommentField(
+        required=False,
+        allow_blank=True,
+        validators=[VISIBLE_COMMENT],
+        max_length=REASON_MAX,
+        help_text=f"Why (the author reads it), at most {REASON_MAX:,} characters.",
+    )
+
+
+class ApprovePartialInputSerializer(serializers.Serializer):
+    step = _step_field()
+    comment = CommentField(
+        required=False,
+        allow_blank=True,
+        validators=[VISIBLE_COMMENT],
+        max_length=COMMENT_MAX,
+        error_messages={"max_length": COMMENT_TOO_LONG},
+        help_text="At most 5,000 characters.",
+    )
+    expectedLiveVersion = serializers.IntegerField(
+        min_value=0,
+        help_text="The live version the hunks were numbered against (as the version's "
+        "`hunks` showed them); 409 when another went live since.",
+    )
+    refused = serializers.ListField(
+        child=RefuseHunkInputSerializer(),
+        min_length=1,
+        max_length=REFUSED_MAX,
+        help_text="The hunks not to publish, by number; every other one is approved.",
     )
 
 

@@ -901,6 +901,7 @@ def version_approve(
     edited_tags: Iterable[str] | None = None,
     expected_live_number: int | None = None,
     step: int | None = None,
+    narrowing: bool = False,
 ) -> Version:
     """Approve a proposal at the step of its workflow it waits on (`step`, from 1: the step
     the reviewer saw; refused with a 409 when the review has moved on since).
@@ -913,7 +914,8 @@ def version_approve(
     the conflicts when they do (at every step). A reviewer may edit the proposal first
     (`edited_*`) against the live version they saw (`expected_live_number`), which must still
     be live, so nothing is overwritten unseen; the edit resets the approvals given to the
-    text before it, so the review goes back to the first step they were given at.
+    text before it, so the review goes back to the first step they were given at, unless it
+    is `narrowing`: it only leaves out changes of the text they approved (reviews.partial).
     """
     _check_decider_first(actor, version, step)
     comment = validate_comment(comment)
@@ -938,7 +940,7 @@ def version_approve(
                 detail={"liveVersion": live_number},
             )
         _apply_edit(page, version, body=edited_body, title=edited_title, tags=edited_tags)
-        reset = _reset_approvals(review, version)
+        reset = [] if narrowing else _reset_approvals(review, version)
     elif version.kind == VersionKind.APPEND:
         _fill_append(page, version)
     elif is_stale(version):
@@ -1302,11 +1304,13 @@ def version_withdraw(*, actor: Actor, version: Version) -> Version:
 @atomic_retried
 def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str = "") -> Version:
     """Make an earlier approved version live again, as a new approved version."""
-    if is_agent(actor) or not (
+    if not (
         permissions.holds(actor, permissions.PUBLISH, page)
         or permissions.holds(actor, permissions.DECIDE, page)
     ):
-        raise Forbidden("only editors and reviewers can revert a page.")
+        # Whoever may publish or decide here reverts (an agent neither publishes nor decides).
+        who = permissions.holders_of(page, permissions.PUBLISH, permissions.DECIDE)
+        raise Forbidden(f"only members of {who} can revert this page; ask one of them.")
     refusal = permissions.refusal(actor, permissions.PUBLISH, page)
     if refusal is not None and permissions.access_at(page).workflow_path is not None:
         raise Forbidden(refusal[0].upper() + refusal[1:])

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import views, views_batch
+from reviews import views, views_batch, views_partial
 
 app_name = "reviews"
 urlpatterns = [
@@ -12,6 +12,11 @@ urlpatterns = [
     path("pages/<str:page_id>/compare/", views.compare, name="compare"),
     path("pages/<str:page_id>/v<int:number>/", views.review, name="review"),
     path("pages/<str:page_id>/v<int:number>/ask/", views.review_ask, name="ask"),
+    path(
+        "pages/<str:page_id>/v<int:number>/partial/",
+        views_partial.partial_approve,
+        name="partial",
+    ),
     path("workflows/", views.workflow_list, name="workflows"),
     path("workflows/<int:workflow_id>/", views.workflow_detail, name="workflow"),
     path("workflows/<int:workflow_id>/pages/", views.workflow_pages, name="workflow_pages"),

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
 from reviews.batch import undoable_batch
+from reviews.checks import proposal_checks
 from reviews.classify import CLASSES, change_labels
 from reviews.diff import (
     diff_text,
@@ -43,9 +44,11 @@ from reviews.forms import (
 )
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import NotificationPreference, ReviewStatus, Workflow
+from reviews.partial import version_hunks
 from reviews.queue_rows import queue_rows
 from reviews.rendered_diff import rendered_diff
 from reviews.shown import diffs_shown_record
+from wiki import permissions
 from wiki.forms import sentence
 from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -427,6 +430,12 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "comment_form": comment_form,
             "open_changes": action == "request_changes",
             "can_decide": context["in_review"] and refusal is None,
+            "hunks": version_hunks(version) if context["in_review"] and refusal is None else [],
+            "refused": {},
+            "refused_hunks": selectors.refused_hunks(version),
+            "checks": proposal_checks(version, reader=lambda: person_scope(user))
+            if context["in_review"]
+            else [],
             "decision_step": path.review.step + 1
             if path is not None and context["in_review"]
             else None,
@@ -620,7 +629,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
 
 def _admin(request: HttpRequest) -> User:
     user = _user(request)
-    if not user.is_superuser:
+    if not permissions.is_admin(user):
         raise PermissionDenied("Only admins define and assign review workflows.")
     return user
 

@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from reviews import delivery, mail
+from reviews import delivery, mail, webhook_address
 from reviews.deciders import is_default_step, step_group
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
 from wiki import permissions
@@ -95,29 +95,27 @@ def _chats_of(reviews: Sequence[Review]) -> list[list[tuple[str, int]]]:
     whose chat may hear of it: the chat is read by the whole group, so a group hears only of a
     proposal the group itself may read (wiki.permissions.group_holds), whichever of its
     members may. At a workflow step, the step's group; at the default step, the groups that
-    hold `decide` there (Reviewers, unless a grant names others)."""
+    hold `decide` there (Reviewers, unless a grant names others). One query for the webhooks
+    (few), and one for the grants above the pages when there is any."""
+    hooks = dict(GroupWebhook.objects.values_list("group__name", "pk"))
+    if not hooks or not reviews:
+        return [[] for _ in reviews]
     accesses = permissions.accesses_at([review.version.page for review in reviews])
-    deciding = []
+    chats = []
     for review in reviews:
         access = accesses[review.version.page.path]
         if is_default_step(review):
             groups = sorted(access.groups(permissions.DECIDE) or ())
         else:
             groups = [step_group(review)]
-        deciding.append(
-            [group for group in groups if permissions.group_holds(group, permissions.READ, access)]
+        chats.append(
+            [
+                (group, hooks[group])
+                for group in groups
+                if group in hooks and permissions.group_holds(group, permissions.READ, access)
+            ]
         )
-    hooks = _hooks_of({group for groups in deciding for group in groups})
-    return [[(group, hooks[group]) for group in groups if group in hooks] for groups in deciding]
-
-
-def _hooks_of(groups: Set[str]) -> dict[str, int]:
-    """The webhook of each of `groups` that has one, by group name (one query)."""
-    if not groups:
-        return {}
-    return dict(
-        GroupWebhook.objects.filter(group__name__in=groups).values_list("group__name", "pk")
-    )
+    return chats
 
 
 def _save_and_dispatch(posts: list[WebhookPost]) -> list[int]:
@@ -278,9 +276,15 @@ def _gathered_text(posts: list[WebhookPost]) -> str:
 def _post(hook: GroupWebhook, rows: delivery.Rows, text: str) -> str:
     """POST `text` standing for `rows` (claimed) to the chat, and mark them sent, refused (a
     4xx), or owed again with the error (raised for the task to retry)."""
+    refused = webhook_address.refusal(hook.url)
+    if refused is not None:
+        return _address_refused(rows, hook, refused)
     try:
-        answer = requests.post(hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS)
-        if 400 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
+        # Never followed: a redirect could lead inside the network, past the address check.
+        answer = requests.post(
+            hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS, allow_redirects=False
+        )
+        if 300 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
             return _refused(rows, hook, answer.status_code)
         if not 200 <= answer.status_code < 300:
             raise requests.HTTPError(f"HTTP {answer.status_code} from the chat's webhook")
@@ -322,6 +326,13 @@ def _refused(rows: delivery.Rows, hook: GroupWebhook, status_code: int) -> str:
         hook.group.name,
         status_code,
     )
+    return NotificationStatus.REFUSED
+
+
+def _address_refused(rows: delivery.Rows, hook: GroupWebhook, reason: str) -> str:
+    # Checked again at each post: the name may resolve inside the network now.
+    delivery.finish(rows, NotificationStatus.REFUSED, error=f"not posted: {reason}")
+    logger.warning("Not posting to the webhook of %s: %s.", hook.group.name, reason)
     return NotificationStatus.REFUSED
 
 

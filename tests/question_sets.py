@@ -187,6 +187,27 @@ FRENCH_QUESTIONS: list[Question] = [
     ("lister les conteneurs en cours d'exécution", ("pages.fr/common/docker-ps.md",)),
 ]
 
+# Written from the page titles alone, as FRENCH_QUESTIONS were (issue 49: what a question in
+# each language gets, docs/search.md).
+SPANISH_QUESTIONS: list[Question] = [
+    ("cómo extraer un archivo tar.gz", ("pages.es/common/tar.md",)),
+    ("buscar una palabra dentro de archivos", ("pages.es/common/grep.md",)),
+    ("hacer ejecutable un script", ("pages.es/common/chmod.md",)),
+    ("cuánto espacio libre queda en el disco", ("pages.es/common/df.md",)),
+    ("obtener una copia de un repositorio en mi máquina", ("pages.es/common/git-clone.md",)),
+    ("cambiar el propietario de un archivo", ("pages.es/common/chown.md",)),
+    ("mostrar las diferencias entre dos archivos", ("pages.es/common/diff.md",)),
+    ("contar las líneas de un archivo", ("pages.es/common/wc.md",)),
+    ("seguir el final de un archivo de registro mientras crece", ("pages.es/common/tail.md",)),
+    ("crear un enlace simbólico", ("pages.es/common/ln.md",)),
+    ("enviar mis commits al repositorio remoto", ("pages.es/common/git-push.md",)),
+    ("listar los contenedores en ejecución", ("pages.es/common/docker-ps.md",)),
+    ("encontrar archivos de más de 100 MB", ("pages.es/common/find.md",)),
+    ("qué carpetas ocupan más espacio", ("pages.es/common/du.md",)),
+    ("descomprimir un archivo zip", ("pages.es/common/unzip.md",)),
+    ("detener un proceso por su número", ("pages.es/common/kill.md",)),
+]
+
 TLDR_TITLES: list[Question] = [
     ("tar", ("pages/common/tar.md", "pages.ko/common/tar.md")),
     ("git", ("pages/common/git.md", "pages.ko/common/git.md")),

@@ -180,7 +180,7 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
         assert _error(response)["code"] == "not_found"
     elif who in actors:
         # The editor lacks the role; the reader (who wrote it) and the author are its authors.
-        reason = "only reviewers can" if who == "editor" else "decide your own proposal"
+        reason = "only members of Reviewers can decide" if who == "editor" else "your own proposal"
         assert reason in _error(response)["message"]
     else:
         assert "error" in response.json()

@@ -66,9 +66,13 @@ def test_it_selects_and_decides_a_batch_in_the_queue(
     expect(page.get_by_role("button", name="Clear")).to_be_hidden()
     check_screen(page, screenshots, "batch-queue")
 
-    # The low-risk ones: the four small fresh changes shown whole, not the long rewrite.
+    # The low-risk ones: the small fresh wording changes shown whole; not the changed
+    # numbers (dispatch days, opening hours), not the long rewrite.
     page.get_by_role("button", name="Select the low-risk ones").click()
-    expect(count).to_have_text("4 selected")
+    expect(count).to_have_text("2 selected")
+    for proposal, ticked in zip(small, [False, True, False, True], strict=True):
+        box = page.locator(f"#pick-{proposal.pk}")
+        expect(box).to_be_checked() if ticked else expect(box).not_to_be_checked()
     expect(page.locator(f"#pick-{long.pk}")).not_to_be_checked()
     page.get_by_role("button", name="Clear").click()
     expect(count).to_have_text("None selected")
@@ -87,10 +91,10 @@ def test_it_selects_and_decides_a_batch_in_the_queue(
     undo = page.locator("#batch-undo")
     expect(undo).to_contain_text("You approved 3 proposals in one action")
     check_screen(page, screenshots, "batch-approved")
-    ticked = [Version.objects.get(pk=p.pk) for p in small[:3]]
-    assert [v.status for v in ticked] == [VersionStatus.APPROVED] * 3
-    assert all(live(v.page).pk == v.pk for v in ticked)
-    assert [v.decision_comment for v in ticked] == ["Small fixes, read in the queue."] * 3
+    approved = [Version.objects.get(pk=p.pk) for p in small[:3]]
+    assert [v.status for v in approved] == [VersionStatus.APPROVED] * 3
+    assert all(live(v.page).pk == v.pk for v in approved)
+    assert [v.decision_comment for v in approved] == ["Small fixes, read in the queue."] * 3
 
     # A long change is not shown whole in its row: ticked alone, the batch refuses it.
     page.locator(f"#pick-{long.pk}").click()
@@ -104,3 +108,51 @@ def test_it_selects_and_decides_a_batch_in_the_queue(
     expect(page.locator(".messages")).to_contain_text("The batch is taken back: 3 proposals")
     assert all(Version.objects.get(pk=p.pk).status == VersionStatus.IN_REVIEW for p in small[:3])
     assert DecisionBatch.objects.get().undone_at is not None
+
+
+def test_it_approves_part_of_a_change_on_the_review_page(
+    live_server: Any,
+    sized_page: Any,
+    screenshots: Path,
+    make_page: Callable[..., Page],
+    reviewer: User,
+    proposing_agent: Agent,
+) -> None:
+    from playwright.sync_api import expect
+
+    policy = "# Refunds\n\nRefunds take 5 days.\n\nAsk support by email.\n\nGift cards are final.\n"
+    page_row = make_page("Refunds", policy)
+    proposal = services.version_propose(
+        actor=proposing_agent,
+        page=page_row,
+        body=policy.replace("5 days", "3 days")
+        .replace("email.", "email or chat.")
+        .replace("are final", "can be refunded")
+        + "\nSee [[pg_aaaaaaaa]].\n",
+        change_summary="Faster refunds, chat, gift cards.",
+    )
+    page, base = sized_page, live_server.url
+    log_in(page, base, reviewer.username)
+    page.goto(f"{base}/reviews/pages/{page_row.public_id}/v{proposal.number}/")
+    expect(page.locator(".rv-checks")).to_contain_text("Broken link")
+    expect(page.locator(".rv-change-kind")).to_contain_text("numbers, dates, links")
+    check_screen(page, screenshots, "partial-review")
+
+    page.locator(".rv-partial > summary").click()
+    page.locator("#refuse-3").check()
+    page.fill("#reason-hunk-3", "Gift cards stay final.")
+    check_screen(page, screenshots, "partial-choose")
+    page.get_by_role("button", name="Preview what is kept").click()
+    expect(page.locator("main")).to_contain_text("You keep 2 of 3 changes and refuse 1")
+    expect(page.locator(".rv-rendered")).to_contain_text("Gift cards are final.")
+    check_screen(page, screenshots, "partial-preview")
+    assert Version.objects.get(pk=proposal.pk).status == VersionStatus.IN_REVIEW
+
+    page.get_by_role("button", name="Approve the kept changes").click()
+    expect(page.locator(".messages")).to_contain_text("approved without 1 refused change")
+    expect(page.locator(".rv-refused-hunks")).to_contain_text("Gift cards stay final.")
+    check_screen(page, screenshots, "partial-approved")
+    # The gift cards and the broken link after them were one block: both refused.
+    assert live(page_row).body == policy.replace("5 days", "3 days").replace(
+        "email.", "email or chat."
+    )

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents import mcp, selectors
 from agents import services as agent_services
+from agents.models import PageRead
 from config.cache import counter_value
 from config.postgresql.base import has_input
 from config.postgresql.types import int_array
@@ -366,3 +367,45 @@ def test_a_kept_token_is_confirmed_before_a_refusal_is_audited_under_its_agent(
     )
     assert answer.status_code == 401
     assert AuditEvent.objects.filter(action="mcp.request").count() == before
+
+
+def test_an_editing_agents_read_is_recorded_with_its_audit_row_in_one_commit(
+    client: Client, make_page: Callable[..., Page], editor_agent: AgentKey
+) -> None:
+    page = make_page("Travel", "Book trains.\n")
+    editor_agent.give(page)
+    rpc_tool(client, editor_agent.token, "browse")  # the token found, its use recorded
+
+    with CaptureQueriesContext(connection) as queries:
+        result = rpc_tool(client, editor_agent.token, "get_page", pageId=page.public_id)
+
+    assert result["isError"] is False, result
+    writes = [
+        query["sql"]
+        for query in queries
+        if "agents_pageread" in query["sql"] or "wiki_auditevent" in query["sql"]
+    ]
+    # PostgreSQL: one statement, one durable commit; SQLite: two (its commits wait for no
+    # disk flush in WAL mode).
+    assert len(writes) == (1 if is_postgres() else 2), writes
+    read = PageRead.objects.get(agent=editor_agent.agent, page=page)
+    assert read.version_number == 1
+    event = AuditEvent.objects.get(actor_agent=editor_agent.agent, action="mcp.get_page")
+    assert (event.page_id, event.version_number) == (page.pk, 1)
+
+
+def test_a_read_whose_audit_row_fails_records_no_read_either(
+    client: Client, make_page: Callable[..., Page], editor_agent: AgentKey, monkeypatch: Any
+) -> None:
+    page = make_page("Travel", "Book trains.\n")
+    editor_agent.give(page)
+    monkeypatch.setattr(mcp, "_record", _failing_record)
+
+    with pytest.raises(RuntimeError):
+        rpc_tool(client, editor_agent.token, "get_page", pageId=page.public_id)
+
+    assert not PageRead.objects.filter(agent=editor_agent.agent).exists()
+
+
+def _failing_record(call: mcp.ToolCall) -> None:
+    raise RuntimeError("the audit row could not be written")

@@ -15,16 +15,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
+from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
 from reviews import services
+from reviews.mail import compose
+from reviews.models import Notification
 from wiki.models import Page
+from wiki.roles import EDITORS
 
 from .fixtures_mcp import MCP, rpc_tool
 
@@ -241,11 +248,18 @@ def test_it_names_no_hidden_page_in_rest_pages_and_reviews(
     assert paths_of(searched)[form.public_id] == legal.shown(form)
     # A hidden parent lists nothing under it, as a missing one.
     assert stan.get(f"/api/v1/pages/?parent={legal.section.public_id}").json()["results"] == []
+    # Nor do the versions of the granted-back page name its hidden parent.
+    versions = stan.get(f"/api/v1/pages/{templates.public_id}/versions/").json()["results"]
+    first = stan.get(f"/api/v1/pages/{templates.public_id}/versions/1/").json()
+    assert first["parentId"] is None
+    assert stan.get(f"/api/v1/pages/{form.public_id}/versions/1/").json()["parentId"] == (
+        templates.public_id
+    )
     reviews = stan.get("/api/v1/reviews/").json()["results"]
     assert [review["pagePath"] for review in reviews] == [legal.shown(form)]
     assert stan.get(f"/api/v1/reviews/?path={legal.section.path}").json()["results"] == []
     assert len(stan.get("/api/v1/reviews/?path=wombat-templates").json()["results"]) == 1
-    for answer in (top, detail, listed, searched, reviews):
+    for answer in (top, detail, listed, searched, versions, first, reviews):
         assert_clean(legal, answer)
 
 
@@ -279,3 +293,81 @@ def test_it_never_matches_the_picker_on_a_hidden_slug(legal: Legal, client_as: C
         "title": "Otter form",
         "path": "wombat-templates/otter-form",
     }
+
+
+@pytest.mark.django_db
+def test_it_names_no_hidden_page_on_the_move_screen_of_a_granted_back_page(
+    legal: Legal, client_as: ClientAs, make_page: Callable[..., Page], admin_user: User
+) -> None:
+    """An editor outside Legal moves pages inside the subsection granted back to them: the
+    screen says where a page is, and lists its siblings to place it among, as they see them."""
+    services.page_create(
+        actor=admin_user,
+        title=f"Sealed {HIDDEN} brief",
+        body="Counsel only.\n",
+        parent=legal.section,
+        publish=True,
+    )
+    spare = make_page("Spare sheet", "Text.\n")
+    legal.stan.groups.add(Group.objects.get_or_create(name=EDITORS)[0])
+    stan = client_as(legal.stan)
+    screen = stan.get(f"/p/{legal.templates.public_id}/move/").content.decode()
+    assert "Now at <code>wombat-templates</code>." in screen
+    assert_clean(legal, screen)
+    moved = stan.post(
+        f"/p/{spare.public_id}/move/", {"parent": legal.templates.public_id}, follow=True
+    )
+    assert "its address is now wombat-templates/spare-sheet." in moved.content.decode()
+    assert_clean(legal, moved.content.decode())
+
+
+# --- mail -------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_names_no_hidden_page_in_the_review_request_mail(legal: Legal) -> None:
+    asked = Notification.objects.get(recipient=legal.stan, version__page=legal.form)
+    message = compose(asked)
+    assert message is not None
+    assert f"Page:     Otter form ({legal.shown(legal.form)})" in message.body
+    assert_clean(legal, f"{message.subject}{message.body}")
+
+
+# --- what it costs --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_costs_no_query_more_but_for_search_hits_and_browse_under_a_path(
+    legal: Legal, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path's hidden start is worked out in the statement that reads the rows; a search
+    reads it for its hits in one query more (after ranking, so the search statements and
+    their plans stay as they were), and browse under a path finds the pages the agent is
+    shown by that path in one. An agent with no owner pays neither: no grant hides a page
+    above one it reads (it reads none under a grant)."""
+    monkeypatch.setattr(agent_selectors, "TOKEN_CACHE_SECONDS", 3600.0)
+    monkeypatch.setattr(agent_services, "LAST_USED_RESOLUTION", timedelta(hours=1))
+    _agent, ownerless = agent_services.agent_create(
+        actor=SystemActor("tests"), name="nobodys-all", all_pages=True, can_edit_pages=True
+    )
+    public = legal.public.public_id
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("browse", {}),
+        ("get_page", {"pageId": public}),
+        ("get_page_source", {"pageId": public}),
+        ("recent_activity", {}),
+        ("search_pages", {"query": "public handbook"}),
+        ("browse", {"under": "public-handbook"}),
+    ]
+
+    def counts(token: str) -> list[int]:
+        rpc_tool(client, token, "browse")  # finds and keeps the token
+        found = []
+        for tool, arguments in calls:
+            with CaptureQueriesContext(connection) as queries:
+                assert not rpc_tool(client, token, tool, **arguments).get("isError")
+            found.append(len(queries))
+        return found
+
+    owned, unowned = counts(legal.every_bot), counts(ownerless)
+    assert [a - b for a, b in zip(owned, unowned, strict=True)] == [0, 0, 0, 0, 1, 1]

@@ -18,7 +18,8 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.conftest import HANDBOOK
 from tests.prerequisites import require_corpus
-from wiki.models import Page, Version, VersionStatus
+from wiki import services
+from wiki.models import SIBLING_ORDER, Page, Version, VersionStatus
 from wiki.roles import EDITORS
 
 needs_handbook = pytest.mark.usefixtures("handbook_files")
@@ -202,6 +203,37 @@ def test_it_exports_and_reimports_the_handbook_losslessly(admin_user: User, tmp_
     assert summary(stdout)["created"] == len(before)
     assert stderr == ""
     assert snapshot() == before
+
+
+def sibling_orders() -> dict[str | None, list[str]]:
+    """Under each parent (by path), its children's paths in the tree's order."""
+    orders: dict[str | None, list[str]] = {}
+    for page in Page.objects.select_related("parent").order_by(*SIBLING_ORDER):
+        orders.setdefault(page.parent.path if page.parent else None, []).append(page.path)
+    return orders
+
+
+def test_it_keeps_the_order_of_siblings_through_export_and_import(
+    admin_user: User, editor: User, tmp_path: Path
+) -> None:
+    run("import_markdown", str(HANDBOOK), "--publish")
+    # An editor put one page first under its parent, as the tree's arrows do.
+    parent = Page.objects.filter(children__isnull=False).distinct().order_by("path").last()
+    assert parent is not None
+    last = parent.children.order_by(*SIBLING_ORDER).last()
+    assert last is not None
+    services.page_reorder(actor=editor, page=last, after=None)
+    before = sibling_orders()
+    assert before[parent.path][0] == last.path
+    assert sum(len(children) > 1 for children in before.values()) >= 20
+
+    run("export_markdown", str(tmp_path / "export"))
+    empty_the_wiki()
+    run("import_markdown", str(tmp_path / "export"), "--publish")
+
+    after = sibling_orders()
+    assert {p: c for p, c in after.items() if c != before.get(p)} == {}
+    assert after == before
 
 
 # --- small trees --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.test import Client
 from inbox.models import ChannelChoice, InboxItem, Kind
 from reviews import services
 from reviews.models import NotificationKind, NotificationPreference, ReviewerSettings
+from tests.fixtures_web import rest_client
 from wiki.models import Page
 
 pytestmark = pytest.mark.usefixtures("eager_tasks")
@@ -34,6 +35,11 @@ def unread_in_top_bar(client: Client) -> str:
     html = client.get("/").content.decode()
     start = html.index('href="/inbox/"')
     return html[start : html.index("</a>", start)]
+
+
+def items_listed(client: Client) -> str:
+    """The inbox's list of items (not the channel settings below it)."""
+    return client.get("/inbox/").content.decode().split('id="channels-title"')[0]
 
 
 def test_it_shows_what_waits_on_a_reviewer_and_marks_it_read_when_opened(
@@ -189,3 +195,39 @@ def test_it_knows_the_same_kinds_of_news_as_the_outbox() -> None:
     # Two lists on purpose: the inbox says "Waiting on you" where the email says "Review
     # requested". Only the labels may differ; outbox.py hands its kinds to the inbox as they are.
     assert Kind.values == NotificationKind.values
+
+
+def test_it_takes_a_withdrawn_or_decided_proposal_out_of_waiting(
+    client_as: Callable[[User], Client],
+    reviewer: User,
+    second_reviewer: User,
+    reader: User,
+    page: Page,
+    make_page: Callable[..., Page],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 46: an inbox item whose proposal is withdrawn or decided leaves "waiting", and
+    is no longer counted unread."""
+    version = propose(reader, page, django_capture_on_commit_callbacks)
+    rita = client_as(reviewer)
+    assert 'aria-label="1 unread"' in unread_in_top_bar(rita)
+    # The author withdraws it over REST.
+    withdrawn = rest_client(reader).post(
+        f"/api/v1/pages/{page.public_id}/versions/{version.number}/withdraw"
+    )
+    assert withdrawn.status_code == 200, withdrawn.content
+    assert "unread" not in unread_in_top_bar(rita)
+    inbox = items_listed(rita)
+    assert "Waiting on you" not in inbox and "No longer waiting" in inbox
+    assert "now withdrawn" in inbox
+    assert 'class="inbox-new"' not in inbox
+
+    # Another proposal, decided by the other reviewer: it leaves rita's "waiting" too.
+    other = make_page("Returns", "Thirty days.\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        decided = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
+    assert 'aria-label="1 unread"' in unread_in_top_bar(rita)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.version_approve(actor=second_reviewer, version=decided)
+    assert "unread" not in unread_in_top_bar(rita)
+    assert "Waiting on you" not in items_listed(rita)

@@ -22,8 +22,10 @@ from wiki.models import Page, Version
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _fail_on(table: str, event: str, when: str) -> Iterator[None]:
-    """Make the database refuse `event` on `table` where `when` holds, until the test ends."""
+def _fail_on(table: str, event: str, when: str, *, cut: bool = False) -> Iterator[None]:
+    """Make the database refuse `event` on `table` where `when` holds, until the test ends.
+    `cut`: as a lost connection does (an OperationalError on SQLite too: a trigger calling a
+    function that does not exist)."""
     if connection.vendor == "postgresql":
         statements = [
             "CREATE FUNCTION quire_test_fault() RETURNS trigger AS $$ BEGIN "
@@ -37,10 +39,11 @@ def _fail_on(table: str, event: str, when: str) -> Iterator[None]:
             "DROP FUNCTION quire_test_fault()",
         ]
     else:
+        fault = "quire_connection_cut()" if cut else "RAISE(ABORT, 'disk I/O error (test fault)')"
         statements = [
             f"CREATE TRIGGER quire_test_fault BEFORE {event} ON {table} FOR EACH ROW "
             f"WHEN {when.replace('row.', 'NEW.')} "
-            "BEGIN SELECT RAISE(ABORT, 'disk I/O error (test fault)'); END"
+            f"BEGIN SELECT {fault}; END"
         ]
         undo = ["DROP TRIGGER quire_test_fault"]
     with connection.cursor() as cursor:
@@ -86,4 +89,34 @@ def test_a_committed_update_is_answered_as_saved_when_its_audit_row_fails(
     assert str(answer["message"]).startswith(f"Submitted as v{answer['versionNumber']}")
     assert Notification.objects.filter(version__in=proposals, recipient=reviewer).exists()
     assert "warning" not in answer  # the answer was whole before the fault
+    next(faults, None)
+
+
+def test_a_write_cut_off_from_the_database_is_told_to_call_again_with_nothing_stored(
+    mcp: MCP,
+    make_agent: Callable[..., AgentKey],
+    make_page: Callable[..., Page],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    page = make_page("Refunds", "Refunds take 5 days.\n")
+    bot = make_agent("docs-bot", can_edit=True, pages=(page,))
+    source = mcp.ok(bot, "get_page_source", pageId=page.public_id)
+    faults = _fail_on(Version._meta.db_table, "INSERT", "row.number > 1", cut=True)
+    next(faults)
+
+    error = mcp.error(
+        bot,
+        "update_page",
+        pageId=page.public_id,
+        markdown="Refunds take 3 days.\n",
+        changeSummary="Faster.",
+        baseVersion=source["liveVersion"],
+    )
+
+    assert error.startswith("rate_limited: the database was unavailable"), error
+    assert "nothing was stored" in error and "internal_error" not in error
+    assert not Version.objects.filter(page=page, author_agent=bot.agent).exists()
+    said = [r for r in caplog.records if "database is unavailable, nothing stored" in r.message]
+    assert len(said) == 1 and said[0].exc_info is None
+    assert "Traceback" not in caplog.text
     next(faults, None)

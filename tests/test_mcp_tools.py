@@ -52,6 +52,7 @@ SOURCE_KEYS = {
     "parentId",
     "path",
     "liveVersion",
+    "draft",
     "inReview",
     "pending",
     "lastDecision",
@@ -306,6 +307,7 @@ def test_it_shows_an_agent_its_draft_and_the_reviewers_reason_in_get_page_source
         "parentId": parent.public_id,
         "path": "support/refunds",
         "liveVersion": 1,
+        "draft": {"versionNumber": second["versionNumber"], "baseVersion": 1},
         "inReview": True,
         "pending": [
             {

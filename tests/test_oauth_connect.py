@@ -253,7 +253,11 @@ def test_it_tells_a_reader_who_owns_no_agent_and_grants_nothing(
     callback: CallbackServer,
     reader: User,
     owned_agent: AgentKey,
+    settings: Any,
 ) -> None:
+    # Where admins let people make their own agents (the default), the screen offers that:
+    # tests/test_oauth_own_agent.py.
+    settings.QUIRE_PEOPLE_MAKE_AGENTS = False
     client = registered_client(oauth_base, callback.uri)
     person = browserless(reader.username)
     screen = person.screen(client.authorize_url()).text

@@ -17,7 +17,7 @@ from django.urls import reverse
 from agents import services as agent_services
 from agents.models import Agent
 from core.actors import SystemActor
-from core.errors import Forbidden
+from core.errors import Conflict, Forbidden
 from reviews import services as reviews_services
 from reviews import workflows
 from tests.fixtures_mcp import MCP, AgentKey
@@ -142,7 +142,6 @@ def test_it_answers_an_agents_rights_from_its_owner_and_its_flags(
     assert not permissions.can(edits, permissions.PUBLISH, section)
     assert not permissions.can(edits, permissions.DECIDE, section)
     assert "no owner" in (permissions.refusal(orphan, permissions.PROPOSE, section) or "")
-    pytest.importorskip("hypothesis")  # the generated agreement test lives in test_policy_forms
 
 
 # --- point 1: one refusal, naming who really holds the right -------------------------------
@@ -235,3 +234,75 @@ def test_it_counts_only_readable_proposals_and_links_every_decider_to_reviews(
     assert [row.version.title for row in listed.context["rows"]] == ["People matters", "Leave"]
     # A reader who decides nothing has no link.
     assert _reviews_badge(client_as(reader).get("/").content.decode()) is None
+
+
+# --- point 3: the base of a revision is the live text the agent was shown -----------------
+
+
+PAGE = "Line A: refunds take five days.\n\nMiddle stays.\n\nLine B: returns take thirty days.\n"
+
+
+def test_it_never_bases_a_revision_on_a_live_version_the_agent_was_not_shown(
+    mcp: MCP,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    reviewer: User,
+) -> None:
+    page = make_page("Refunds", PAGE)
+    bot = owned_agent(make_user("owen"), "docs-bot", page)
+    # The agent reads v1 and edits line A; a reviewer approves it as v2.
+    read = mcp.ok(bot, "get_page_source", pageId=page.public_id)
+    assert read["liveVersion"] == 1
+    first = mcp.ok(
+        bot,
+        "update_page",
+        pageId=page.public_id,
+        markdown=PAGE.replace("five days", "seven days"),
+        changeSummary="Seven days",
+    )
+    reviews_services.version_approve(
+        actor=reviewer, version=Version.objects.get(page=page, number=first["versionNumber"])
+    )
+    # It then sends a change of line B from v1 (baseVersion=1): v3, waiting.
+    mcp.ok(
+        bot,
+        "update_page",
+        pageId=page.public_id,
+        markdown=PAGE.replace("thirty days", "sixty days"),
+        changeSummary="Sixty days",
+        baseVersion=1,
+    )
+    # It reads its draft to check it: get_page_source names the draft, its version and base.
+    source = mcp.ok(bot, "get_page_source", pageId=page.public_id)
+    assert source["markdown"] == PAGE.replace("thirty days", "sixty days")
+    assert source["liveVersion"] == 2
+    assert source["draft"] == {"versionNumber": 3, "baseVersion": 1}
+    # A text built from v1 with line A changed again, without baseVersion, revising the draft:
+    # the draft's base (v1) is kept.
+    revised = mcp.ok(
+        bot,
+        "update_page",
+        pageId=page.public_id,
+        markdown=PAGE.replace("five days", "nine days"),
+        changeSummary="Nine days",
+    )
+    draft = Version.objects.get(page=page, number=revised["versionNumber"])
+    assert draft.base_version is not None and draft.base_version.number == 1
+    # The reviewer rejects it; get_page_source (read just before) showed the agent its draft
+    # on v1, never v2's text. It sends line A changed again, still without baseVersion.
+    reviews_services.version_reject(actor=reviewer, version=draft, comment="Not yet.")
+    again = mcp.ok(
+        bot,
+        "update_page",
+        pageId=page.public_id,
+        markdown=PAGE.replace("five days", "ten days"),
+        changeSummary="Ten days",
+    )
+    revision = Version.objects.get(page=page, number=again["versionNumber"])
+    assert revision.base_version is not None and revision.base_version.number == 1
+    # Approving it cannot silently undo the approved edit of line A: v1 → v2 and v1 → v5
+    # both change line A, so it is a conflict, never a clean merge that drops "seven days".
+    with pytest.raises(Conflict):
+        reviews_services.version_approve(actor=reviewer, version=revision)
+    page.refresh_from_db()
+    assert "seven days" in page.live_version.body  # type: ignore[union-attr]

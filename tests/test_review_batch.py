@@ -13,6 +13,7 @@ from django.test import Client
 
 from core.errors import Conflict
 from core.models import AuditEvent
+from inbox.models import InboxItem, Kind
 from reviews import batch as batches
 from reviews import services, workflows
 from reviews.models import (
@@ -65,6 +66,7 @@ def _untouched(versions: list[Version]) -> None:
     assert not DecisionBatch.objects.exists()
     assert not AuditEvent.objects.filter(action__startswith="version.appro").exists()
     assert not Notification.objects.filter(kind=NotificationKind.DECISION).exists()
+    assert not InboxItem.objects.filter(kind=Kind.DECISION).exists()
 
 
 def test_it_approves_every_proposal_shown_in_the_queue(
@@ -83,6 +85,8 @@ def test_it_approves_every_proposal_shown_in_the_queue(
         assert proposal.decision_comment == "Typos."
         assert live(proposal.page).pk == proposal.pk
     assert [item.published for item in batch.items.all()] == [True, True, True]
+    # Each author's inbox holds the decision, once.
+    assert InboxItem.objects.filter(kind=Kind.DECISION).count() == 3
     [event] = AuditEvent.objects.filter(action="versions.decide_batch")
     assert event.data["versions"] == [[p.page.public_id, p.number] for p in proposals]
     assert AuditEvent.objects.filter(action="version.approve").count() == 3

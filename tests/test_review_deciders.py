@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.mail import EmailMessage
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent
 from reviews import outbox, services, workflows
-from reviews.deciders import deciders
-from reviews.models import Notification
+from reviews.deciders import deciders, deciders_of
+from reviews.models import Notification, Review
 from tests.conftest import live
 from tests.fixtures_web import rest_client
+from wiki import permissions
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
@@ -178,3 +181,66 @@ def test_it_mails_and_shows_admins_a_proposal_nobody_can_decide(
     assert admins_told.exists()
     html = _client(admin_user).get("/reviews/").content.decode()
     assert "Nobody can decide this step" in html
+
+
+def _reviews_under_grants(
+    make_page: Callable[..., Page], make_user: Callable[..., User], admin: User, count: int
+) -> list[Review]:
+    """`count` proposals in sections with grants (read and decide to Legal, a subsection of
+    each granted back to Staff): the case that used to cost 2 queries per review."""
+    legal = Group.objects.get_or_create(name="Legal")[0]
+    staff = Group.objects.get_or_create(name="Staff")[0]
+    sam = make_user(f"sam{count}", "Staff", "Legal")
+    for number in range(count):
+        section = make_page(f"Section {count}-{number}", "Text.\n")
+        inner = make_page(f"Inner {count}-{number}", "Text.\n", parent=section)
+        permissions.grant_set(actor=admin, page=section, group=legal, rights=["read", "decide"])
+        permissions.grant_set(actor=admin, page=inner, group=staff, rights=["read"])
+        services.version_propose(actor=sam, page=inner, body=f"Proposal {number}.\n")
+    return list(
+        Review.objects.filter(version__page__title__startswith=f"Inner {count}-").select_related(
+            "version__page", "version__author_agent"
+        )
+    )
+
+
+def test_it_answers_who_decides_many_reviews_under_grants_in_three_queries(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reviewer: User,
+) -> None:
+    lana = make_user("lana", "Legal", "Staff")
+    for count in (2, 12):
+        reviews = _reviews_under_grants(make_page, make_user, admin_user, count)
+        assert len(reviews) == count
+        with CaptureQueriesContext(connection) as queries:
+            found = deciders_of(reviews)
+        # The grants above the pages, the people of the groups concerned, the approvals.
+        assert len(queries) == 3, [query["sql"][:120] for query in queries]
+        # Legal decides there (an admin too); a Reviewer outside Legal does not, nor the author.
+        for review in reviews:
+            assert lana.pk in found[review.version_id]
+            assert admin_user.pk in found[review.version_id]
+            assert reviewer.pk not in found[review.version_id]
+            assert review.version.author_user_id not in found[review.version_id]
+
+
+def test_it_shows_the_policys_real_reason_in_the_queue_cell(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reader: User,
+) -> None:
+    """Issue 46: the cell said "Members of Reviewers decide this step" to a member of
+    Reviewers whose real reason is that they already approved this text at step 1."""
+    both = make_user("bea", "Legal", REVIEWERS)
+    refunds = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
+    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    services.version_approve(actor=both, version=proposal)
+    html = _client(both).get("/reviews/").content.decode()
+    cell = html[
+        html.index("rv-cannot-decide") : html.index("</span>", html.index("rv-cannot-decide"))
+    ]
+    assert "already approved this text" in cell, cell
+    assert "Members of Reviewers decide this step" not in html

@@ -203,7 +203,7 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
     else:
         assert response.status_code == 403
         # The editor lacks the role; the reader (who wrote it) and the author are its authors.
-        reason = "nly reviewers can" if who == "editor" else "decide your own proposal"
+        reason = "nly members of Reviewers can decide" if who == "editor" else "your own proposal"
         assert reason in response.content.decode()
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.IN_REVIEW

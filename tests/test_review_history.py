@@ -113,7 +113,7 @@ def test_it_refuses_a_revert_to_readers_and_to_unapproved_versions(
     pending = services.version_propose(actor=reader, page=page, body="pending\n")
     response = _client(reader).post(f"/reviews/pages/{page.public_id}/history/", {"to_number": 1})
     assert response.status_code == 403
-    assert "Only editors and reviewers can revert" in response.content.decode()
+    assert "Only members of Editors, Reviewers can revert this page" in response.content.decode()
     response = _client(editor).post(
         f"/reviews/pages/{page.public_id}/history/", {"to_number": pending.number}
     )

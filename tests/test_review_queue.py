@@ -105,7 +105,7 @@ def test_it_shows_the_waiting_count_in_the_navigation_for_reviewers_only(
     page = make_page()
     services.version_propose(actor=reader, page=page, body="new")
     html = _client(reviewer).get("/reviews/").content.decode()
-    assert '<span class="count">1</span>' in html
+    assert 'aria-label="1 waiting">1</span>' in html
     response = _client(editor).get(f"/p/{page.public_id}/")
     assert 'href="/reviews/"' not in response.content.decode()
     assert _client(editor).get("/reviews/").status_code == 403

@@ -170,4 +170,4 @@ def test_it_opens_the_next_proposal_after_a_decision_on_the_review_page(
     assert own.status == VersionStatus.IN_REVIEW
     page = client.get("/reviews/").content.decode()
     assert "Nothing else is waiting for you." in page
-    assert "Yours: another reviewer decides." in page
+    assert "You cannot decide your own proposal; ask another reviewer." in page

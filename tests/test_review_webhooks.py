@@ -36,6 +36,16 @@ from wiki.roles import REVIEWERS
 pytestmark = pytest.mark.usefixtures("eager_tasks")
 
 
+# The chat servers here listen on 127.0.0.1, which Quire refuses to post to unless the
+# operator allows it (reviews.webhook_address): here, and in a Celery worker's environment.
+LOCAL_CHAT_ALLOWED = {"QUIRE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"}
+
+
+@pytest.fixture(autouse=True)
+def _local_chat_allowed(settings: Any) -> None:
+    settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
 class Hook:
     def __init__(self, url: str, received: list[dict[str, Any]], answers: list[int]) -> None:
         self.url = url
@@ -310,7 +320,8 @@ def test_it_retries_in_a_celery_worker_until_the_chat_takes_the_post(
 ) -> None:
     # After a failure the chat's next try waits for the sweep's pause (a second here).
     worker = celery_worker(
-        smtp_port=smtp_server.port, extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1"}
+        smtp_port=smtp_server.port,
+        extra_env={"QUIRE_OUTBOX_SWEEP_GRACE_SECONDS": "1", **LOCAL_CHAT_ALLOWED},
     )
     chat.answers.extend([503, 502])
     version = propose()
@@ -523,7 +534,10 @@ def test_it_sends_the_gathered_message_from_the_worker_when_the_window_closes(
     celery_worker: Callable[..., Any],
     smtp_server: SMTPServer,
 ) -> None:
-    celery_worker(smtp_port=smtp_server.port, extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5"})
+    celery_worker(
+        smtp_port=smtp_server.port,
+        extra_env={"QUIRE_WEBHOOK_GATHER_SECONDS": "5", **LOCAL_CHAT_ALLOWED},
+    )
     propose_on("Policy 0")
     wait_until(lambda: len(chat.received) == 1, what="the first post", every=0.2)
     propose_on("Policy 1")
@@ -616,6 +630,64 @@ def test_it_skips_a_post_owed_to_the_chat_of_a_group_deleted_meanwhile(
     assert (post.webhook_id, post.status, post.attempts) == (None, "skipped", 1)
     assert post.last_error == "the group's webhook was taken off"
     assert len(chat.received) == 1
+
+
+# --- addresses inside the network are refused -----------------------------------------------
+
+INTERNAL = [
+    "http://127.0.0.1:8126/internal-admin",
+    "https://localhost:8126/internal-admin",
+    "https://169.254.169.254/latest/meta-data/",
+    "https://10.0.0.7/hooks/reviews",
+    "https://192.168.1.20/hooks/reviews",
+    "https://[::1]/hooks/reviews",
+    "https://[::ffff:127.0.0.1]/hooks/reviews",
+    "https://0.0.0.0/hooks/reviews",
+    "http://hooks.slack.com/services/T0/B0/x",  # plain http, DEBUG off
+]
+
+
+@pytest.mark.parametrize("url", INTERNAL)
+def test_it_refuses_a_webhook_address_inside_the_network(
+    admin_user: User, url: str, settings: Any
+) -> None:
+    settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = []
+    group = Group.objects.get(name=REVIEWERS)
+    admin = Client()
+    admin.force_login(admin_user)
+    refused = admin.post(f"/groups/{group.pk}/webhook/", {"url": url}, follow=True)
+    page = refused.content.decode()
+    assert "public addresses" in page or "must start with https://" in page, url
+    assert not GroupWebhook.objects.exists()
+
+
+def test_it_lets_an_operator_allow_a_host_inside_the_network(
+    admin_user: User, settings: Any
+) -> None:
+    settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = ["chat.internal", "127.0.0.1"]
+    group = Group.objects.get(name=REVIEWERS)
+    people_services.group_webhook_set(
+        actor=admin_user, group=group, url="http://127.0.0.1:8126/hooks/reviews"
+    )
+    assert GroupWebhook.objects.get(group=group).url == "http://127.0.0.1:8126/hooks/reviews"
+
+
+def test_it_checks_the_address_again_at_each_post(
+    hook: Hook, reviewer: User, propose: Callable[[], Version], caplog: Any, settings: Any
+) -> None:
+    settings.DEBUG = True  # plain http allowed: the address alone is refused
+    # Set when its name was public; it resolves to this server now (DNS changed).
+    port = hook.url.split(":")[2].split("/")[0]
+    GroupWebhook.objects.create(
+        group=Group.objects.get(name=REVIEWERS), url=f"http://localhost:{port}/hooks/reviews"
+    )
+    version = propose()
+    post = WebhookPost.objects.get(version=version)
+    assert post.status == "refused" and hook.received == []
+    assert post.last_error.startswith("not posted: ")
+    assert "loopback" in post.last_error and "hooks/reviews" not in post.last_error
+    assert "Not posting to the webhook of Reviewers" in caplog.text
+    assert "Traceback" not in caplog.text
 
 
 def test_it_posts_a_proposal_only_to_the_chats_of_groups_that_may_read_it(

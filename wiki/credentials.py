@@ -100,6 +100,22 @@ class _UrlPasswordWithoutUserDetector(RegexBasedDetector):
     denylist = (re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://:([^\s{}@/]+)@"),)
 
 
+_ASSIGNED = "password assignment"
+
+
+class _PasswordAssignmentDetector(RegexBasedDetector):
+    # `password = 'hunter22'`, `"db_password": "..."`, `PASSWORD: "..."`: a value in quotes
+    # assigned to a name that says it is a password or secret (a config file, code).
+    secret_type = "password assignment"  # noqa: S105 (a kind, not a secret)
+    denylist = (
+        re.compile(
+            r"(?:pass(?:word|wd|phrase)?|pwd|secret|api_?key|access_?token|auth_?token)"
+            r"""["']?\s*(?::|=|:=|=>)\s*(?:'([^'\s]{6,200})'|"([^"\s]{6,200})")""",
+            re.IGNORECASE,
+        ),
+    )
+
+
 class _AnyCase(RegexBasedDetector):
     """A detector's shapes in any letter case: `GHP_...` or a Stripe key in capitals is still
     the token to whoever reads it and types it back."""
@@ -161,6 +177,11 @@ _DETECTORS: tuple[_Check, ...] = (
     _Check(JwtTokenDetector(), "JSON Web Token"),
     _Check(BasicAuthDetector(), "password in a connection string"),
     _Check(_ConnectionStringPasswordDetector(), "password in a connection string"),
+    _Check(
+        _PasswordAssignmentDetector(),
+        _ASSIGNED,
+        ("pass", "pwd", "secret", "key", "token"),
+    ),
     _Check(OpenAIDetector(), "OpenAI API key"),
     _Check(
         _AnyCase(_OpenAIProjectKeyDetector()),
@@ -302,6 +323,8 @@ def _found(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
 # Where a line may be cut and go on the next: spaces, a shell's or Python's continuation, a
 # string closed on one line and opened again on the next (`"ghp_abc" +` / `"def"`).
 _LINE_START = re.compile(r"""\A[ \t>]*(?:\+[ \t]*)?["']?""")
+_TOKEN_END = re.compile(r"[\w+/=-]{4,}[\"']?[ \t\\+]*\Z")
+_TOKEN_START = re.compile(r"""[ \t>]*(?:\+[ \t]*)?["']?[\w+/=-]{4,}""")
 # How much of each line's end and the next one's start a split token can span.
 _JOIN_SPAN = 400
 
@@ -311,25 +334,26 @@ def _without_line_end(line: str) -> str:
     closing quote and `+`). Done with string methods: as a regular expression searched over
     the line it cost time cubic in a run of spaces (a padded table row took seconds)."""
     line = line.rstrip(" \t")
-    if line.endswith("\\"):
+    if line.endswith("..."):
+        return line[:-3].rstrip(" \t")
+    # A shell's or Python's `\` and a `+` both may follow a string closed on this line.
+    if line.endswith(("\\", "+")):
+        line = line[:-1].rstrip(" \t")
+    if line.endswith(("'", '"')):
         line = line[:-1]
-    elif line.endswith("..."):
-        line = line[:-3]
-    else:
-        if line.endswith("+"):
-            line = line[:-1].rstrip(" \t")
-        if line.endswith(("'", '"')):
-            line = line[:-1]
     return line.rstrip(" \t")
 
 
 def _joined(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
     """Credentials that show only when a line is read on into the next one (a token cut in two
-    by a line break), found on the first of the two lines."""
+    by a line break or a blank line), found on the first of the two lines."""
+    written = [(n, line) for n, line in lines if line.strip()]
     pairs = [
         (n, _without_line_end(first[-_JOIN_SPAN:]) + _LINE_START.sub("", second[:_JOIN_SPAN]))
-        for (n, first), (_, second) in pairwise(lines)
-        if first.strip() and second.strip()
+        for (n, first), (m, second) in pairwise(written)
+        # Blank lines between the halves do not part them for a reader (two paragraphs),
+        # when a token's letters end the one and start the other (prose ends with a stop).
+        if m == n + 1 or (_TOKEN_END.search(first[-64:]) and _TOKEN_START.match(second))
     ]
     if not pairs:
         return set()
@@ -387,15 +411,46 @@ def _in_base64(lines: list[tuple[int, str]]) -> set[tuple[int, str]]:
     return found
 
 
+# What a reader never sees: an HTML comment (the sanitiser drops it), kept line for line.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# Between a table's cells, for reading a row's cells on into each other.
+_CELL_BORDER = re.compile(r"[ \t]*\|[ \t]*")
+
+
+def _as_shown(text: str) -> str:
+    """`text` without its HTML comments (a newline kept for each one they held), and with a
+    table row's cells read into each other: how a token cut by `<!-- -->` or put half in
+    one cell and half in the next shows on the page."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
+    if "|" not in text:
+        return text
+    return "\n".join(
+        _CELL_BORDER.sub("", line) if line.count("|") >= 2 else line for line in text.split("\n")
+    )
+
+
 def credentials_in(text: str) -> list[tuple[int, str]]:
     """Each (line, kind) of a credential in `text`, as written or as a reader would see it:
-    its own markup read past, read on over a line break, or decoded from base64."""
+    its own markup read past, its comments dropped, its table cells read on, read on over
+    a line break, or decoded from base64."""
     if not text:
         return []
     written = list(enumerate(text.split("\n"), 1))
+    found = _credentials_in(written)
+    shown = _as_shown(text)
+    if not found and shown != text:
+        # Shown otherwise, only the lines that show differently (and their neighbours).
+        found = _credentials_in(_around_changes(written, shown.split("\n")))
+    # A token of a known kind assigned to `api_key = "..."` is told by its kind alone.
+    named = {n for n, kind in found if kind != _ASSIGNED}
+    return [(n, kind) for n, kind in found if kind != _ASSIGNED or n not in named]
+
+
+def _credentials_in(written: list[tuple[int, str]]) -> list[tuple[int, str]]:
     found = _found(written)
     # As read, only the lines that read differently need another look.
-    read_lines = as_read(text).split("\n")
+    read_lines = as_read("\n".join(line for _, line in written)).split("\n")
     read = list(zip(written, read_lines, strict=True))
     found |= _found([(n, seen) for (n, line), seen in read if seen != line])
     as_seen = [(n, seen) for (n, _), seen in read]
@@ -404,6 +459,21 @@ def credentials_in(text: str) -> list[tuple[int, str]]:
         # the author is told the first reason to remove it.
         found = _joined(as_seen) | _in_base64(as_seen)
     return sorted(found)
+
+
+def _around_changes(written: list[tuple[int, str]], shown: list[str]) -> list[tuple[int, str]]:
+    """The shown lines that differ from the written ones, each with the non-blank line before
+    and after it (a token may run on from or into them)."""
+    changed = [
+        i for i, ((_, line), seen) in enumerate(zip(written, shown, strict=True)) if line != seen
+    ]
+    keep: set[int] = set()
+    for i in changed:
+        keep.add(i)
+        before = next((j for j in range(i - 1, -1, -1) if shown[j].strip()), None)
+        after = next((j for j in range(i + 1, len(shown)) if shown[j].strip()), None)
+        keep.update(j for j in (before, after) if j is not None)
+    return [(written[i][0], shown[i]) for i in sorted(keep)]
 
 
 def holds_credential(text: str) -> bool:

@@ -1,8 +1,9 @@
 """Export every live page as markdown files with YAML frontmatter, the inverse of the importer.
 
 A page with children is written as `<path>/index.md`, a leaf as `<path>.md`. The frontmatter
-holds the title, tags, instructions, the extra keys kept at import and `quire_id`, so that
-importing the folder into an empty wiki gives the same pages, tree and ids back.
+holds the title, tags, instructions, the extra keys kept at import, `quire_id` and
+`quire_position`, so that importing the folder into an empty wiki gives the same pages, tree,
+ids and order back.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import yaml
 
 from wiki.models import Page
 
-_RESERVED_KEYS = {"title", "tags", "instructions", "quire_id"}
+_RESERVED_KEYS = {"title", "tags", "instructions", "quire_id", "quire_position"}
 # A leaf page with one of these slugs would take its parent folder's own page file; it is
 # written as a folder of its own instead, which imports back as the same page.
 _FOLDER_FILE_SLUGS = {"index", "readme"}
@@ -38,6 +39,8 @@ def page_markdown(page: Page) -> str:
         (key, value) for key, value in page.extra_frontmatter.items() if key not in _RESERVED_KEYS
     )
     meta["quire_id"] = page.public_id
+    # Its place among its siblings (the tree lists them by position, then slug).
+    meta["quire_position"] = page.position
     frontmatter = yaml.safe_dump(
         meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000
     )

@@ -86,6 +86,40 @@ def path_languages(path: str) -> set[str]:
     return found
 
 
+def folder_languages(path: str) -> set[str]:
+    """The languages the folders of `path` name (its segments but the last, the page's own),
+    among those the model knows: "handbook/zh-hans/tools/slack" gives {"zh"}; a folder
+    named "cp" or "tar" names none."""
+    folders = path.rsplit("/", 1)[0] if "/" in path else ""
+    return path_languages(folders) & set(_identifier().nb_classes)
+
+
+# A question is taken to be in another of the languages a search weighs than the one the
+# wiki's counts make likeliest (`likelier_language`) when the model finds it at least this
+# likely, and this many times likelier.
+OTHER_LANGUAGE_AT_LEAST = 0.1
+OTHER_LANGUAGE_TIMES = 2.0
+
+
+def likelier_language(text: str, language: str, others: Iterable[str]) -> str:
+    """`language` (the question's likeliest language among the wiki's, weighted by their
+    pages), unless the model alone finds `text` clearly in one of `others` (at least
+    OTHER_LANGUAGE_AT_LEAST likely, OTHER_LANGUAGE_TIMES likelier than `language`): a Spanish
+    question in a wiki whose pages are all English ("cómo extraer un archivo tar.gz") is
+    Spanish when `others` holds "es" (the folders a copy of a page sits in)."""
+    candidates = set(others) - {language}
+    if not candidates or not text.strip():
+        return language
+    likelihood = dict(_identifier().rank(text))
+    best = max(sorted(candidates), key=lambda other: likelihood.get(other, 0.0))
+    chance = likelihood.get(best, 0.0)
+    if chance >= OTHER_LANGUAGE_AT_LEAST and chance >= OTHER_LANGUAGE_TIMES * likelihood.get(
+        language, 0.0
+    ):
+        return str(best)
+    return language
+
+
 def page_language(title: str, body: str, path: str = "") -> str:
     """The language of a page (its title and markdown body), or UNKNOWN."""
     text = prose(f"{title}\n\n{body}")

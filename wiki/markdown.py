@@ -7,8 +7,10 @@ who reads or reviews it, and when.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import xml.etree.ElementTree as etree
+from collections import OrderedDict
 from collections.abc import Iterable
 from html import escape
 from html.parser import HTMLParser
@@ -21,6 +23,7 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 
+from wiki.markdown_bounds import LinearTime
 from wiki.scope import EVERYTHING, Scope
 
 PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
@@ -306,28 +309,81 @@ def _clean(html: str, allowed: frozenset[str] = frozenset()) -> str:
     )
 
 
+class _Rendered:
+    """Sanitised HTML already rendered, by text and the page titles its references showed,
+    most recently used first, up to RENDERED_KEPT_CHARS characters of HTML in all.
+
+    A version's text never changes, so its page is rendered once per worker process, not
+    on each view; a reader who may open other referenced pages gets the rendering with
+    their titles (the titles are part of the key, read in one query as before)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.kept: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], str] = OrderedDict()
+
+    def get(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> str | None:
+        html = self.kept.get(key)
+        if html is not None:
+            self.kept.move_to_end(key)
+        return html
+
+    def put(self, key: tuple[str, tuple[tuple[str, str], ...]], html: str) -> None:
+        if len(html) > self.limit // 4:
+            return
+        self.kept[key] = html
+        self.size += len(html)
+        while self.size > self.limit:
+            _, dropped = self.kept.popitem(last=False)
+            self.size -= len(dropped)
+
+
+RENDERED_KEPT_CHARS = 32_000_000
+_rendered = _Rendered(RENDERED_KEPT_CHARS)
+
+
 def render_markdown(text: str, *, reader: Scope = EVERYTHING) -> str:
     """Render `text` to HTML that is safe to put in a page (sanitised with nh3).
 
     Page references are resolved to links with the page's title in one query; references
     to pages that do not exist (or that the reader, `person_scope`, cannot open) are marked
-    as broken. Every door passes its reader; the default (every page) is for tests.
+    as broken. Every door passes its reader; the default (every page) is for tests. The
+    same text with the same titles is rendered once (`_Rendered`).
     """
     if not text:
         return ""
-    md = markdown.Markdown(
+    titles = _page_titles(page_references(text), reader)
+    key = (
+        hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        tuple(sorted(titles.items())),
+    )
+    html = _rendered.get(key)
+    if html is None:
+        html = _convert(text, titles)
+        _rendered.put(key, html)
+    return html
+
+
+def _convert(text: str, titles: dict[str, str]) -> str:
+    return sanitise_html(converter(titles).convert(text))
+
+
+def converter(titles: dict[str, str], *, linear: bool = True) -> markdown.Markdown:
+    """Python-Markdown with Quire's extensions; `linear=False` leaves Python-Markdown's own
+    processors in place of wiki.markdown_bounds' (tests compare the two outputs)."""
+    return markdown.Markdown(
         extensions=[
             "tables",
             "fenced_code",
             "footnotes",
             "toc",
             "sane_lists",
-            _QuireRefsExtension(_page_titles(page_references(text), reader)),
+            _QuireRefsExtension(titles),
+            *([LinearTime()] if linear else []),
         ],
         extension_configs={"tables": {"use_align_attribute": True}},
         output_format="html",
     )
-    return sanitise_html(md.convert(text))
 
 
 def without_leading_title(text: str, title: str) -> str:

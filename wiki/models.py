@@ -318,9 +318,16 @@ class SearchDocument(models.Model):
     # The page's language (wiki.language: "en", "fr"...), "" when undetermined. Nullable, with
     # no default, so that SQLite adds the column without rebuilding the table (and its triggers).
     language = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+    # The SimHash of `body` (wiki.copies): near-identical pages (a page copied into every
+    # language folder) have equal or near fingerprints; 0 for a page with no text. Nullable
+    # with no default, as `language` is.
+    fingerprint = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["language"], name="searchdocument_language")]
+        indexes = [
+            models.Index(fields=["language"], name="searchdocument_language"),
+            models.Index(fields=["fingerprint"], name="searchdocument_fingerprint"),
+        ]
 
     def __str__(self) -> str:
         return f"search document of page {self.page_id}"

@@ -1,4 +1,9 @@
-"""Who may do what where, stated once: `can(person, right, page)` and `people_with(right, page)`.
+"""Who may do what where, stated once for people and agents: the only answer every door asks.
+
+Three forms of one rule, from the same grants: for one page `can(actor, right, page)` and
+`refusal(...)` (the sentence a door shows); which pages, `pages_where(actor, right)` (its SQL
+is `held_sql`); who, `people_holding(right, pages)` for many pages at once in two queries
+(`people_with(right, page)` for one). tests/test_policy_forms.py checks that they agree.
 
 A grant (wiki.models.PageGrant) gives a group rights on a page and everything under it:
 
@@ -18,6 +23,10 @@ Two rules tie the rights together:
 - where a review workflow is assigned (on the page or above), nobody publishes: a change
   there is a proposal like anyone's, which the workflow's steps decide. (The assignment is
   read through the page's `workflow_assignment` relation: wiki does not import reviews.)
+
+An agent holds a right where its owner holds it and its own flags allow it (it reads; it
+proposes if it may edit pages; it never publishes or decides); an agent with no owner holds
+only what no grant restricts (`subject_of`).
 
 What a person may read is also a Scope (wiki.scope, `Scope.reader`): the same nearest-grant
 rule as SQL, so that search, the tree and an agent's set filter in the database.
@@ -208,11 +217,16 @@ def is_admin(actor: Any) -> bool:
     return is_active_person(actor) and bool(actor.is_superuser)
 
 
+def admins() -> QuerySet[User]:
+    """`is_admin` as a query of people: the active superusers."""
+    return User.objects.filter(is_superuser=True, is_active=True)
+
+
 def _holds(groups: frozenset[str], holders: frozenset[str] | None) -> bool:
     return holders is None or bool(groups & holders)
 
 
-def _grants_give(subject: Subject, right: str, access: Access) -> bool:
+def grants_give(subject: Subject, right: str, access: Access) -> bool:
     """Whether the grants at `access` give `subject` `right` (reading included)."""
     if right not in subject.allowed:
         return False
@@ -239,14 +253,14 @@ def can(actor: Any, right: str, page: Page | None) -> bool:
     access = access_at(page)
     if right == PUBLISH and access.workflow_path is not None:
         return False  # where a workflow applies, every change is a proposal
-    return _grants_give(subject, right, access)
+    return grants_give(subject, right, access)
 
 
 def holds(actor: Any, right: str, page: Page | None) -> bool:
     """`can`, the grants alone: whether a workflow applies aside. For what has no proposal to
     go through (archiving, attachments, the order of pages), a section's publishers act."""
     _check_right(right)
-    return _grants_give(subject_of(actor), right, access_at(page))
+    return grants_give(subject_of(actor), right, access_at(page))
 
 
 def refusal(actor: Any, right: str, page: Page | None, *, grants_only: bool = False) -> str | None:
@@ -260,7 +274,7 @@ def refusal(actor: Any, right: str, page: Page | None, *, grants_only: bool = Fa
             f"the “{access.workflow_name}” review workflow applies here, so every change is "
             "reviewed, an editor's too; submit a proposal instead."
         )
-    if _grants_give(subject, right, access):
+    if grants_give(subject, right, access):
         return None
     if subject.agent is not None:
         return _agent_refusal(subject, right, access)
@@ -285,6 +299,13 @@ _DOING = {
     PUBLISH: "publish here without review",
     DECIDE: "decide proposals here",
 }
+
+
+def holders_of(page: Page | None, *rights: str) -> str:
+    """The groups holding any of `rights` at `page`, named for a refusal ("Editors, Reviewers")."""
+    access = access_at(page)
+    names = {group for right in rights for group in access.groups(right) or ()}
+    return ", ".join(sorted(names)) or "nobody"
 
 
 def _who(right: str, access: Access) -> str:
@@ -483,42 +504,50 @@ class _Held(Expression):
 # --- who: the users form, for many pages at once -------------------------------------------
 
 
+def people_in(
+    groups: Iterable[str], *, among: Iterable[int] | None = None, everyone: bool = False
+) -> dict[int, Subject]:
+    """The active people in any of `groups` and every active admin (or, with `among`, those
+    of these pks; `everyone`: every active person), each as the Subject the rule asks about:
+    one query."""
+    people = User.objects.filter(is_active=True)
+    if among is not None:
+        people = people.filter(pk__in=list(among))
+    elif not everyone:
+        people = people.filter(Q(is_superuser=True) | Q(groups__name__in=set(groups)))
+    found: dict[int, tuple[set[str], bool]] = {}
+    for pk, group, superuser in people.values_list("pk", "groups__name", "is_superuser").order_by():
+        names, _ = found.setdefault(pk, (set(), superuser))
+        if group is not None:
+            names.add(group)
+    return {
+        pk: Subject(frozenset(names), superuser, frozenset(RIGHTS), pk)
+        for pk, (names, superuser) in found.items()
+    }
+
+
 def people_holding(
     right: str, pages: Sequence[Page], *, among: Iterable[int] | None = None
 ) -> dict[int, set[int]]:
-    """For each page (by pk), the active people (pks) who hold `right` there, `can` asked of
-    them all in two queries whatever the number of pages and people: the grants above the
-    pages, and the people with their groups (only those `among`, when given)."""
+    """For each page (by pk), the active people (pks) who hold `right` there: `can` asked of
+    them all in two queries whatever the number of pages and people (the grants above the
+    pages, and the people with their groups). Where a right is every active person's, pass
+    `among` (the people in question), or every active person is loaded."""
     _check_right(right)
     if not pages:
         return {}
     accesses = accesses_at(pages)
-    people = User.objects.filter(is_active=True)
-    if among is not None:
-        people = people.filter(pk__in=list(among))
-    else:
-        needed = [access.groups(held) for access in accesses.values() for held in {READ, right}]
-        if all(groups is not None for groups in needed):
-            named = set().union(*needed)  # type: ignore[arg-type]
-            people = people.filter(Q(is_superuser=True) | Q(groups__name__in=named))
-    subjects: dict[int, tuple[set[str], bool]] = {}
-    for pk, group, superuser in people.values_list("pk", "groups__name", "is_superuser").order_by():
-        groups, _ = subjects.setdefault(pk, (set(), superuser))
-        if group is not None:
-            groups.add(group)
+    needed = [access.groups(held) for access in accesses.values() for held in {READ, right}]
+    named = {group for groups in needed for group in groups or ()}
+    everyone = any(groups is None for groups in needed)
+    people = people_in(named, among=among, everyone=everyone)
     found: dict[int, set[int]] = {}
     for page in pages:
         access = accesses[page.path]
         if right == PUBLISH and access.workflow_path is not None:
             found[page.pk] = set()
             continue
-        found[page.pk] = {
-            pk
-            for pk, (groups, superuser) in subjects.items()
-            if _grants_give(
-                Subject(frozenset(groups), superuser, frozenset(RIGHTS), pk), right, access
-            )
-        }
+        found[page.pk] = {pk for pk, person in people.items() if grants_give(person, right, access)}
     return found
 
 

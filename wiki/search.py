@@ -50,9 +50,12 @@ from django.db.models import (
 from kombu.exceptions import OperationalError as BrokerError
 
 from config.replicas import read_connection
+from wiki.copies import EMPTY, fingerprint, same_page
 from wiki.language import (
     UNKNOWN,
     count_languages,
+    folder_languages,
+    likelier_language,
     load_model,
     note_languages,
     page_language,
@@ -98,6 +101,10 @@ class SearchHit:
     # How much of `path` names pages hidden from the searching reader (wiki.scope): shown
     # to them as `scope.shown(path, hidden_prefix)`.
     hidden_prefix: int = 0
+    fingerprint: int | None = None  # of the page's text (wiki.copies); EMPTY with no text
+    # With `fold_copies`: the other pages this one's text was copied to, this hit standing
+    # for them all.
+    copies: tuple[Copy, ...] = ()
 
 
 # --- indexing -------------------------------------------------------------------------------
@@ -116,7 +123,11 @@ def index_page(page: Page) -> None:
     attachments = Attachment.objects.filter(page_id=page.pk).values_list("name", "extracted_text")
     document = _document(page, version, attachments)
     updated = SearchDocument.objects.filter(page_id=page.pk).update(
-        title=document.title, tags=document.tags, body=document.body, language=document.language
+        title=document.title,
+        tags=document.tags,
+        body=document.body,
+        language=document.language,
+        fingerprint=document.fingerprint,
     )
     if not updated:
         document.save(force_insert=True)
@@ -169,7 +180,14 @@ def _document(
         title=version.title, tags=version.tags, body=version.body, attachments=attachments
     )
     language = page_language(version.title, version.body, page.path)
-    return SearchDocument(page_id=page.pk, title=title, tags=tags, body=body, language=language)
+    return SearchDocument(
+        page_id=page.pk,
+        title=title,
+        tags=tags,
+        body=body,
+        language=language,
+        fingerprint=fingerprint(body),
+    )
 
 
 def remove_page(page: Page) -> None:
@@ -209,7 +227,14 @@ def reindex_all() -> int:
         )
         language = page_language(version.title, version.body, page.path)
         batch.append(
-            SearchDocument(page_id=page.pk, title=title, tags=tags, body=body, language=language)
+            SearchDocument(
+                page_id=page.pk,
+                title=title,
+                tags=tags,
+                body=body,
+                language=language,
+                fingerprint=fingerprint(body),
+            )
         )
         if len(batch) >= 200:
             count += _insert_documents(batch)
@@ -566,6 +591,7 @@ def search_pages(
     page_ids: Iterable[int] | QuerySet[Page] | None = None,
     limit: int = 20,
     semantic: bool = True,
+    fold_copies: bool = False,
 ) -> list[SearchHit]:
     """Live, non-archived pages matching `query`, best first: hybrid when a model is there.
 
@@ -589,6 +615,10 @@ def search_pages(
     <mark>; the MCP tool strips them (`strip_marks`), so agents get plain text. `score` is
     higher for better hits, rounded to 4 decimals, and comparable only within one database
     engine. Excerpts are made for the hits returned only, after ranking.
+
+    `fold_copies` (the MCP tool, the web search): near-identical pages with one title come
+    as one hit naming the others (`copies`), and pages with no text follow those with text
+    (`fold`).
     """
     parsed = parse_query(query)
     if not parsed.groups or limit <= 0:
@@ -610,51 +640,81 @@ def search_pages(
     with time_limit(settings.QUIRE_SEARCH_TIMEOUT_MS):
         languages = wiki_languages()
         language = query_language(query, languages)
-        if not semantic or embedder() is None:
-            hits = keyword_search(query, parsed, within, limit, language=language)
-            return _with_hidden_prefixes(hits, scope)
-        # The query is embedded (on the CPU, the GIL released) while PostgreSQL or SQLite
-        # ranks its words: hybrid costs the longer of the two, not their sum.
-        vectors = _embedding_pool().submit(query_vectors, " ".join(query.split()))
-        keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
-        params = _Params()
-        covered = (
-            None if within is None else _covered_sql(within, params, connection.vendor, live=True)
-        )
-        single_pages = isinstance(within, Scope) and not any(lo < hi for lo, hi in within.ranges())
-        chunks = nearest_chunks(
-            " ".join(query.split()),
-            covered,
-            params,
-            language=language,
-            language_bonus=LANGUAGE_BONUS,
-            single_pages=single_pages,
-            vectors=vectors.result(),
-        )
-        hits = fuse(
-            parsed,
-            keyword,
-            chunks,
-            limit,
-            language=language,
-            similarity_floor=similarity_floor(language or next(iter(languages), UNKNOWN)),
-        )
-        return _with_hidden_prefixes(hits, scope)
+        # The wiki's one language, when it has one: what the similarity floor and the
+        # choice among copies go by.
+        main = language or next(iter(languages), UNKNOWN)
+        # Folding leaves fewer hits: it starts from as many as the fusion weighs.
+        depth = max(limit, FUSION_DEPTH) if fold_copies else limit
+        hits = _ranked(query, parsed, within, depth, semantic=semantic, languages=(language, main))
+        if fold_copies:
+            hits = fold(hits, copies_of(hits, within), query=query, language=main)
+        return _with_hidden_prefixes(hits[:limit], scope)
+
+
+def _ranked(
+    query: str,
+    parsed: ParsedQuery,
+    within: Within,
+    limit: int,
+    *,
+    semantic: bool,
+    languages: tuple[str, str],
+) -> list[SearchHit]:
+    """The keyword ranking, fused with the semantic one when there is a model (see
+    search_pages); `languages`: the question's among the wiki's, and the same or the wiki's
+    one language."""
+    language, main = languages
+    if not semantic or embedder() is None:
+        return keyword_search(query, parsed, within, limit, language=language)
+    # The query is embedded (on the CPU, the GIL released) while PostgreSQL or SQLite
+    # ranks its words: hybrid costs the longer of the two, not their sum.
+    vectors = _embedding_pool().submit(query_vectors, " ".join(query.split()))
+    keyword = keyword_search(query, parsed, within, max(limit, FUSION_DEPTH), language=language)
+    params = _Params()
+    covered = None if within is None else _covered_sql(within, params, connection.vendor, live=True)
+    single_pages = isinstance(within, Scope) and not any(lo < hi for lo, hi in within.ranges())
+    chunks = nearest_chunks(
+        " ".join(query.split()),
+        covered,
+        params,
+        language=language,
+        language_bonus=LANGUAGE_BONUS,
+        single_pages=single_pages,
+        vectors=vectors.result(),
+    )
+    return fuse(
+        parsed,
+        keyword,
+        chunks,
+        limit,
+        language=language,
+        similarity_floor=similarity_floor(main),
+    )
 
 
 def _with_hidden_prefixes(hits: list[SearchHit], scope: Scope | None) -> list[SearchHit]:
-    """`hits` with the start of each path that names pages hidden from the reader of `scope`
-    (wiki.scope.hidden_prefix_sql): one query, and none without hits or when no read grant
-    can hide a page above one the reader sees. Read after ranking, for the hits alone, so
-    that neither search statement (nor its plan) carries it."""
+    """`hits` (and their copies) with the start of each path that names pages hidden from the
+    reader of `scope` (wiki.scope.hidden_prefix_sql): one query, and none without hits or
+    when no read grant can hide a page above one the reader sees. Read after ranking, for the
+    hits alone, so that neither search statement (nor its plan) carries it."""
     if scope is None or not scope.reader or not hits:
         return hits
+    pages = [hit.page_id for hit in hits] + [c.page_id for hit in hits for c in hit.copies]
     prefixes = dict(
-        Page.objects.filter(pk__in=[hit.page_id for hit in hits])
+        Page.objects.filter(pk__in=pages)
         .annotate(hidden_prefix=scope.hidden_prefix())
         .values_list("pk", "hidden_prefix")
     )
-    return [replace(hit, hidden_prefix=prefixes.get(hit.page_id, 0)) for hit in hits]
+    return [
+        replace(
+            hit,
+            hidden_prefix=prefixes.get(hit.page_id, 0),
+            copies=tuple(
+                replace(copy, hidden_prefix=prefixes.get(copy.page_id, 0)) for copy in hit.copies
+            ),
+        )
+        for hit in hits
+    ]
 
 
 _warming: list[threading.Thread] = []
@@ -894,6 +954,7 @@ def fuse(
                 section=best.heading,
                 exact_title=page_id in exact,
                 language=best.language,
+                fingerprint=best.fingerprint,
             )
         )
     return hits
@@ -947,6 +1008,126 @@ def _place_pending(
         if order[n] in moved:
             values[n] = min(values[n], values[n - 1])
     return order, values
+
+
+# --- copies -------------------------------------------------------------------------------
+
+# At most this many copies of the hits are read (25 language folders of 8 hits, say).
+COPIES_MAX = 400
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A page whose fingerprint equals a hit's (`copies_of`), or a hit as one of the copies of
+    the hit standing for them (`SearchHit.copies`)."""
+
+    page_id: int
+    public_id: str
+    title: str
+    path: str
+    fingerprint: int | None
+    hidden_prefix: int = 0  # as SearchHit's
+
+
+def copies_of(hits: Sequence[SearchHit], within: Within) -> list[Copy]:
+    """The pages `within` whose text has the fingerprint of one of `hits` (wiki.copies): the
+    copies of a hit that the ranking left out, so that a question finds the page a reader
+    wants among them all (an original, or the copy in the question's language), not the
+    copy that tied first. One statement, on the fingerprint's index; none when no hit has
+    text."""
+    prints = sorted({hit.fingerprint for hit in hits if hit.fingerprint})
+    if not prints:
+        return []
+    vendor = connection.vendor
+    params = _Params()
+    ctes = in_scope = ""
+    if _only_read_grants(within):
+        assert isinstance(within, Scope)
+        visible = within.visible_page_sql("d.page_id", vendor)
+        in_scope = f"AND {visible}" if visible else ""
+    elif within is not None:
+        ctes = f"WITH covered(id) AS ({_covered_sql(within, params, vendor)})"
+        in_scope = "AND d.page_id IN (SELECT id FROM covered)"
+    if vendor == "postgresql":
+        wanted = f"d.fingerprint = ANY({params.add(prints)})"
+    else:
+        listed = params.add(json.dumps(prints))
+        wanted = f"d.fingerprint IN (SELECT value FROM json_each({listed}))"  # noqa: S608
+    sql = f"""
+        {ctes}
+        SELECT d.page_id, p.public_id, p.title, p.path, d.fingerprint
+        FROM wiki_searchdocument d JOIN wiki_page p ON p.id = d.page_id
+        WHERE {wanted} AND {readable_sql("p")} {in_scope}
+        ORDER BY p.path
+        LIMIT {COPIES_MAX}
+    """  # noqa: S608 - only constants are interpolated; values go in as parameters
+    return [Copy(*row) for row in search_rows(sql, params)]
+
+
+def fold(
+    hits: list[SearchHit], copies: list[Copy], *, query: str, language: str
+) -> list[SearchHit]:
+    """`hits` with each page's copies (near-identical text, same title: wiki.copies) as one
+    hit, at the place of the best of them, standing for the copy a reader of `query` wants:
+    the one in a folder of the question's language (`language`, or one of the folders' that
+    the question is clearly in), else one in no language's folder, the shallowest first; the
+    others are its `copies`. Pages with no text (a folder's page) follow the pages with text,
+    exact titles aside; scores stay in descending order."""
+    groups: list[list[SearchHit]] = []
+    for hit in hits:
+        key = (hit.title, hit.fingerprint)
+        group = next((g for g in groups if same_page((g[0].title, g[0].fingerprint), key)), None)
+        if group is None:
+            groups.append([hit])
+        else:
+            group.append(hit)
+    folded = [_one_of(group, copies, query=query, language=language) for group in groups]
+    empty = [hit.fingerprint == EMPTY and not hit.exact_title for hit in folded]
+    ordered = [hit for hit, no_text in zip(folded, empty, strict=True) if not no_text]
+    ordered += [hit for hit, no_text in zip(folded, empty, strict=True) if no_text]
+    for n in range(1, len(ordered)):
+        if ordered[n].score > ordered[n - 1].score:
+            ordered[n] = replace(ordered[n], score=ordered[n - 1].score)
+    return ordered
+
+
+def _one_of(group: list[SearchHit], copies: list[Copy], *, query: str, language: str) -> SearchHit:
+    """The hit standing for `group` (hits of one page's copies, best first) and the copies
+    the ranking left out (see fold)."""
+    best = group[0]
+    found = {hit.page_id for hit in group}
+    others = [
+        copy
+        for copy in copies
+        if copy.page_id not in found
+        and same_page((best.title, best.fingerprint), (copy.title, copy.fingerprint))
+    ]
+    if len(group) == 1 and not others:
+        return best
+    pages = [Copy(h.page_id, h.public_id, h.title, h.path, h.fingerprint) for h in group]
+    pages += others
+    named = {page.page_id: folder_languages(page.path) for page in pages}
+    wanted = likelier_language(query, language, set().union(*named.values()))
+
+    def preference(page: Copy) -> tuple[int, int]:
+        languages = named[page.page_id]
+        fits = 0 if wanted in languages else 1 if not languages else 2
+        return fits, page.path.count("/")
+
+    ordered = sorted(pages, key=preference)  # stable: the best ranked first among equals
+    chosen, rest = ordered[0], tuple(ordered[1:])
+    source = next((hit for hit in group if hit.page_id == chosen.page_id), None)
+    if source is not None:
+        return replace(source, score=best.score, exact_title=best.exact_title, copies=rest)
+    # The copy's text is the best hit's: its excerpt and section hold for it.
+    return replace(
+        best,
+        page_id=chosen.page_id,
+        public_id=chosen.public_id,
+        title=chosen.title,
+        path=chosen.path,
+        copies=rest,
+    )
 
 
 def _marked_words(parsed: ParsedQuery) -> list[str]:
@@ -1213,7 +1394,7 @@ def _search_postgres(
                            'MinWords=30, ShortWord=2, MaxFragments=1'),
                left(d.body, 60), right(d.body, 60),
                r.title_equals, r.matched, r.title_hits, r.score, r.same_language, d.language,
-               {chunks_sql("p", "postgresql")}
+               d.fingerprint, {chunks_sql("p", "postgresql")}
         FROM ranked r
         JOIN wiki_searchdocument d ON d.page_id = r.page_id
         JOIN wiki_page p ON p.id = r.page_id
@@ -1238,12 +1419,14 @@ def _search_postgres(
         rank,
         same,
         page_language_code,
+        page_fingerprint,
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(_with_ellipses(headline or "", head or "", tail or ""))
         page = (page_id, public_id, page_title, path)
         ranking = (equals, matched_terms, in_title, rank, same)
-        hits.append(_keyword_hit(terms, page, excerpt, ranking, page_language_code, chunks))
+        about = (page_language_code, page_fingerprint)
+        hits.append(_keyword_hit(terms, page, excerpt, ranking, about, chunks))
     return hits
 
 
@@ -1252,14 +1435,15 @@ def _keyword_hit(
     page: tuple[int, str, str, str],
     excerpt: str,
     ranking: tuple[Any, Any, Any, Any, Any],
-    language: str | None,
+    about: tuple[str | None, int | None],
     chunks: Any,
 ) -> SearchHit:
     """One keyword hit from a row of either database's search: the page's id, public id,
     title and path; its excerpt; its ranking columns (title equals, matched terms, title
-    hits, rank, same language); its language and its chunks' headings."""
+    hits, rank, same language); its language and fingerprint; its chunks' headings."""
     equals, matched_terms, in_title, rank, same = ranking
     page_id, public_id, title, path = page
+    language, page_fingerprint = about
     return SearchHit(
         page_id=page_id,
         public_id=public_id,
@@ -1271,6 +1455,7 @@ def _keyword_hit(
         exact_title=bool(equals),
         language=language or UNKNOWN,
         embedded_by=models_from(chunks),
+        fingerprint=page_fingerprint,
     )
 
 
@@ -1324,6 +1509,7 @@ def _search_sqlite(
     else:
         matched, wanted = str(terms), ""
     page_language = f"(SELECT language FROM wiki_searchdocument WHERE page_id = {fts}.rowid)"  # noqa: S608
+    page_fingerprint = f"(SELECT fingerprint FROM wiki_searchdocument WHERE page_id = {fts}.rowid)"  # noqa: S608
     limit_sql = params.add(limit)
     outer_match = params.add(fts5_match(shown))
     # The inner query ranks every match (cheap: bm25 and the short title and tags columns);
@@ -1351,7 +1537,8 @@ def _search_sqlite(
         SELECT page.id, page.public_id, page.title, page.path,
                snippet({fts}, 2, '{MARK_START}', '{MARK_END}', '…', 36),
                ranked.title_equals, ranked.matched, ranked.title_hits, ranked.score,
-               ranked.same_language, {page_language}, {chunks_sql("page", "sqlite")}
+               ranked.same_language, {page_language}, {page_fingerprint},
+               {chunks_sql("page", "sqlite")}
         FROM ranked
         CROSS JOIN {fts} ON {fts}.rowid = ranked.page_id
         CROSS JOIN wiki_page AS page ON page.id = ranked.page_id
@@ -1375,12 +1562,14 @@ def _search_sqlite(
         score,
         same,
         page_language_code,
+        page_fingerprint,
         chunks,
     ) in rows:
         excerpt = tidy_excerpt(snippet or "")
         page = (page_id, public_id, page_title, path)
         ranking = (equals, matched_terms, in_title, score, same)
-        hits.append(_keyword_hit(terms, page, excerpt, ranking, page_language_code, chunks))
+        about = (page_language_code, page_fingerprint)
+        hits.append(_keyword_hit(terms, page, excerpt, ranking, about, chunks))
     return hits
 
 

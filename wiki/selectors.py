@@ -39,7 +39,7 @@ from wiki.models import (
     VersionStatus,
 )
 from wiki.roles import can_publish, can_review
-from wiki.scope import READABLE, Scope, is_readable, person_scope
+from wiki.scope import EVERY_PAGE, READABLE, Scope, is_readable, person_scope, shown_path
 from wiki.search import search_pages
 
 # The sidebar never holds the whole tree: the top level, the path to the current page with
@@ -415,17 +415,33 @@ def page_children(
     return children, tree.count_under(page.pk)
 
 
-def siblings_in_order(page: Page) -> list[Page]:
-    """`page` and the visible pages beside it (same parent), in the tree's order: one query."""
+def siblings_in_order(page: Page, *, reader: Scope) -> list[Page]:
+    """`page` and the pages beside it (same parent) that `reader` sees, in the tree's order:
+    one query."""
     same_parent = Q(parent__isnull=True) if page.parent_id is None else Q(parent_id=page.parent_id)
     return list(
-        Page.objects.filter(same_parent & (_VISIBLE | Q(pk=page.pk)))
+        Page.objects.filter(same_parent & ((_VISIBLE & reader.q(readable=False)) | Q(pk=page.pk)))
         .order_by(*_ORDER)
         .only("pk", "public_id", "title")
     )
 
 
 PAGE_ID = re.compile(r"^pg_[a-z2-7]{8}$")
+
+
+def path_shown_to(user: Any, page: Page) -> str:
+    """`page`'s path as `user` is shown it (wiki.scope.shown_path): without the pages above it
+    hidden from them. One query, none for a top-level page or a reader no grant restricts."""
+    scope = person_scope(user)
+    if "/" not in page.path or not scope.reader:
+        return page.path
+    hidden = (
+        Page.objects.filter(pk=page.pk)
+        .annotate(hidden_prefix=scope.hidden_prefix())
+        .values_list("hidden_prefix", flat=True)
+        .first()
+    )
+    return shown_path(page.path, EVERY_PAGE, hidden or 0)
 
 
 def may_see_archived(user: Any) -> bool:

@@ -681,6 +681,7 @@ class ChunkHit:
     text: str
     similarity: float
     language: str = ""  # the page's (wiki.language), "" when undetermined
+    fingerprint: int | None = None  # the page's text's (wiki.copies)
 
 
 def query_texts(query: str) -> list[str]:
@@ -864,7 +865,9 @@ def _indexed_nearest(
     the order of their distance to the vectors' mean (the index orders by one vector), then
     scored by the best; with sqlite-vec, every chunk in scope scored. (A small set's chunks
     are sorted instead: `_sorted_nearest`.)"""
-    columns = "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language"
+    columns = (
+        "c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language, d.fingerprint"
+    )
     pages = (
         "wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id "
         "LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id"
@@ -937,7 +940,7 @@ def _sorted_nearest(
         sql = f"""
             {with_covered}
             SELECT c.page_id, p.public_id, p.title, p.path, c.heading, c.text, d.language,
-                   1 - ({nearest}) AS similarity
+                   d.fingerprint, 1 - ({nearest}) AS similarity
             FROM (
                 SELECT id, {preferred} AS preferred
                 FROM (
@@ -975,9 +978,17 @@ def _sorted_nearest(
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:
-    page_id, public_id, title, path, heading, text, language, similarity = row
+    page_id, public_id, title, path, heading, text, language, fingerprint, similarity = row
     return ChunkHit(
-        page_id, public_id, title, path, heading or None, text, float(similarity), language or ""
+        page_id,
+        public_id,
+        title,
+        path,
+        heading or None,
+        text,
+        float(similarity),
+        language or "",
+        fingerprint,
     )
 
 
@@ -994,7 +1005,7 @@ def _exact_nearest(
     The `limit` best by similarity plus the bonus of `preferred` (language, bonus)."""
     sql = f"""
         {with_covered}
-        SELECT c.id, c.vector, d.language
+        SELECT c.id, c.vector, d.language, d.fingerprint
         FROM wiki_pagechunk c JOIN wiki_page p ON p.id = c.page_id
         LEFT JOIN wiki_searchdocument d ON d.page_id = c.page_id
         WHERE c.vector IS NOT NULL AND {live} {in_scope}
@@ -1014,10 +1025,13 @@ def _exact_nearest(
         best = np.argsort(-(similarities + bonus * same))[:limit]
     else:
         best = np.argsort(-similarities)[:limit]
-    chosen = {int(ids[i]): (float(similarities[i]), rows[i][2]) for i in best}
+    chosen = {int(ids[i]): (float(similarities[i]), rows[i][2], rows[i][3]) for i in best}
     found = PageChunk.objects.filter(pk__in=list(chosen)).values_list(
         "pk", "page_id", "page__public_id", "page__title", "page__path", "heading", "text"
     )
-    hits = [_hit((*row[1:], chosen[row[0]][1], chosen[row[0]][0])) for row in found]
+    hits = []
+    for row in found:
+        similarity, language, fingerprint = chosen[row[0]]
+        hits.append(_hit((*row[1:], language, fingerprint, similarity)))
     hits.sort(key=lambda hit: -(hit.similarity + (bonus if hit.language in ("", language) else 0)))
     return hits

@@ -544,6 +544,19 @@ def page_reorder(*, actor: User, page: Page, after: Page | None) -> int:
     return place
 
 
+@transaction.atomic
+def pages_place(*, actor: User, places: dict[int, int]) -> int:
+    """Put imported pages at the places among their siblings that an export wrote down
+    (`quire_position`), by page id; returns how many moved. The import decided who may
+    write these pages; this only puts back their order."""
+    current = dict(Page.objects.filter(pk__in=places).values_list("pk", "position"))
+    changed = [Page(pk=pk, position=places[pk]) for pk, at in current.items() if at != places[pk]]
+    Page.objects.bulk_update(changed, ["position"], batch_size=500)
+    if changed:
+        audit_record(action="page.import_order", actor=actor, data={"pages": len(changed)})
+    return len(changed)
+
+
 @atomic_retried
 def page_set_import_metadata(
     *, actor: User, page: Page, source_path: str | None, extra_frontmatter: dict[str, Any]

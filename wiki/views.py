@@ -50,7 +50,7 @@ from wiki.markdown import render_markdown, render_page_body
 from wiki.models import Attachment, Page
 from wiki.permissions import PUBLISH, can, crosses_workflow_border, holds
 from wiki.roles import can_publish, can_review
-from wiki.scope import person_scope
+from wiki.scope import EVERY_PAGE, person_scope, shown_path
 from wiki.search import search_pages
 
 SEARCH_LIMIT = 20
@@ -269,7 +269,7 @@ def search(request: HttpRequest) -> HttpResponse:
         if query:
             try:
                 scope = person_scope(request.user)
-                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT)
+                found = search_pages(query, scope=scope, limit=SEARCH_LIMIT, fold_copies=True)
             except QuireError as error:
                 add_service_error(form, error)
             else:
@@ -278,6 +278,10 @@ def search(request: HttpRequest) -> HttpResponse:
                         "hit": hit,
                         "excerpt": highlight(hit.excerpt),
                         "path": scope.shown(hit.path, hit.hidden_prefix),
+                        "copies": [
+                            (copy.public_id, scope.shown(copy.path, copy.hidden_prefix))
+                            for copy in hit.copies
+                        ],
                     }
                     for hit in found
                 ]
@@ -361,14 +365,16 @@ def page_move(request: HttpRequest, public_id: str) -> HttpResponse:
             if twin is not None:
                 form.add_error(
                     None,
-                    f"A page titled “{twin.title}” already exists {where} ({twin.path}). Rename "
+                    f"A page titled “{twin.title}” already exists {where} "
+                    f"({selectors.path_shown_to(request.user, twin)}). Rename "
                     "one of them, or tick the box below and move it anyway.",
                 )
                 return _move_screen(request, page, form=form, twin=twin)
             page.refresh_from_db()
             messages.success(
                 request,
-                f"Moved “{page.title}” {where}; its address is now {page.path}. Links to it "
+                f"Moved “{page.title}” {where}; its address is now "
+                f"{selectors.path_shown_to(request.user, page)}. Links to it "
                 "and agents' page sets follow it.",
             )
             return redirect(page_url(page))
@@ -384,7 +390,7 @@ def _move_screen(
     twin: Page | None = None,
     propose_under: str = "",
 ) -> HttpResponse:
-    siblings = selectors.siblings_in_order(page)
+    siblings = selectors.siblings_in_order(page, reader=person_scope(request.user))
     before = None
     for sibling in siblings:
         if sibling.pk == page.pk:
@@ -399,6 +405,8 @@ def _move_screen(
         placed_after=before.public_id if before is not None else "first",
         twin=twin,
         propose_under=propose_under,
+        # Where it is, as they are shown it: a parent hidden from them is not named.
+        page_path=shown_path(page.path, EVERY_PAGE, page.hidden_prefix),  # type: ignore[attr-defined]
     )
     return render(request, "wiki/page_move.html", context, status=403 if propose_under else 200)
 
@@ -514,7 +522,7 @@ def page_access(request: HttpRequest, public_id: str) -> HttpResponse:
     """Who may read, propose, publish and decide on a page and from where each right comes,
     and the grants on the page: an admin adds a group's rights here or takes them off."""
     page = page_or_404(request, public_id)
-    if not request.user.is_superuser:  # type: ignore[union-attr]
+    if not permissions.is_admin(request.user):
         raise PermissionDenied("Only admins can see and change who may do what on a page.")
     form = GrantForm(request.POST or None, groups=permissions.group_names_all())
     status = 200

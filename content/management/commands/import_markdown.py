@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from content import importer
-from wiki.roles import can_publish
+from wiki import permissions
 from wiki.selectors import first_superuser, person_by_username
 
 
@@ -34,11 +34,13 @@ def _author(username: str | None, *, publish: bool) -> User:
         user = found
     if not user.is_active:
         raise CommandError(f"The user {user.username!r} is inactive; choose another --author.")
-    if publish and not can_publish(user):
+    # The pages go in at the top level: the policy's answer there (a section's own grants are
+    # asked again for each page by the service).
+    refusal = permissions.refusal(user, permissions.PUBLISH, None)
+    if publish and refusal is not None:
         raise CommandError(
-            f"{user.username!r} cannot publish (not an editor or superuser); add them to the "
-            "Editors group, choose another --author, or import without --publish so the "
-            "pages wait in review."
+            f"{user.username!r} cannot publish: {refusal} Or choose another --author, or "
+            "import without --publish so the pages wait in review."
         )
     return user
 

@@ -1,0 +1,156 @@
+"""Rendering costs work linear in what a writer types, whatever they type; and a version is
+rendered once, not on every view (wiki.markdown_bounds, wiki.markdown._Rendered).
+
+Nothing here times anything: the work is the number of Python lines the renderer runs
+(sys.settrace), counted for a text and for the same text twice as long.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+import markdown
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tests.conftest import HANDBOOK
+from tests.fixtures_web import rest_client
+from wiki import markdown as wiki_markdown
+from wiki.markdown import render_markdown
+from wiki.models import Page
+
+# What a writer may type over and over: each family once cost time quadratic in its count.
+REPEATED = {
+    "brackets": "[",
+    "image brackets": "![",
+    "footnote marks": "[^",
+    "double brackets": "[[",
+    "empty links": "[](",
+    "quoted link titles": "[a](b'",
+    "references": "[a][",
+    "unclosed tags": "<a ",
+    "autolinks": "<http://a",
+    "comments": "<!--",
+    "stars": "*",
+    "underscores": "_",
+    "backticks": "`",
+    "emphasis runs": "**a*",
+    "quotes": "> ",
+    "setext headings": "a\n=\n",
+    "rules between lines": "a\n***\n",
+    "headings": "# h\n",
+    "list items": "1. a\n",
+    "table rows": "x|y\n",
+    "links": "[a](b)",
+    "escapes": "\\",
+}
+
+
+def _lines_run(text: str) -> int:
+    """How many lines of Python run while `text` is converted (a fresh converter each time,
+    as render_markdown makes)."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        wiki_markdown._convert(text, {})
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _table(text: str) -> str:
+    return "a|b\n-|-\n" + text if text.startswith("x|") else text
+
+
+@pytest.mark.parametrize("name", list(REPEATED))
+def test_it_renders_in_work_linear_in_the_text(name: str) -> None:
+    unit = REPEATED[name]
+    count = 3000 // len(unit)
+    once = _lines_run(_table(unit * count))
+    twice = _lines_run(_table(unit * 2 * count))
+    assert twice <= 2.2 * once, (name, once, twice)
+
+
+SAMPLE = (
+    "[a [nested] one](https://x.test/p(1) 'the title') ![pic](/m/p.png \"alt\") "
+    '[ref][r] [r] [[not a link] [^1] [t](it\'s) [u](<a b> "t") [v](w "x)" y)\n\n'
+    "[r]: /ref\n[^1]: note\n\n| one |\n|-----|\n| 1 |\n\n| a | b |\n|---|:-:|\n| 1 | 2 |\n"
+    "Head\n===\ntext\n\n***\n\n# One\nline\n> quoted\n\n<b>bold</b> <a b\n\n"
+    "[q](b'c (d e) f\n"
+)
+
+
+def _handbook() -> list[str]:
+    return [path.read_text() for path in sorted(HANDBOOK.rglob("*.md"))]
+
+
+def test_it_keeps_python_markdowns_output() -> None:
+    texts = [SAMPLE, *_handbook()]
+    assert len(texts) > 100
+    for text in texts:
+        ours = wiki_markdown.converter({}).convert(text)
+        theirs = wiki_markdown.converter({}, linear=False).convert(text)
+        assert ours == theirs, text[:200]
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Each text markdown converts (a spy: the conversion still runs)."""
+    seen: list[str] = []
+    convert = markdown.Markdown.convert
+
+    def spy(self: markdown.Markdown, source: str) -> str:
+        seen.append(source)
+        return convert(self, source)
+
+    monkeypatch.setattr(markdown.Markdown, "convert", spy)
+    yield seen
+
+
+def test_it_renders_a_live_page_once_for_the_web_and_rest(
+    make_page: Callable[..., Page], reader: User, conversions: list[str]
+) -> None:
+    body = "Rendered once: " + "[" * 300 + "\n\n**kept**\n"
+    page = make_page("Once", body)
+    conversions.clear()
+    web = Client()
+    web.force_login(reader)
+    api = rest_client(reader)
+    for _ in range(3):
+        assert "<strong>kept</strong>" in web.get(f"/p/{page.public_id}/").content.decode()
+        assert "<strong>kept</strong>" in api.get(f"/api/v1/pages/{page.public_id}/").json()["html"]
+    assert sum("Rendered once" in text for text in conversions) <= 2  # the view and REST
+
+
+def test_it_renders_again_for_a_reader_who_sees_other_titles(
+    make_page: Callable[..., Page], conversions: list[str]
+) -> None:
+    target = make_page("Target")
+    first = render_markdown(f"See [[{target.public_id}]].")
+    Page.objects.filter(pk=target.pk).update(title="Renamed")
+    second = render_markdown(f"See [[{target.public_id}]].")
+    assert ">Target</a>" in first and ">Renamed</a>" in second
+
+
+@pytest.mark.parametrize("marker", ["- ", "1. "])
+def test_it_renders_lists_nested_past_the_recursion_limit(
+    marker: str, client: Client, reader: User
+) -> None:
+    text = "".join("    " * depth + f"{marker}level {depth}\n" for depth in range(310))
+    assert len(text) < 200_000  # a page Quire accepts
+    client.force_login(reader)
+    answer = client.post("/preview/", {"body": text, "title": "Deep"})
+    assert answer.status_code == 200
+    html = answer.content.decode()
+    assert "level 0" in html and "level 309" in html
