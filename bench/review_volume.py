@@ -46,6 +46,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
+import psycopg
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from playwright.sync_api import sync_playwright
+from psycopg import sql
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -245,42 +252,11 @@ def _sqlite_path(url: str) -> Path | None:
     return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:") else None
 
 
-def recreate(url: str, template: str | None = None) -> None:
-    """Drop the database `url` names and create it empty, or as a copy of `template`."""
-    path = _sqlite_path(url)
-    if path is not None:
-        path.unlink(missing_ok=True)
-        if template is not None:
-            shutil.copyfile(_sqlite_path(template) or "", path)
-        return
-    import psycopg
-    from psycopg import sql
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-        if template is None:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        else:
-            source = urlparse(template).path.lstrip("/")
-            conn.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                    sql.Identifier(name), sql.Identifier(source)
-                )
-            )
-
-
 def drop(url: str) -> None:
     path = _sqlite_path(url)
     if path is not None:
         path.unlink(missing_ok=True)
         return
-    import psycopg
-    from psycopg import sql
-
     parsed = urlparse(url)
     with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as conn:
         conn.execute(
@@ -288,6 +264,22 @@ def drop(url: str) -> None:
                 sql.Identifier(parsed.path.lstrip("/"))
             )
         )
+
+
+def recreate(url: str, template: str | None = None) -> None:
+    """Drop the database `url` names and create it empty, or as a copy of `template`."""
+    drop(url)
+    path = _sqlite_path(url)
+    if path is not None:
+        if template is not None:
+            shutil.copyfile(template.removeprefix("sqlite:///"), path)
+        return
+    parsed = urlparse(url)
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(parsed.path.lstrip("/")))
+    if template is not None:
+        create += sql.SQL(" TEMPLATE {}").format(sql.Identifier(urlparse(template).path[1:]))
+    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as conn:
+        conn.execute(create)
 
 
 def copy_url(url: str, suffix: str) -> str:
@@ -371,6 +363,8 @@ class Server:
 
 
 # --- the steps run in their own process (Django set up on one database) -----------------------
+# Each step imports Django's models after django.setup(): the run itself serves several
+# databases one after the other and never sets Django up.
 
 
 def setup_site() -> dict[str, Any]:
@@ -483,9 +477,6 @@ class Proposal:
 
 
 async def agent_proposes(base: str, token: str, work: list[Planned]) -> list[Proposal]:
-    import httpx
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
 
     made = []
     async with (
@@ -534,6 +525,10 @@ class Walk:
     seconds: float = 0.0
     in_batch: int = 0
 
+    def count_submit(self, request: Any) -> None:
+        if request.method == "POST" and "/reviews/" in request.url:
+            self.submits += 1
+
 
 REVIEW_URL = re.compile(r"/reviews/pages/([^/]+)/v(\d+)/")
 MODES = {
@@ -572,7 +567,6 @@ def _shown(page: Any, verdicts: dict[tuple[str, int], Proposal]) -> Proposal | N
 
 def reviewer_walks(base: str, mode: str, proposals: list[Proposal]) -> Walk:
     """The reviewer clears the queue in Chromium, as MODES says."""
-    from playwright.sync_api import sync_playwright
 
     verdicts = {(p.page_id, p.number): p for p in proposals}
     walk = Walk(MODES[mode])
