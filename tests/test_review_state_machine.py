@@ -248,6 +248,7 @@ def test_it_allows_only_the_moves_its_table_names(
         "revise",
         "withdraw",
         "undo",
+        "take_back",  # a step's approval, with the batch that gave it (reviews.batch)
     }
     services.version_request_changes(actor=lena, version=proposal, comment="Which days?", step=1)
     with pytest.raises(Conflict, match="waits for its author's revision"):
