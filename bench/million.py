@@ -182,6 +182,8 @@ def _copy(conn: Any, k: int, pages: int, versions: int) -> None:
             "WHERE p.id <= %(pages)s AND p.path NOT LIKE 'm%%-%%'",
             values,
         )
+        # No fingerprint (wiki.copies): the copies are not shown as copies of one page, so
+        # that each size's searches see as many distinct pages as it holds.
         conn.execute(
             """
             INSERT INTO wiki_searchdocument (page_id, title, tags, body, vector, language)

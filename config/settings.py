@@ -545,6 +545,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Read pages and history, list and decide reviews.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # One name for the kinds of change wherever a field lists them (classes, neverInBatch).
+    "ENUM_NAME_OVERRIDES": {"ChangeKindEnum": "reviews.classify.CLASS_CHOICES"},
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -679,7 +679,7 @@ class PageWorkflowView(QuireAPIView):
         responses={200: PageWorkflowSerializer, **ERRORS},
     )
     def get(self, request: Request, page_id: str) -> Response:
-        applied = workflows.applicable_workflow(page_for_person(self.user(), page_id))
+        applied = workflows.workflow_seen_by(self.user(), page_for_person(self.user(), page_id))
         source = applied.source
         return Response(
             PageWorkflowSerializer(

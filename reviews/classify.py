@@ -29,6 +29,9 @@ CLASSES: dict[str, tuple[str, str]] = {
         "Headings renamed, removed, reordered or inserted between sections, or the title.",
     ),
 }
+
+# The kinds as REST choices: the schema names their enum once (settings' ENUM_NAME_OVERRIDES).
+CLASS_CHOICES = list(CLASSES)
 # The classes a reviewer should read on their own page; the others are low-risk.
 RISKY = frozenset({"new_page", "move", "rewrite", "removal", "numbers", "structure"})
 SIZES = (("small", 6), ("medium", 40))  # changed lines up to each bound; more: "large"

@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reviews import selectors
-from reviews.classify import CLASSES, labels, size_of
+from reviews.classify import CLASS_CHOICES, CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
 from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
@@ -150,7 +150,7 @@ class ReviewStateSerializer(serializers.Serializer):
 
 class ChangeKindSerializer(serializers.Serializer):
     classes = serializers.ListField(
-        child=serializers.ChoiceField(choices=list(CLASSES)),
+        child=serializers.ChoiceField(choices=CLASS_CHOICES),
         help_text="What kind of change it is, from its diff alone, classed when it was "
         "submitted: " + "; ".join(f"{name}: {about[1]}" for name, about in CLASSES.items()),
     )
@@ -555,7 +555,7 @@ class WorkflowInputSerializer(serializers.Serializer):
     name = serializers.CharField(min_length=1, max_length=100, validators=[NO_NUL])
     steps = serializers.ListField(child=WorkflowStepSerializer(), min_length=1, max_length=10)
     neverInBatch = serializers.ListField(
-        child=serializers.ChoiceField(choices=list(CLASSES)),
+        child=serializers.ChoiceField(choices=CLASS_CHOICES),
         required=False,
         max_length=len(CLASSES),
         help_text=NEVER_IN_BATCH_HELP + " Left out: none on a new workflow, unchanged on PUT.",

@@ -8,7 +8,7 @@ none, the default is one step of one approval by the Reviewers group (Quire's ol
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import Group, User
@@ -48,6 +48,19 @@ class AppliedWorkflow:
 
 
 DEFAULT = AppliedWorkflow(None, None, DEFAULT_WORKFLOW_NAME, DEFAULT_STEPS)
+
+
+def workflow_seen_by(user: Any, page: Page) -> AppliedWorkflow:
+    """`applicable_workflow(page)` as `user` may see it: the page carrying the assignment is
+    not named (`source` None) when it is a section hidden from them above a page granted back
+    to them (one query more then, none for the page's own or no assignment)."""
+    applied = applicable_workflow(page)
+    source = applied.source
+    if source is None or source.pk == page.pk:
+        return applied
+    if permissions.reads(getattr(user, "pk", None), source.pk):
+        return applied
+    return replace(applied, source=None)
 
 
 # --- reading ------------------------------------------------------------------------------

@@ -87,6 +87,8 @@ def world(
         "grant_id": 1,
         "group_id": 1,
         "item_id": 1,
+        # A decision batch that does not exist: its undo takes only POST (405).
+        "batch_id": 1,
         "person_id": admin_user.pk,
         # A set-password link that does not check out answers with a page, and the policy.
         "uidb64": "MQ",

@@ -27,7 +27,7 @@ from django.test.utils import CaptureQueriesContext
 from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
-from reviews import services
+from reviews import services, workflows
 from reviews.mail import compose
 from reviews.models import Notification
 from wiki.models import Page
@@ -319,6 +319,27 @@ def test_it_names_no_hidden_page_on_the_move_screen_of_a_granted_back_page(
     )
     assert "its address is now wombat-templates/spare-sheet." in moved.content.decode()
     assert_clean(legal, moved.content.decode())
+
+
+@pytest.mark.django_db
+def test_it_names_no_hidden_page_as_where_a_workflow_comes_from(
+    legal: Legal, client_as: ClientAs, admin_user: User
+) -> None:
+    """A workflow assigned to the hidden section applies to the pages granted back inside it:
+    its name and steps are said, not the page it is assigned to."""
+    review = workflows.workflow_create(
+        actor=admin_user,
+        name="Counsel review",
+        steps=[{"name": "Counsel", "group": "Staff", "approvals": 1}],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=review, page=legal.section)
+    stan = client_as(legal.stan)
+    page = stan.get(f"/p/{legal.form.public_id}/").content.decode()
+    assert "Changes are reviewed by" in page and "Counsel review" in page
+    applied = stan.get(f"/api/v1/pages/{legal.form.public_id}/workflow").json()
+    assert (applied["workflow"], applied["source"]) == ("Counsel review", None)
+    assert_clean(legal, page)
+    assert_clean(legal, applied)
 
 
 # --- mail -------------------------------------------------------------------------------------

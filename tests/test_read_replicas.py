@@ -8,6 +8,7 @@ writes, so each answer shows which server it was read from.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,6 +191,60 @@ def test_a_replica_that_lags_past_the_bound_is_skipped_with_a_log_line(
 
     assert answer["title"] == "Renamed while the replica lags"
     assert "Database replica replica_1 skipped: it lags" in strict.output()
+
+
+def _hidden(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html))
+
+
+def test_a_reviewer_who_approves_on_the_web_is_sent_on_to_a_queue_without_it(
+    cluster: ReplicaCluster, server: QuireServer, seeded: dict[str, str]
+) -> None:
+    page = seeded["page"]
+    number = MCP(server.url).ok(
+        seeded["editor"],
+        "append_to_page",
+        pageId=page,
+        markdown="And tell the channel.",
+        changeSummary="Say who to tell.",
+    )["versionNumber"]
+    review = f"/reviews/pages/{page}/v{number}/"
+    cluster.wait_caught_up()
+    cluster.pause_replay()
+    try:
+        with httpx.Client(base_url=server.url, timeout=HTTP_TIMEOUT) as browser:
+            login = browser.get("/login/")
+            signed_in = browser.post(
+                "/login/",
+                data={
+                    "username": "ada",
+                    "password": "correct-horse-battery",
+                    **_hidden(login.text),
+                },
+            )
+            assert signed_in.status_code == 302, signed_in.text
+            # Forget the sign-in's pin: the review page is read from the replica.
+            browser.cookies.delete("quire_primary_until")
+            form = browser.get(review)
+            assert form.status_code == 200
+            assert "Nothing is waiting for review." not in browser.get("/reviews/").text
+
+            decided = browser.post(
+                review, data={**_hidden(form.text), "action": "approve"}, follow_redirects=True
+            )
+        still_waiting = cluster.replica.sql(
+            "SELECT v.status FROM wiki_version v JOIN wiki_page p ON p.id = v.page_id "  # noqa: S608
+            f"WHERE p.public_id = '{page}' AND v.number = {number}"
+        )
+    finally:
+        cluster.resume_replay()
+        cluster.wait_caught_up()
+
+    assert decided.status_code == 200, decided.text
+    assert "quire_primary_until" in decided.history[0].headers.get("set-cookie", "")
+    # Sent on to the queue, read on the primary: the replica still has it waiting.
+    assert "Nothing is waiting for review." in decided.text
+    assert still_waiting == "in_review"
 
 
 def test_a_replica_that_is_down_is_skipped_with_a_log_line_never_an_error(

@@ -178,7 +178,7 @@ def test_it_lists_the_docker_compose_services_and_the_variables_settings_read() 
 
     services = set(yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())["services"])
     table = re.search(r"\| service \| what it is for \|\n\|---\|---\|\n((?:\|.*\n)+)", README)
-    assert table and set(re.findall(r"^\| `(\w+)` \|", table.group(1), re.M)) == services
+    assert table and set(re.findall(r"^\| `([\w-]+)` \|", table.group(1), re.M)) == services
 
     settings = "\n".join(p.read_text() for p in (PROJECT_ROOT / "config").rglob("*.py"))
     operating = PAGES["docs/operating.md"]

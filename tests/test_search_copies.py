@@ -183,7 +183,7 @@ def test_a_copy_s_fingerprint_is_near_and_another_page_s_far() -> None:
 
 
 def test_the_migration_fingerprints_the_rows_indexed_before(make_page: Any) -> None:
-    migration = importlib.import_module("wiki.migrations.0024_searchdocument_fingerprint")
+    migration = importlib.import_module("wiki.migrations.0025_searchdocument_fingerprint")
     page = make_page("Tar", "Create an archive and write it to a file.\n")
     folder = make_page("Ar", "")
     indexed = dict(SearchDocument.objects.values_list("page_id", "fingerprint"))

@@ -1,6 +1,6 @@
 """A long page is found by what its later sections say: PostgreSQL keeps word positions only up
 to 16,383 in a tsvector (later words all sat at 16,383), so a phrase past that point could not
-match by position (wiki/migrations/0025_search_long_body_positions.py)."""
+match by position (wiki/migrations/0024_search_long_body_positions.py)."""
 
 from __future__ import annotations
 

@@ -95,6 +95,6 @@ def backwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0024_searchdocument_fingerprint")]
+    dependencies = [("wiki", "0023_version_change_classes")]
 
     operations = [migrations.RunPython(forwards, backwards)]

@@ -27,7 +27,7 @@ def fingerprint_documents(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wiki", "0023_version_change_classes")]
+    dependencies = [("wiki", "0024_search_long_body_positions")]
 
     operations = [
         migrations.AddField(
