@@ -10,7 +10,7 @@ PORT ?= 8000
 # The embedded default: DEBUG on, SQLite under var/, tasks in process, email to the console.
 RUN_ENV := DEBUG=1 QUIRE_BASE_URL=$${QUIRE_BASE_URL:-http://$(HOST):$(PORT)}
 
-.PHONY: run demo manage test install lint typecheck bench bench-search bench-scale bench-million soak clean
+.PHONY: run demo manage test install lint typecheck bench bench-search bench-scale bench-million bench-review soak clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -60,6 +60,12 @@ bench-search: $(STAMP)
 # SQL, for a set of every page, a 2,000-page subtree and 101 single pages (bench/search_scale.py).
 bench-scale: $(STAMP)
 	DEBUG=1 $(PY) bench/search_scale.py
+
+# Six agents propose sixty changes to the 18F handbook over MCP; a reviewer in Chromium clears
+# the queue one by one and with batch selection (bench/review_volume.py). Its database
+# (BENCH_REVIEW_DATABASE_URL, name containing "bench") is dropped and created afresh.
+bench-review: $(STAMP)
+	DEBUG=1 $(PY) bench/review_volume.py
 
 # Reads at 38,760, 116,280 and about 1,000,000 pages (the tldr site copied in SQL), wall and
 # the worker's CPU per call, against the bare authenticated view (bench/million.py).
