@@ -1201,12 +1201,11 @@ class PageTools(MCPToolset):
 
     @tool("Read a page's markdown source", read_only=True)
     def get_page_source(self, pageId: PageId, section: SectionName = None) -> PageSource:
-        """Read a page's markdown before you change it with update_page, edit_page or
-        append_to_page. If your own proposal waits, markdown is that draft (draft: its version
-        and base); lastDecision is the reviewer's last decision on yours (a rejected new page:
-        fix it, send it with update_page; refusedHunks: blocks refused, to propose again). Over
-        10,000 characters a page comes as an outline as in get_page; a section over 6,000 as
-        its own outline or first lines (section=lines.next reads on).
+        """Read a page's markdown before update_page, edit_page or append_to_page. If your
+        proposal waits, markdown is that draft (draft names it); lastDecision is the last
+        decision on yours (rejected new page: fix it, send update_page; refusedHunks: propose
+        again). Over 10,000 characters: an outline; a section over 6,000: its outline or first
+        lines (section=lines.next reads on).
         """
         agent = self._agent()
         page = selectors.page_source_for_agent(agent, pageId)
@@ -1318,8 +1317,8 @@ class PageTools(MCPToolset):
     ) -> WriteResult:
         """Propose a page's whole new text (not a patch): call get_page_source first, send
         the complete markdown with its liveVersion as baseVersion (or only a new title or tags).
-        It waits for a person to approve it and withdraws your earlier waiting proposal; if the
-        page changed since, a reviewer merges the two.
+        It waits for approval and withdraws your earlier waiting proposal; if the page changed
+        since, a reviewer merges the two.
         """
         return self._propose(
             pageId,
@@ -1344,9 +1343,9 @@ class PageTools(MCPToolset):
         baseVersion: BaseVersion = None,
     ) -> WriteResult:
         """Propose small changes: each edit replaces one exact oldText, copied from
-        get_page_source (a section of it too) and occurring once in the page; edits apply in
-        order. Like update_page it waits for approval; changed lists the lines changed. An
-        oldText found 0 or several times stores nothing; the error shows where.
+        get_page_source and occurring once in the page; edits apply in order. Like update_page
+        it waits for approval; changed lists the lines changed. An oldText found 0 or several
+        times stores nothing; the error shows where.
         """
         agent = self._agent()
         validate_change_summary(changeSummary, required=True)
@@ -1377,8 +1376,8 @@ class PageTools(MCPToolset):
         changeSummary: ChangeSummary,
     ) -> WriteResult:
         """Propose adding markdown at the end of a page, keeping all that is there; better
-        than update_page when you only add, as it never conflicts. If your earlier proposal on
-        the page still waits, the new one carries it first.
+        than update_page when you only add: it never conflicts. If your earlier proposal on the
+        page waits, the new one carries it first.
         """
         return self._propose(
             pageId, kind=VersionKind.APPEND, change_summary=changeSummary, body=markdown

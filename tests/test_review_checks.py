@@ -89,7 +89,8 @@ def test_it_finds_a_paragraph_another_page_or_proposal_holds(
     ("line", "flagged"),
     [
         ("The staging password: hunter2x9", True),
-        ("api_key = 'q8Zr2LmP0xVb'", True),
+        # (a quoted value assigned to `api_key` is refused at submit: wiki/credentials.py)
+        ("The API key: q8Zr2LmP0xVb", True),
         ("Use token: ${DEPLOY_TOKEN} from the vault.", False),
         ("password: <your password>", False),
         ("Set the password in the settings page.", False),
