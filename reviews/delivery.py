@@ -22,7 +22,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from reviews.models import NotificationStatus
+from reviews.models import Notification, NotificationStatus, WebhookPost
 
 logger = logging.getLogger(__name__)
 
@@ -186,18 +186,25 @@ MARKED_SENT = "marked sent by an operator (manage.py notifications_pending)"
 DROPPED = "dropped by an operator (manage.py notifications_pending)"
 
 
-def owed(rows: Rows, *, before: datetime | None = None) -> Rows:
-    """The rows still to be sent (pending, or claimed by a worker), made before `before`."""
-    rows = rows.filter(status__in=OWED)
+Outbox = type[Notification] | type[WebhookPost]
+
+
+def owed(outbox: Outbox, *, before: datetime | None = None) -> Rows:
+    """The rows of `outbox` (Notification or WebhookPost) still to be sent (pending, or
+    claimed by a worker), made before `before`."""
+    rows: Rows = outbox.objects.filter(status__in=OWED)
     return rows if before is None else rows.filter(created_at__lt=before)
 
 
 @transaction.atomic
-def settle_owed(rows: Rows, *, sent: bool, before: datetime | None = None) -> int:
-    """Mark what `rows` still owe as sent (nobody is sent it) or skipped (dropped); how many."""
+def settle_owed(outbox: Outbox, *, sent: bool, before: datetime | None = None) -> int:
+    """Mark what `outbox` still owes as sent (nobody is sent it) or skipped (dropped); how
+    many."""
     status, note = (
         (NotificationStatus.SENT, MARKED_SENT) if sent else (NotificationStatus.SKIPPED, DROPPED)
     )
-    return owed(rows.select_for_update(), before=before).update(
-        status=status, sent_at=timezone.now(), last_error=note
+    return (
+        owed(outbox, before=before)
+        .select_for_update()
+        .update(status=status, sent_at=timezone.now(), last_error=note)
     )

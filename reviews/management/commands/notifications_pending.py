@@ -41,12 +41,11 @@ class Command(BaseCommand):
         before = _moment(options["before"])
         settle = options["mark_sent"] or options["drop"]
         for what, model in OUTBOXES:
-            rows = model.objects.all()
             if not settle:
-                count = delivery.owed(rows, before=before).count()
+                count = delivery.owed(model, before=before).count()
                 self.stdout.write(f"{count} {what} pending")
                 continue
-            count = delivery.settle_owed(rows, sent=options["mark_sent"], before=before)
+            count = delivery.settle_owed(model, sent=options["mark_sent"], before=before)
             done = "marked sent" if options["mark_sent"] else "dropped"
             self.stdout.write(f"{count} {what} {done}")
 
