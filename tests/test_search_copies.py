@@ -26,7 +26,7 @@ from core.actors import SystemActor
 from wiki.copies import EMPTY, fingerprint, near, same_page
 from wiki.models import Page, SearchDocument
 from wiki.scope import EVERYTHING
-from wiki.search import search_pages
+from wiki.search import names_title, search_pages
 
 from .conftest import CORPUS
 from .fixtures_mcp import rpc_tool
@@ -193,3 +193,12 @@ def test_the_migration_fingerprints_the_rows_indexed_before(make_page: Any) -> N
 
     assert dict(SearchDocument.objects.values_list("page_id", "fingerprint")) == indexed
     assert indexed[folder.pk] == EMPTY and indexed[page.pk] not in (None, EMPTY)
+
+
+def test_a_page_with_no_text_stays_in_place_where_the_question_names_it() -> None:
+    """A redirect's page (the 18F handbook's "Open source policy") is only its title: the
+    handbook question "can we publish our code as open source" asks for it by name, while a
+    language folder's page answers no question that does not name it."""
+    assert names_title("can we publish our code as open source", "Open source policy")
+    assert not names_title("how do I list files", "Zh hans")
+    assert not names_title("anything", "")

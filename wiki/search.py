@@ -1072,7 +1072,7 @@ def fold(
     the one in a folder of the question's language (`language`, or one of the folders' that
     the question is clearly in), else one in no language's folder, the shallowest first; the
     others are its `copies`. Pages with no text (a folder's page) follow the pages with text,
-    exact titles aside; scores stay in descending order."""
+    unless the question names them (`names_title`); scores stay in descending order."""
     groups: list[list[SearchHit]] = []
     for hit in hits:
         key = (hit.title, hit.fingerprint)
@@ -1082,13 +1082,29 @@ def fold(
         else:
             group.append(hit)
     folded = [_one_of(group, copies, query=query, language=language) for group in groups]
-    empty = [hit.fingerprint == EMPTY and not hit.exact_title for hit in folded]
+    empty = [
+        hit.fingerprint == EMPTY and not (hit.exact_title or names_title(query, hit.title))
+        for hit in folded
+    ]
     ordered = [hit for hit, no_text in zip(folded, empty, strict=True) if not no_text]
     ordered += [hit for hit, no_text in zip(folded, empty, strict=True) if no_text]
     for n in range(1, len(ordered)):
         if ordered[n].score > ordered[n - 1].score:
             ordered[n] = replace(ordered[n], score=ordered[n - 1].score)
     return ordered
+
+
+def names_title(query: str, title: str) -> bool:
+    """Whether `query` names the page `title`: at least half of the title's words are among
+    the question's. A page with no text is only its title, so it answers a question that asks
+    for it by name ("can we publish our code as open source" names "Open source policy", a
+    redirect's page) and none that does not (a language folder's "Zh hans")."""
+    words = set(_WORDS.findall(title.casefold()))
+    asked = set(_WORDS.findall(query.casefold()))
+    return bool(words) and 2 * len(words & asked) >= len(words)
+
+
+_WORDS = re.compile(r"\w+")
 
 
 def _one_of(group: list[SearchHit], copies: list[Copy], *, query: str, language: str) -> SearchHit:
