@@ -18,8 +18,7 @@ from reviews import batch as batches
 from reviews import selectors, services
 from reviews.api import CONFLICT, QuireAPIView, _input
 from reviews.models import BatchDecision, DecisionBatch
-from reviews.serializers import VISIBLE_COMMENT, CommentField, ErrorSerializer
-from reviews.services import COMMENT_MAX, COMMENT_TOO_LONG
+from reviews.serializers import ErrorSerializer, decision_comment_field
 from wiki.selectors import page_for_person
 
 
@@ -37,13 +36,8 @@ class BatchItemInputSerializer(serializers.Serializer):
 
 class BatchInputSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=BatchDecision.values)
-    comment = CommentField(
-        required=False,
-        allow_blank=True,
-        validators=[VISIBLE_COMMENT],
-        max_length=COMMENT_MAX,
-        error_messages={"max_length": COMMENT_TOO_LONG},
-        help_text="One comment for every item (at most 5,000 characters); required to reject.",
+    comment = decision_comment_field(
+        "One comment for every item (at most 5,000 characters); required to reject."
     )
     items = serializers.ListField(
         child=BatchItemInputSerializer(),

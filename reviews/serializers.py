@@ -400,16 +400,21 @@ def _step_field() -> serializers.IntegerField:
     )
 
 
-class ApproveInputSerializer(serializers.Serializer):
-    step = _step_field()
-    comment = CommentField(
+def decision_comment_field(help_text: str = "At most 5,000 characters.") -> CommentField:
+    """A decision's optional comment, as every door that decides takes it."""
+    return CommentField(
         required=False,
         allow_blank=True,
         validators=[VISIBLE_COMMENT],
         max_length=COMMENT_MAX,
         error_messages={"max_length": COMMENT_TOO_LONG},
-        help_text="At most 5,000 characters.",
+        help_text=help_text,
     )
+
+
+class ApproveInputSerializer(serializers.Serializer):
+    step = _step_field()
+    comment = decision_comment_field()
     expectedLiveVersion = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -431,14 +436,7 @@ class RefuseHunkInputSerializer(serializers.Serializer):
 
 class ApprovePartialInputSerializer(serializers.Serializer):
     step = _step_field()
-    comment = CommentField(
-        required=False,
-        allow_blank=True,
-        validators=[VISIBLE_COMMENT],
-        max_length=COMMENT_MAX,
-        error_messages={"max_length": COMMENT_TOO_LONG},
-        help_text="At most 5,000 characters.",
-    )
+    comment = decision_comment_field()
     expectedLiveVersion = serializers.IntegerField(
         min_value=0,
         help_text="The live version the hunks were numbered against (as the version's "
