@@ -1,6 +1,6 @@
 """State changes of pages, the tree and attachments: one transactional function each.
 
-The life of a version (propose, approve, reject, withdraw, revert) is in reviews/services.py;
+The life of a version (propose, approve, reject, withdraw, revert) is in reviews/actions/;
 it builds on the primitives here (`lock_page`, `page_rows_create`, `page_make_live`), which
 keep a page's tree position, path and search index right. Every function here that changes
 something on its own validates first, locks the page row, writes its audit event in the same
