@@ -18,6 +18,7 @@ from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
@@ -31,6 +32,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from wiki import permissions, search
 from wiki.credentials import refuse_credentials
+from wiki.extract import extract_text
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     SIBLING_ORDER,
@@ -633,10 +635,6 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
 @atomic_retried
 def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachment:
     """Attach a file to a page, with its text extracted for agents and search."""
-    from django.conf import settings
-
-    from wiki.extract import extract_text
-
     if not actor.is_authenticated:
         raise Forbidden("log in to attach files.")
     refusal = permissions.refusal(actor, PUBLISH, page, grants_only=True)
