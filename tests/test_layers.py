@@ -52,7 +52,7 @@ def test_it_keeps_every_contract_on_the_code_as_it_is(tmp_path: Path) -> None:
     [
         (
             "wiki/models.py",
-            "from reviews import services",
+            "from reviews import selectors",
             "wiki imports neither agents nor reviews",
         ),
         (
