@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from reviews import merge
-from reviews import services as review_services
+from reviews.actions.revert import page_revert
 from tests.conftest import live
 from wiki import services as wiki_services
 from wiki.models import Page, Version
@@ -34,7 +34,7 @@ def test_a_move_and_a_revert_carry_every_content_field(
     assert moved.proposed_body == first.body
 
     page.refresh_from_db()
-    reverted = review_services.page_revert(actor=editor, page=page, to_version=first)
+    reverted = page_revert(actor=editor, page=page, to_version=first)
     # A revert puts the page back where that version had it, too.
     assert _content(reverted) == _content(first)
     assert reverted.proposed_body == first.body

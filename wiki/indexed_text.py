@@ -1,15 +1,13 @@
-"""The text search indexes and embeds: markdown reduced to its words (`plain_text`), the index
-row's columns (`document_fields`), and the gaps that make every CJK character a word.
-
-Knows no model: the keyword index (wiki.search) and the vectors (wiki.semantic) both read
-pages' text through it.
-"""
+"""The text the search indexes: the index row's columns (`document_fields`, markdown reduced
+to its words by wiki.plain_text), the excerpts' marks, and the gaps that make every CJK
+character a word. Knows no model."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Sequence
+
+from wiki.plain_text import plain_text
 
 # Bounds the tsvector well under PostgreSQL's 1 MB limit and the cost of an excerpt.
 BODY_INDEX_MAX = 300_000
@@ -44,38 +42,6 @@ NOT_A_MARK = re.compile(r"\[{3,}|\]{3,}")
 
 def index_text(text: str) -> str:
     return space_cjk(NOT_A_MARK.sub(lambda m: m[0][:2], text))
-
-
-_MD_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"<!--.*?-->", re.S), " "),
-    (re.compile(r"^\s{0,3}(```|~~~).*$", re.M), ""),  # code fence lines; the code stays
-    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images: their alt text
-    (re.compile(r"\[\[(?:file:)?([^\]\n]+)\]\]"), r"\1"),  # [[pg_...]] and [[file:NAME]]
-    (re.compile(r"\[\^[^\]\n]*\]:?"), ""),  # footnote markers
-    (re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)"), r"\1"),  # inline links: their text
-    (re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]"), r"\1"),  # reference links
-    (re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*\S.*$", re.M), ""),  # link definitions
-    (re.compile(r"</?[A-Za-z][^>\n]*>"), " "),  # HTML tags
-    (re.compile(r"^\s{0,3}#{1,6}[ \t]+|[ \t]+#+[ \t]*$", re.M), ""),  # heading marks
-    (re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M), ""),  # blockquotes
-    (re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?", re.M), ""),  # lists
-    (re.compile(r"^[ \t]*[-*_=|: \t]{3,}$", re.M), ""),  # rules and table separators
-    (re.compile(r"(\*{1,3}|~~)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
-    (re.compile(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),
-    (re.compile(r"`+"), ""),
-    (re.compile(r"\|"), " "),
-    (re.compile(r"[ \t]+"), " "),
-    (re.compile(r"\n\s*\n\s*"), "\n\n"),
-]
-
-
-def plain_text(markdown: str) -> str:
-    """Markdown reduced to its words, for indexing and excerpts (an approximation, not a parser)."""
-    text = markdown
-    for pattern, replacement in _MD_RULES:
-        text = pattern.sub(replacement, text)
-    # Entities as the rendered page shows them (`D&iacute;as` is `Días`, issue 37).
-    return html.unescape(text).strip() if "&" in text else text.strip()
 
 
 # Han, kana and Hangul: every character is indexed as a word, split from the next by this

@@ -36,9 +36,10 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from wiki.indexed_text import CJK as _CJK
-from wiki.indexed_text import CJK_GAP, MARK_END, MARK_START, document_fields, plain_text
+from wiki.indexed_text import CJK_GAP, MARK_END, MARK_START, document_fields
 from wiki.language import UNKNOWN, query_language, wiki_languages
 from wiki.models import Page
+from wiki.plain_text import plain_text
 from wiki.scope import Scope
 from wiki.search.folding import copies_of, fold, names_title
 from wiki.search.fusion import FUSION_DEPTH, LANGUAGE_BONUS, fuse, similarity_floor

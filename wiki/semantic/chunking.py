@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wiki import outline
-from wiki.indexed_text import plain_text
+from wiki.plain_text import plain_text
 
 # A section longer than this is cut at paragraphs into several chunks.
 CHUNK_CHARS = 1200
