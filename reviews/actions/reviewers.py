@@ -7,10 +7,7 @@ from django.db import transaction
 
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument
-from reviews.models import (
-    NotificationPreference,
-    ReviewerSettings,
-)
+from reviews.models import NotificationPreference, ReviewerSettings
 from wiki.roles import can_review
 
 

@@ -13,22 +13,13 @@ from core.actors import Actor, is_agent
 from core.errors import Conflict, Forbidden, InvalidArgument
 from core.unset import UNSET, Unset
 from reviews.deciders import counted_approvers, deciders_of, refusal_reason, transient_review
-from reviews.models import (
-    Review,
-)
+from reviews.models import Review
 from reviews.selectors import review_of
 from wiki import permissions
 from wiki.credentials import refuse_credentials
-from wiki.models import (
-    Page,
-    Version,
-    VersionStatus,
-)
+from wiki.models import Page, Version, VersionStatus
 from wiki.roles import can_review
-from wiki.validators import (
-    check_text,
-    check_visible_text,
-)
+from wiki.validators import check_text, check_visible_text
 
 COMMENT_MAX = 5000
 
