@@ -290,7 +290,7 @@ def page_tree(
     _unfold_path(tree, path_nodes, reader)
     previews: dict[int | None, tuple[list[TreeNode], bool]] = {}
     if unfold_top_level:
-        roots = dict.fromkeys(n.id for n in tree.roots)
+        roots: dict[int | None, TreeNode | None] = dict.fromkeys(n.id for n in tree.roots)
         previews = _children_lists(tree, roots, SECTION_PREVIEW, reader)
     _count_children(tree, current, reader, hidden_children)
     for root in tree.roots:
