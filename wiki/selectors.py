@@ -236,6 +236,8 @@ def _children_lists(
                 arm(source, f" AND ({_FORWARD}) < (%s, %s, %s)", _BACKWARD, at, NEIGHBOURS)
                 arm(source, f" AND ({_FORWARD}) > (%s, %s, %s)", _FORWARD, at, NEIGHBOURS)
     found: dict[int | None, list[TreeNode]] = {holder: [] for holder in holders}
+    if not arms:  # no holders: the home page's previews of an empty top level
+        return {}
     seen: set[int] = set()
     with read_connection().cursor() as cursor:
         cursor.execute(" UNION ALL ".join(arms), params)
