@@ -64,7 +64,8 @@ def prepare(env: dict[str, str], folder: Path) -> tuple[str, str]:
 
     from agents.selectors import agent_by_name
     from content.management.commands import load_demo
-    from reviews import services
+    from reviews.actions.create import page_create
+    from reviews.actions.propose import version_propose
 
     login = folder / "login.txt"
     call_command("migrate", verbosity=0)
@@ -73,19 +74,17 @@ def prepare(env: dict[str, str], folder: Path) -> tuple[str, str]:
     assert password is not None
     agent = agent_by_name(load_demo.AGENT_NAME)
     title, body = SECTION
-    section = services.page_create(actor=admin, title=title, body=body, publish=True).page
+    section = page_create(actor=admin, title=title, body=body, publish=True).page
     made = []
     for title, text, old, new in SMALL_FIXES:
-        page = services.page_create(
-            actor=admin, title=title, body=text, parent=section, publish=True
-        ).page
+        page = page_create(actor=admin, title=title, body=text, parent=section, publish=True).page
         made.append((page, text.replace(old, new)))
-    refunds = services.page_create(
+    refunds = page_create(
         actor=admin, title="Refunds", body=REFUNDS, parent=section, publish=True
     ).page
     for page, proposed in made:
-        services.version_propose(actor=agent, page=page, body=proposed, change_summary="Fix.")
-    proposal = services.version_propose(
+        version_propose(actor=agent, page=page, body=proposed, change_summary="Fix.")
+    proposal = version_propose(
         actor=agent,
         page=refunds,
         body=REFUNDS_PROPOSED,
