@@ -211,8 +211,9 @@ def drop_decision(version: Version) -> int:
 def withdraw_review_requests(version: Version, *, since: datetime) -> list[int]:
     """An approval that moved `version` on to its next step (at `since`) was taken back: the
     review emails that step's deciders were owed and not sent yet are dropped, their unread
-    "waiting on you" items go, and each one already emailed is told it no longer waits on
-    them. Those it waits on again (the step before) are not told anything new."""
+    "waiting on you" items go, as do the step's chat posts not made yet, and each one
+    already emailed is told it no longer waits on them. Those it waits on again (the step
+    before) are not told anything new."""
     waits_on = deciders_of([version.review]).get(version.pk, set())
     asked = Notification.objects.filter(
         version=version, kind=NotificationKind.REVIEW_REQUESTED, created_at__gte=since
@@ -230,6 +231,7 @@ def withdraw_review_requests(version: Version, *, since: datetime) -> list[int]:
     inbox_services.withdraw(
         version_id=version.pk, kind=NotificationKind.REVIEW_REQUESTED, besides=waits_on
     )
+    webhooks.drop_posts_since(version, since)
     notices = [
         Notification(kind=NotificationKind.REVIEW_WITHDRAWN, version=version, recipient_id=pk)
         for pk in told

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence, Set
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import requests
@@ -149,6 +149,14 @@ def drop_posts(group_id: int) -> int:
             NotificationStatus.REFUSED,
         ],
     ).update(status=NotificationStatus.SKIPPED, last_error=TAKEN_OFF)
+
+
+def drop_posts_since(version: Version, since: datetime) -> int:
+    """An approval that moved `version` on (at `since`) was taken back: what the next step's
+    chats are still owed about it is not posted (a post already made stays in the chat)."""
+    return WebhookPost.objects.filter(
+        version=version, created_at__gte=since, status=NotificationStatus.PENDING
+    ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
 
 
 def dispatch(ids: list[int]) -> None:

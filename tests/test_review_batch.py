@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from core.errors import Conflict
@@ -20,12 +20,14 @@ from reviews.actions.propose import version_propose
 from reviews.models import (
     Approval,
     DecisionBatch,
+    GroupWebhook,
     Notification,
     NotificationKind,
     NotificationPreference,
     NotificationStatus,
     ReviewerSettings,
     ReviewStatus,
+    WebhookPost,
 )
 from tests.conftest import live
 from tests.fixtures_mail import SMTPServer
@@ -260,6 +262,7 @@ def test_undoing_a_step_approval_tells_the_next_steps_deciders_it_no_longer_wait
     reader: User,
     reviewer: User,
     django_capture_on_commit_callbacks: Any,
+    settings: Any,
 ) -> None:
     """Issue 48: after a batch approval moved a proposal to Legal's step, Legal was mailed that
     it waits on them; the batch's undo left them believing so. Whoever was mailed is told it
@@ -274,6 +277,11 @@ def test_undoing_a_step_approval_tells_the_next_steps_deciders_it_no_longer_wait
     )
     section = make_page("Section", "S.\n")
     workflows.workflow_assign(actor=admin_user, workflow=two_steps, page=section)
+    # Legal's chat is down: its post waits in the outbox for the sweep.
+    settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    GroupWebhook.objects.create(
+        group=Group.objects.get(name="Legal"), url="http://127.0.0.1:9/nobody-listens"
+    )
     stepped = _proposals(make_page, reader, 1, parent=section)[0]
     _queue_seen_by(reviewer)
     with django_capture_on_commit_callbacks(execute=True):
@@ -288,6 +296,7 @@ def test_undoing_a_step_approval_tells_the_next_steps_deciders_it_no_longer_wait
         InboxItem.objects.filter(recipient__in=[lena, lars], kind=Kind.REVIEW_REQUESTED).count()
         == 2
     )
+    assert WebhookPost.objects.get(version=stepped).status == "pending"
     sent_before = len(smtp_server.messages)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -305,6 +314,8 @@ def test_undoing_a_step_approval_tells_the_next_steps_deciders_it_no_longer_wait
     assert not InboxItem.objects.filter(
         recipient__in=[lena, lars], kind=Kind.REVIEW_REQUESTED
     ).exists()
+    chat = WebhookPost.objects.get(version=stepped)
+    assert (chat.status, chat.last_error) == ("skipped", "the approval was taken back")
     # Reviewers, on whose step it waits again, are not told anything new.
     assert all(m["To"] == "lena@example.com" for m in smtp_server.messages[sent_before:])
 
