@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 
 from reviews.actions.rules import decision_refusal
-from reviews.classify import ChangeLabel, change_labels, is_low_risk
+from reviews.classify import ChangeLabel, change_labels, is_low_risk, kept_out_of_batches
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
@@ -55,8 +55,14 @@ class QueueRow:
 
     @property
     def low_risk(self) -> bool:
-        """What "Select the low-risk ones" ticks: one-click rows of no risky kind."""
-        return self.one_click and is_low_risk(self.version)
+        """What "Select the low-risk ones" ticks: one-click rows of no risky kind, and of
+        no kind their workflow keeps out of batches (which would refuse the whole batch)."""
+        if not (self.one_click and is_low_risk(self.version)):
+            return False
+        review = review_of(self.version)
+        # The workflow comes with the queue's rows (selectors._with_people): no query.
+        workflow = review.workflow if review is not None else None
+        return workflow is None or not kept_out_of_batches(self.version, workflow.never_in_batch)
 
     @property
     def shows_whole(self) -> bool:

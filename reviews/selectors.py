@@ -118,6 +118,7 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
         "decided_by",
         "base_version",
         "review",
+        "review__workflow",
     )
 
 
