@@ -579,6 +579,20 @@ def in_scope(reader: Scope) -> Q:
     return Q(page_id__in=Page.objects.filter(reader.q(readable=False)).values("pk"))
 
 
+def hidden_among(reader: Scope, pages: Iterable[Page | None]) -> set[int]:
+    """The pks of those of `pages` that `reader` may not read (their read grants): pages a
+    door names by title or id only when readable, such as an older version's parent (the
+    page has moved out of a hidden section since). One query; none for an unrestricted
+    reader or no page."""
+    wanted = {page.pk for page in pages if page is not None}
+    if not wanted or reader.unrestricted:
+        return set()
+    readable = Page.objects.filter(reader.q(readable=False), pk__in=wanted).values_list(
+        "pk", flat=True
+    )
+    return wanted - set(readable)
+
+
 def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     """The newest versions that went live, on pages still visible to `reader`."""
     return (
