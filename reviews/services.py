@@ -1194,11 +1194,14 @@ def _review_answer(
 
 
 def may_comment(actor: Actor, version: Version) -> bool:
-    """Reviewers, the people deciding its steps and the proposal's author (a person, or the
+    """Those holding `decide` on its page (wiki.permissions: Reviewers unless a grant names
+    others), the people deciding its steps and the proposal's author (a person, or the
     owner of the agent) talk on it."""
     if is_agent(actor) or not actor.is_authenticated or not actor.is_active:
         return False
-    if can_review(actor) or version.author_user_id == actor.pk:
+    if version.author_user_id == actor.pk or permissions.can(
+        actor, permissions.DECIDE, version.page
+    ):
         return True
     agent = version.author_agent
     if agent is not None and agent.owner_id == actor.pk:
@@ -1374,7 +1377,7 @@ def reviewer_notifications_set(
     A reviewer sets their own; an admin (superuser) may set anyone's, e.g. in the Django admin.
     """
     reviewer = reviewer or actor
-    if reviewer.pk != actor.pk and not actor.is_superuser:
+    if reviewer.pk != actor.pk and not permissions.is_admin(actor):
         raise Forbidden("only admins can change another reviewer's email preference.")
     if not can_review(reviewer):
         raise Forbidden(

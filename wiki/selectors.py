@@ -29,6 +29,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 
 from core.errors import NotFound, QuireError
+from wiki import permissions
 from wiki.models import (
     SIBLING_ORDER,
     Attachment,
@@ -621,14 +622,19 @@ def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     )
 
 
-def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
-    """The most recently changed archived pages, and how many there are in all, in one query."""
+def archived_pages(user: Any, limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
+    """The most recently changed archived pages `user` may restore (they hold `publish` on
+    them, a workflow aside: wiki.permissions), and how many there are in all, in one query;
+    each with `shown_path`, its path as they are shown it (wiki.scope)."""
     pages: list[Page] = list(
-        Page.objects.filter(archived=True)
-        .annotate(total=Window(Count("id")))
+        permissions.pages_where(user, permissions.PUBLISH, grants_only=True)
+        .filter(archived=True)
+        .annotate(total=Window(Count("id")), hidden_prefix=person_scope(user).hidden_prefix())
         .order_by("-updated_at", "-id")
         .only("id", "public_id", "title", "path")[:limit]
     )
+    for page in pages:
+        page.shown_path = shown_path(page.path, EVERY_PAGE, page.hidden_prefix)  # type: ignore[attr-defined]
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
 
 
