@@ -75,3 +75,19 @@ def test_it_lets_only_those_who_decide_the_page_comment_on_its_proposal(
     other = make_page("Lunch", "Noon.\n")
     elsewhere = services.version_propose(actor=reader, page=other, body="One.\n")
     assert services.may_comment(reviewer, elsewhere)
+
+
+def test_it_refuses_the_editor_before_writing_where_the_person_may_not_propose(
+    make_page: Callable[..., Page],
+    reviewer: User,
+    admin_user: User,
+) -> None:
+    """Outside steps: `propose` on a page granted to Legal alone; a Reviewer outside Legal
+    clicked "Propose an edit", got the editor, wrote, and only the save said 403."""
+    legal = Group.objects.get_or_create(name="Legal")[0]
+    page = make_page("Welcome", "Hello.\n")
+    permissions.grant_set(actor=admin_user, page=page, group=legal, rights=["propose"])
+    response = _client(reviewer).get(f"/p/{page.public_id}/edit/")
+    assert response.status_code == 403
+    assert "Only members of Legal can propose changes here" in response.content.decode()
+    assert _client(admin_user).get(f"/p/{page.public_id}/edit/").status_code == 200
