@@ -18,7 +18,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
-from reviews import asking, selectors, services, workflows
+from reviews import asking, selectors, workflows
+from reviews.actions.comments import review_comment_add, review_visit
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.revert import page_revert
+from reviews.actions.reviewers import reviewer_notifications_set
+from reviews.actions.rules import (
+    approval_undo_refusal,
+    approval_undo_seconds,
+    decision_refusal,
+    may_comment,
+)
+from reviews.actions.undo import version_approve_undo
 from reviews.batch import undoable_batch
 from reviews.checks import proposal_checks
 from reviews.classify import CLASSES
@@ -136,7 +147,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def notification_settings(request: HttpRequest) -> HttpResponse:
     try:
-        services.reviewer_notifications_set(
+        reviewer_notifications_set(
             actor=_user(request), preference=str(request.POST.get("notifications", ""))
         )
     except Forbidden as error:
@@ -186,12 +197,12 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     deciding = action in {"approve", "edit", "reject", "request_changes"} and (
         review_now is None or _posted_step(request, version) == review_now.step + 1
     )
-    refusal = services.decision_refusal(user, version) if deciding else None
+    refusal = decision_refusal(user, version) if deciding else None
     if action == "comment":
         comment_form = CommentForm(request.POST)
         if comment_form.is_valid():
             try:
-                services.review_comment_add(
+                review_comment_add(
                     actor=user,
                     version=version,
                     comment=comment_form.cleaned_data["comment"],
@@ -209,7 +220,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             status = 400
     elif action == "undo" and request.method == "POST":
         try:
-            version = services.version_approve_undo(actor=user, version=version)
+            version = version_approve_undo(actor=user, version=version)
         except QuireError as error:
             messages.error(request, sentence(error.message))
         else:
@@ -230,7 +241,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             if action == "request_changes":
                 changes_form = RequestChangesForm(request.POST)
                 if changes_form.is_valid():
-                    services.version_request_changes(
+                    version_request_changes(
                         actor=user,
                         version=version,
                         step=_posted_step(request, version),
@@ -241,7 +252,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 approve_form = ApproveForm(request.POST)
                 if approve_form.is_valid():
                     data = approve_form.cleaned_data
-                    decided = services.version_approve(
+                    decided = version_approve(
                         actor=user,
                         version=version,
                         step=_posted_step(request, version),
@@ -253,7 +264,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
                 edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
                 if edit_form.is_valid():
                     data = edit_form.cleaned_data
-                    decided = services.version_approve(
+                    decided = version_approve(
                         actor=user,
                         version=version,
                         step=_posted_step(request, version),
@@ -267,7 +278,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             elif action == "reject":
                 reject_form = RejectForm(request.POST)
                 if reject_form.is_valid():
-                    services.version_reject(
+                    version_reject(
                         actor=user,
                         version=version,
                         step=_posted_step(request, version),
@@ -287,10 +298,10 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             context.update(proposal_context(version, person_scope(request.user)))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
-    refusal = services.decision_refusal(user, version)  # the version may have been reloaded
+    refusal = decision_refusal(user, version)  # the version may have been reloaded
     path = selectors.review_path(version, viewer=user)
     looks = can_review(user) or refusal is None
-    since = services.review_visit(actor=user, version=version) if looks else None
+    since = review_visit(actor=user, version=version) if looks else None
     if looks and context["in_review"]:
         diffs_shown_record(viewer=user, versions=[version], where="page")
     context.update(
@@ -299,7 +310,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             "changes_requested": path is not None
             and context["in_review"]
             and path.review.status == ReviewStatus.CHANGES_REQUESTED,
-            "may_comment": context["in_review"] and services.may_comment(user, version),
+            "may_comment": context["in_review"] and may_comment(user, version),
             "since": since,
             "since_diff": diff_text(_as_seen(since), context["proposed"]["body"])
             if since is not None
@@ -318,8 +329,8 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             if path is not None and context["in_review"]
             else None,
             "can_undo": version.status == VersionStatus.APPROVED
-            and services.approval_undo_refusal(user, version) is None,
-            "undo_seconds": services.approval_undo_seconds(),
+            and approval_undo_refusal(user, version) is None,
+            "undo_seconds": approval_undo_seconds(),
             "decision_refusal": sentence(refusal) if refusal else "",
             "asks": list(path.review.asks.select_related("person", "asked_by"))
             if path is not None
@@ -398,7 +409,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
                 verb,
                 went_live,
                 undo,
-                services.approval_undo_seconds(),
+                approval_undo_seconds(),
             ),
         )
     else:
@@ -427,7 +438,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         if form.is_valid():
             try:
                 target = selectors.version_of(page, form.cleaned_data["to_number"], reader=user)
-                reverted = services.page_revert(
+                reverted = page_revert(
                     actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
                 )
             except QuireError as failure:

@@ -16,7 +16,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from reviews import services as review_services
+from reviews.actions.create import page_create
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -25,7 +25,7 @@ from .test_hidden_names import ClientAs, Legal, assert_clean, build_legal
 
 
 def _made_under_section(legal: Legal, admin: User, title: str) -> Page:
-    version = review_services.page_create(
+    version = page_create(
         actor=admin, title=title, body=f"{title}.\n", parent=legal.section, publish=True
     )
     return Page.objects.get(pk=version.page_id)

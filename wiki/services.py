@@ -1,6 +1,6 @@
 """State changes of pages, the tree and attachments: one transactional function each.
 
-The life of a version (propose, approve, reject, withdraw, revert) is in reviews/services.py;
+The life of a version (propose, approve, reject, withdraw, revert) is in reviews/actions/;
 it builds on the primitives here (`lock_page`, `page_rows_create`, `page_make_live`), which
 keep a page's tree position, path and search index right. Every function here that changes
 something on its own validates first, locks the page row, writes its audit event in the same
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,19 +20,20 @@ from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
-from django.utils.text import slugify
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from wiki import permissions, search
 from wiki.credentials import refuse_credentials
+from wiki.extract import extract_text
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     SIBLING_ORDER,
@@ -48,9 +51,28 @@ from wiki.validators import check_one_line
 # --- tree helpers -------------------------------------------------------------------------
 
 
+_MARKS = {"Mn", "Mc", "Me"}
+
+
+def slugify(title: str) -> str:
+    """Django's `slugify(allow_unicode=True)`, but keeping the combining marks (vowel signs,
+    viramas) that Indic and other scripts write words with, which `\\w` leaves out: "हिन्दी
+    भाषा" gives "हिन्दी-भाषा", not "हनद-भष". Latin titles give the slugs they always did."""
+    value = unicodedata.normalize("NFKC", title).lower()
+    kept = "".join(
+        char
+        for char in value
+        if char.isspace()
+        or char == "-"
+        or re.match(r"\w", char)
+        or unicodedata.category(char) in _MARKS
+    )
+    return re.sub(r"[-\s]+", "-", kept).strip("-_")
+
+
 def _slug_for(title: str, public_id: str | None = None) -> str:
     """The slug a title gives; with `public_id`, followed by the id's own characters."""
-    base = (slugify(title, allow_unicode=True) or "page")[:200]
+    base = (slugify(title) or "page")[:200]
     return f"{base}-{public_id.removeprefix('pg_')}" if public_id else base
 
 
@@ -633,10 +655,6 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
 @atomic_retried
 def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachment:
     """Attach a file to a page, with its text extracted for agents and search."""
-    from django.conf import settings
-
-    from wiki.extract import extract_text
-
     if not actor.is_authenticated:
         raise Forbidden("log in to attach files.")
     refusal = permissions.refusal(actor, PUBLISH, page, grants_only=True)
