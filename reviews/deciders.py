@@ -36,6 +36,15 @@ def step_group(review: Review) -> str:
     return str(review.current_step["group"])
 
 
+def deciding_groups(review: Review, access: permissions.Access) -> list[str]:
+    """The groups that decide `review`'s current step, as every door names them: at a
+    workflow step its group; at the default step the groups holding `decide` on the page
+    (`access`, wiki.permissions: Reviewers unless a grant names others)."""
+    if is_default_step(review):
+        return sorted(access.groups(permissions.DECIDE) or ())
+    return [step_group(review)]
+
+
 def counted_approvers(reviews: Sequence[Review]) -> dict[int, set[int]]:
     """Who approved the revision under review in each review (approvals a reviewer's edit
     reset do not count), from the prefetched approvals when the caller loaded them."""
@@ -74,16 +83,20 @@ def _never(review: Review, version: Version) -> set[int]:
     return excluded  # type: ignore[return-value]
 
 
-def deciders_of(reviews: Iterable[Review]) -> dict[int, set[int]]:
+def deciders_of(
+    reviews: Iterable[Review], accesses: dict[str, permissions.Access] | None = None
+) -> dict[int, set[int]]:
     """The ids of the people who may decide each review's current step now, by the pk of the
     version under review (defined for a proposal from before workflows too). Three queries
     whatever the number of reviews and of section grants: the grants above their pages
-    (wiki.permissions.accesses_at), the people of every group concerned with their groups,
-    and the approvals (none when the caller prefetched them)."""
+    (wiki.permissions.accesses_at, none when the caller gives them), the people of every
+    group concerned with their groups, and the approvals (none when the caller prefetched
+    them)."""
     reviews = list(reviews)
     if not reviews:
         return {}
-    accesses = permissions.accesses_at([review.version.page for review in reviews])
+    if accesses is None:
+        accesses = permissions.accesses_at([review.version.page for review in reviews])
     groups = {REVIEWERS} | {step_group(r) for r in reviews if not is_default_step(r)}
     for access in accesses.values():
         for right in (permissions.READ, permissions.DECIDE):

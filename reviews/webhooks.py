@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviews import delivery, mail, webhook_address
-from reviews.deciders import is_default_step, step_group
+from reviews.deciders import deciding_groups
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
 from wiki import permissions
 from wiki.models import Version, VersionStatus
@@ -105,14 +105,10 @@ def _chats_of(reviews: Sequence[Review]) -> list[list[tuple[str, int]]]:
     chats = []
     for review in reviews:
         access = accesses[review.version.page.path]
-        if is_default_step(review):
-            groups = sorted(access.groups(permissions.DECIDE) or ())
-        else:
-            groups = [step_group(review)]
         chats.append(
             [
                 (group, hooks[group])
-                for group in groups
+                for group in deciding_groups(review, access)
                 if group in hooks and permissions.group_holds(group, permissions.READ, access)
             ]
         )

@@ -30,6 +30,7 @@ from django.db.models.functions import Substr
 
 from config.replicas import read_connection
 from core.errors import NotFound, QuireError
+from wiki import permissions
 from wiki.models import (
     SIBLING_ORDER,
     Attachment,
@@ -589,6 +590,20 @@ def in_scope(reader: Scope) -> Q:
     return Q(page_id__in=Page.objects.filter(reader.q(readable=False)).values("pk"))
 
 
+def hidden_among(reader: Scope, pages: Iterable[Page | None]) -> set[int]:
+    """The pks of those of `pages` that `reader` may not read (their read grants): pages a
+    door names by title or id only when readable, such as an older version's parent (the
+    page has moved out of a hidden section since). One query; none for an unrestricted
+    reader or no page."""
+    wanted = {page.pk for page in pages if page is not None}
+    if not wanted or reader.unrestricted:
+        return set()
+    readable = Page.objects.filter(reader.q(readable=False), pk__in=wanted).values_list(
+        "pk", flat=True
+    )
+    return wanted - set(readable)
+
+
 def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     """The newest versions that went live, on pages still visible to `reader`."""
     return (
@@ -617,14 +632,19 @@ def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     )
 
 
-def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
-    """The most recently changed archived pages, and how many there are in all, in one query."""
+def archived_pages(user: Any, limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
+    """The most recently changed archived pages `user` may restore (they hold `publish` on
+    them, a workflow aside: wiki.permissions), and how many there are in all, in one query;
+    each with `shown_path`, its path as they are shown it (wiki.scope)."""
     pages: list[Page] = list(
-        Page.objects.filter(archived=True)
-        .annotate(total=Window(Count("id")))
+        permissions.pages_where(user, permissions.PUBLISH, grants_only=True)
+        .filter(archived=True)
+        .annotate(total=Window(Count("id")), hidden_prefix=person_scope(user).hidden_prefix())
         .order_by("-updated_at", "-id")
         .only("id", "public_id", "title", "path")[:limit]
     )
+    for page in pages:
+        page.shown_path = shown_path(page.path, EVERY_PAGE, page.hidden_prefix)  # type: ignore[attr-defined]
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
 
 

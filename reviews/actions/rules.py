@@ -18,7 +18,6 @@ from reviews.selectors import review_of
 from wiki import permissions
 from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version, VersionStatus
-from wiki.roles import can_review
 from wiki.validators import check_text, check_visible_text
 
 COMMENT_MAX = 5000
@@ -147,11 +146,14 @@ def approved_twice(review: Review) -> Conflict:
 
 
 def may_comment(actor: Actor, version: Version) -> bool:
-    """Reviewers, the people deciding its steps and the proposal's author (a person, or the
+    """Those holding `decide` on its page (wiki.permissions: Reviewers unless a grant names
+    others), the people deciding its steps and the proposal's author (a person, or the
     owner of the agent) talk on it."""
     if is_agent(actor) or not actor.is_authenticated or not actor.is_active:
         return False
-    if can_review(actor) or version.author_user_id == actor.pk:
+    if version.author_user_id == actor.pk or permissions.can(
+        actor, permissions.DECIDE, version.page
+    ):
         return True
     agent = version.author_agent
     if agent is not None and agent.owner_id == actor.pk:
