@@ -326,8 +326,7 @@ def _agent_page(
                 last=index == len(order) - 1,
             )
         )
-    if edit_form is None:
-        edit_form = AgentForm.of(agent)
+    edit_form = AgentForm.of(agent) if edit_form is None else edit_form
     events = [ToolCallRow.of(event) for event in selectors.tool_calls(agent, limit=AUDIT_LIMIT)]
     admin_changes = selectors.admin_changes(agent, limit=ADMIN_CHANGES_LIMIT)
     return render(

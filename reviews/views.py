@@ -15,7 +15,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
@@ -33,14 +32,11 @@ from reviews.actions.rules import (
 from reviews.actions.undo import version_approve_undo
 from reviews.batch import undoable_batch
 from reviews.checks import proposal_checks
-from reviews.classify import CLASSES, change_labels
+from reviews.classify import CLASSES
 from reviews.diff import (
     diff_text,
     diff_words,
     invisible_characters,
-    show,
-    show_html,
-    suspicious_characters,
     tag_changes,
 )
 from reviews.forms import (
@@ -53,18 +49,17 @@ from reviews.forms import (
     RevertForm,
     WorkflowForm,
 )
-from reviews.merge import appended_body, is_stale, merge_proposal
+from reviews.merge import appended_body
 from reviews.models import NotificationPreference, ReviewStatus, Workflow
 from reviews.partial import version_hunks
+from reviews.proposal_context import proposal_context
 from reviews.queue_rows import queue_rows
-from reviews.rendered_diff import rendered_diff
 from reviews.shown import diffs_shown_record
 from wiki import permissions
 from wiki.forms import sentence
-from wiki.markdown import render_page_body, without_ids
 from wiki.models import Page, Version, VersionKind, VersionStatus
 from wiki.roles import REVIEWERS, can_publish, can_review
-from wiki.scope import Scope, person_scope
+from wiki.scope import person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -164,123 +159,6 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     return redirect("reviews:queue")
 
 
-def _rendered(body: str, title: str, reader: Scope) -> str:
-    """Rendered exactly as the page view renders it (links as `reader` may follow them)."""
-    return render_page_body(body, title, reader=reader)
-
-
-def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
-    """Everything the review page shows about `version`, compared with what it changes."""
-    page = version.page
-    live = page.live_version
-    in_review = version.status == VersionStatus.IN_REVIEW
-    proposed = selectors.proposed_content(version)
-    # In review: compare with what is live now. Decided: with what it was written against.
-    before = live if in_review else version.base_version
-    before_body = before.body if before else ""
-    before_title = before.title if before else ""
-    before_tags = before.tags if before else []
-    # What the proposal adds, not what was already there (the diff marks those too).
-    flagged = suspicious_characters(
-        [
-            proposed["body"],
-            proposed["title"],
-            version.instructions,
-            version.change_summary,
-            *proposed["tags"],
-        ],
-        before=[before_body, before_title, before.instructions if before else "", *before_tags],
-    )
-    context: dict[str, Any] = {
-        "page": page,
-        "version": version,
-        "live": live,
-        "before": before,
-        "in_review": in_review,
-        "stale": is_stale(version),
-        "proposed": proposed,
-        "diff": diff_text(before_body, proposed["body"]),
-        **_field_changes(before, proposed),
-        "invisible": flagged,
-        "invisible_kinds": {
-            "hidden": any(not flag.lookalike for flag in flagged),
-            "lookalike": any(flag.lookalike for flag in flagged),
-        },
-        "change_summary_html": mark_safe(show(version.change_summary)),
-        "change": change_labels(version),
-    }
-    applied_body, applied_title = proposed["body"], proposed["title"]
-    if context["stale"] and live is not None:
-        merge = merge_proposal(version)
-        context["merge"] = merge
-        context["merge_clean"] = not merge["conflicts"]
-        if context["merge_clean"]:
-            # What approving applies is the merge: that is the diff to read. The proposal
-            # as its author wrote it is kept, labelled, for reference.
-            fields = merge["fields"]
-            applied_body, applied_title = fields["body"], fields["title"]
-            context["raw_diff"] = context["diff"]
-            context["diff"] = diff_text(live.body, applied_body)
-            # The title, tags and parent listed are the merged ones too: a proposal written
-            # before the page moved does not move it back, so no move is listed.
-            parent = live.parent if fields["parent_id"] == live.parent_id else version.parent
-            applied = {"title": fields["title"], "tags": fields["tags"], "parent": parent}
-            context.update(_field_changes(live, applied))
-            if fields["parent_id"] != version.parent_id:
-                context["written_under"] = version.parent or _TOP_LEVEL
-        context["conflicts"] = [
-            {
-                "field": conflict["field"],
-                "base": mark_safe(show(_as_text(conflict["base"]))),
-                "live": mark_safe(show(_as_text(conflict["live"]))),
-                "proposal": mark_safe(show(_as_text(conflict["proposal"]))),
-            }
-            for conflict in merge["conflicts"]
-        ]
-    if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(
-            show_html(_rendered(live.body if live else "", applied_title, reader))
-        )
-        context["rendered_appended"] = mark_safe(
-            show_html(without_ids(render_page_body(version.proposed_body, "", reader=reader)))
-        )
-    rendered = _rendered(applied_body, applied_title, reader)
-    # The panes badge invisible and look-alike characters as the markdown diff does.
-    context["rendered"] = mark_safe(show_html(rendered))
-    context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title, reader), rendered
-    )
-    return context
-
-
-# How the review page names "no parent" where it names a parent page by its title.
-_TOP_LEVEL = {"title": "the top level"}
-
-
-def _field_changes(before: Version | None, applied: dict[str, Any]) -> dict[str, Any]:
-    """The title, tags and parent approving applies, against `before` (the "Other changes")."""
-    before_parent = before.parent if before else None
-    removed, added, kept = tag_changes(before.tags if before else [], applied["tags"])
-    return {
-        "title_changed": before is not None and before.title != applied["title"],
-        "title_diff": diff_words(before.title if before else "", applied["title"]),
-        "tags_removed": removed,
-        "tags_added": added,
-        "tags_kept": kept,
-        "parent_changed": before is not None and before_parent != applied["parent"],
-        "before_parent": before_parent,
-        "applied_parent": applied["parent"],
-    }
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return ", ".join(str(item) for item in value)
-    return str(value)
-
-
 def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
     live = context["live"]
     proposed = context["proposed"]
@@ -305,7 +183,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     user = _user(request)
     page = _page_or_404(request, page_id)
     version = _version_or_404(request, page, number)
-    context = _proposal_context(version, person_scope(request.user))
+    context = proposal_context(version, person_scope(request.user))
     live = context["live"]
     expected = {"expected_live_number": live.number if live else 0}
     approve_form = ApproveForm(initial=expected)
@@ -417,7 +295,7 @@ def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
             status = error.http_status
             # Show the page as it is now: the decision or the live version may have moved.
             version = _version_or_404(request, _page_or_404(request, page_id), number)
-            context.update(_proposal_context(version, person_scope(request.user)))
+            context.update(proposal_context(version, person_scope(request.user)))
             live = context["live"]
             approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
     refusal = decision_refusal(user, version)  # the version may have been reloaded
