@@ -13,47 +13,32 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
 from reviews import asking, selectors, services, workflows
 from reviews.batch import undoable_batch
-from reviews.checks import proposal_checks
-from reviews.classify import CLASSES, change_labels
+from reviews.classify import CLASSES
 from reviews.diff import (
     diff_text,
     diff_words,
     invisible_characters,
-    show,
-    show_html,
-    suspicious_characters,
     tag_changes,
 )
 from reviews.forms import (
-    ApproveForm,
-    CommentForm,
     CompareForm,
-    EditApproveForm,
-    RejectForm,
-    RequestChangesForm,
     RevertForm,
     WorkflowForm,
 )
-from reviews.merge import appended_body, is_stale, merge_proposal
-from reviews.models import NotificationPreference, ReviewStatus, Workflow
-from reviews.partial import version_hunks
+from reviews.models import NotificationPreference, Workflow
 from reviews.queue_rows import queue_rows
-from reviews.rendered_diff import rendered_diff
+from reviews.review_page import page_crumbs
 from reviews.shown import diffs_shown_record
 from wiki import permissions
 from wiki.forms import sentence
-from wiki.markdown import render_page_body, without_ids
-from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.models import Page, Version
 from wiki.roles import REVIEWERS, can_publish, can_review
-from wiki.scope import Scope, person_scope
+from wiki.scope import person_scope
 from wiki.selectors import page_for_person, page_tree
 
 QUEUE_PAGE_SIZE = 100
@@ -70,16 +55,6 @@ def _page_or_404(request: HttpRequest, page_id: str) -> Page:
         return page_for_person(request.user, page_id)
     except NotFound as error:
         raise Http404(error.message) from None
-
-
-def _posted_step(request: HttpRequest, version: Version) -> int | None:
-    """The step a decision is given for: the one the review page showed (its form carries
-    it), else the one the proposal was at when the request read it."""
-    posted = str(request.POST.get("step") or "")
-    if posted.isdigit() and 0 < int(posted) < 100:
-        return int(posted)
-    review = selectors.review_of(version)
-    return review.step + 1 if review is not None else None
 
 
 def _version_or_404(request: HttpRequest, page: Page, number: int) -> Version:
@@ -153,390 +128,6 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
     return redirect("reviews:queue")
 
 
-def _rendered(body: str, title: str, reader: Scope) -> str:
-    """Rendered exactly as the page view renders it (links as `reader` may follow them)."""
-    return render_page_body(body, title, reader=reader)
-
-
-def _proposal_context(version: Version, reader: Scope) -> dict[str, Any]:
-    """Everything the review page shows about `version`, compared with what it changes."""
-    page = version.page
-    live = page.live_version
-    in_review = version.status == VersionStatus.IN_REVIEW
-    proposed = selectors.proposed_content(version)
-    # In review: compare with what is live now. Decided: with what it was written against.
-    before = live if in_review else version.base_version
-    before_body = before.body if before else ""
-    before_title = before.title if before else ""
-    before_tags = before.tags if before else []
-    # What the proposal adds, not what was already there (the diff marks those too).
-    flagged = suspicious_characters(
-        [
-            proposed["body"],
-            proposed["title"],
-            version.instructions,
-            version.change_summary,
-            *proposed["tags"],
-        ],
-        before=[before_body, before_title, before.instructions if before else "", *before_tags],
-    )
-    context: dict[str, Any] = {
-        "page": page,
-        "version": version,
-        "live": live,
-        "before": before,
-        "in_review": in_review,
-        "stale": is_stale(version),
-        "proposed": proposed,
-        "diff": diff_text(before_body, proposed["body"]),
-        **_field_changes(before, proposed),
-        "invisible": flagged,
-        "invisible_kinds": {
-            "hidden": any(not flag.lookalike for flag in flagged),
-            "lookalike": any(flag.lookalike for flag in flagged),
-        },
-        "change_summary_html": mark_safe(show(version.change_summary)),
-        "change": change_labels(version),
-    }
-    applied_body, applied_title = proposed["body"], proposed["title"]
-    if context["stale"] and live is not None:
-        merge = merge_proposal(version)
-        context["merge"] = merge
-        context["merge_clean"] = not merge["conflicts"]
-        if context["merge_clean"]:
-            # What approving applies is the merge: that is the diff to read. The proposal
-            # as its author wrote it is kept, labelled, for reference.
-            fields = merge["fields"]
-            applied_body, applied_title = fields["body"], fields["title"]
-            context["raw_diff"] = context["diff"]
-            context["diff"] = diff_text(live.body, applied_body)
-            # The title, tags and parent listed are the merged ones too: a proposal written
-            # before the page moved does not move it back, so no move is listed.
-            parent = live.parent if fields["parent_id"] == live.parent_id else version.parent
-            applied = {"title": fields["title"], "tags": fields["tags"], "parent": parent}
-            context.update(_field_changes(live, applied))
-            if fields["parent_id"] != version.parent_id:
-                context["written_under"] = version.parent or _TOP_LEVEL
-        context["conflicts"] = [
-            {
-                "field": conflict["field"],
-                "base": mark_safe(show(_as_text(conflict["base"]))),
-                "live": mark_safe(show(_as_text(conflict["live"]))),
-                "proposal": mark_safe(show(_as_text(conflict["proposal"]))),
-            }
-            for conflict in merge["conflicts"]
-        ]
-    if version.kind == VersionKind.APPEND and in_review:
-        context["rendered_live"] = mark_safe(
-            show_html(_rendered(live.body if live else "", applied_title, reader))
-        )
-        context["rendered_appended"] = mark_safe(
-            show_html(without_ids(render_page_body(version.proposed_body, "", reader=reader)))
-        )
-    rendered = _rendered(applied_body, applied_title, reader)
-    # The panes badge invisible and look-alike characters as the markdown diff does.
-    context["rendered"] = mark_safe(show_html(rendered))
-    context["rendered_diff"] = rendered_diff(
-        _rendered(before_body, before_title or applied_title, reader), rendered
-    )
-    return context
-
-
-# How the review page names "no parent" where it names a parent page by its title.
-_TOP_LEVEL = {"title": "the top level"}
-
-
-def _field_changes(before: Version | None, applied: dict[str, Any]) -> dict[str, Any]:
-    """The title, tags and parent approving applies, against `before` (the "Other changes")."""
-    before_parent = before.parent if before else None
-    removed, added, kept = tag_changes(before.tags if before else [], applied["tags"])
-    return {
-        "title_changed": before is not None and before.title != applied["title"],
-        "title_diff": diff_words(before.title if before else "", applied["title"]),
-        "tags_removed": removed,
-        "tags_added": added,
-        "tags_kept": kept,
-        "parent_changed": before is not None and before_parent != applied["parent"],
-        "before_parent": before_parent,
-        "applied_parent": applied["parent"],
-    }
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return ", ".join(str(item) for item in value)
-    return str(value)
-
-
-def _edit_initial(version: Version, context: dict[str, Any]) -> dict[str, Any]:
-    live = context["live"]
-    proposed = context["proposed"]
-    initial = {
-        "title": proposed["title"],
-        "tags": ", ".join(proposed["tags"]),
-        "body": version.proposed_body if version.kind == VersionKind.APPEND else proposed["body"],
-        "expected_live_number": live.number if live else 0,
-    }
-    merge = context.get("merge")
-    if merge is not None:
-        fields = merge["fields"]
-        initial["body"] = merge["text_with_markers"]
-        initial["title"] = fields["title"]
-        initial["tags"] = ", ".join(fields["tags"])
-    return initial
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def review(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
-    user = _user(request)
-    page = _page_or_404(request, page_id)
-    version = _version_or_404(request, page, number)
-    context = _proposal_context(version, person_scope(request.user))
-    live = context["live"]
-    expected = {"expected_live_number": live.number if live else 0}
-    approve_form = ApproveForm(initial=expected)
-    edit_form = EditApproveForm(initial=_edit_initial(version, context), auto_id="edit_%s")
-    reject_form = RejectForm()
-    changes_form = RequestChangesForm()
-    comment_form = CommentForm()
-    status = 200
-    action = request.POST.get("action", "") if request.method == "POST" else ""
-    review_now = selectors.review_of(version)
-    deciding = action in {"approve", "edit", "reject", "request_changes"} and (
-        review_now is None or _posted_step(request, version) == review_now.step + 1
-    )
-    refusal = services.decision_refusal(user, version) if deciding else None
-    if action == "comment":
-        comment_form = CommentForm(request.POST)
-        if comment_form.is_valid():
-            try:
-                services.review_comment_add(
-                    actor=user,
-                    version=version,
-                    comment=comment_form.cleaned_data["comment"],
-                    line=comment_form.cleaned_data["line"],
-                )
-            except Forbidden as error:
-                raise PermissionDenied(sentence(error.message)) from None
-            except QuireError as error:
-                context["error"] = sentence(error.message)
-                status = error.http_status
-            else:
-                messages.success(request, "Your comment is added to the conversation.")
-                return redirect(f"{request.path}#conversation")
-        else:
-            status = 400
-    elif action == "undo" and request.method == "POST":
-        try:
-            version = services.version_approve_undo(actor=user, version=version)
-        except QuireError as error:
-            messages.error(request, sentence(error.message))
-        else:
-            live_now = version.page.live_version  # the page as the undo left it
-            messages.success(
-                request,
-                f"The approval of v{version.number} of “{version.page.title}” is taken back: it "
-                "waits for review again, and readers and agents see "
-                f"v{live_now.number if live_now else 0} as before.",
-            )
-        return redirect(request.path)
-    elif refusal is not None and context["in_review"]:
-        # Refused before any form is read; a decision for a step the proposal has left is
-        # the service's to answer (409, saying it moved on).
-        raise PermissionDenied(sentence(refusal))
-    elif request.method == "POST":
-        try:
-            if action == "request_changes":
-                changes_form = RequestChangesForm(request.POST)
-                if changes_form.is_valid():
-                    services.version_request_changes(
-                        actor=user,
-                        version=version,
-                        step=_posted_step(request, version),
-                        comment=changes_form.cleaned_data["comment"],
-                    )
-                    return _decided(request, version, "sent back to its author for changes")
-            elif action == "approve":
-                approve_form = ApproveForm(request.POST)
-                if approve_form.is_valid():
-                    data = approve_form.cleaned_data
-                    decided = services.version_approve(
-                        actor=user,
-                        version=version,
-                        step=_posted_step(request, version),
-                        comment=data["comment"],
-                        expected_live_number=data["expected_live_number"],
-                    )
-                    return _decided(request, decided, _approved_verb(decided))
-            elif action == "edit":
-                edit_form = EditApproveForm(request.POST, auto_id="edit_%s")
-                if edit_form.is_valid():
-                    data = edit_form.cleaned_data
-                    decided = services.version_approve(
-                        actor=user,
-                        version=version,
-                        step=_posted_step(request, version),
-                        comment=data["comment"],
-                        edited_body=data["body"],
-                        edited_title=data["title"],
-                        edited_tags=edit_form.tag_list(),
-                        expected_live_number=data["expected_live_number"],
-                    )
-                    return _decided(request, decided, f"edited and {_approved_verb(decided)}")
-            elif action == "reject":
-                reject_form = RejectForm(request.POST)
-                if reject_form.is_valid():
-                    services.version_reject(
-                        actor=user,
-                        version=version,
-                        step=_posted_step(request, version),
-                        comment=reject_form.cleaned_data["comment"],
-                    )
-                    return _decided(request, version, "rejected")
-            else:
-                context["error"] = "Choose approve, edit then approve, request changes, or reject."
-            status = 400
-        except Forbidden as error:
-            raise PermissionDenied(sentence(error.message)) from None
-        except QuireError as error:
-            context["error"] = sentence(error.message)
-            status = error.http_status
-            # Show the page as it is now: the decision or the live version may have moved.
-            version = _version_or_404(request, _page_or_404(request, page_id), number)
-            context.update(_proposal_context(version, person_scope(request.user)))
-            live = context["live"]
-            approve_form = ApproveForm(initial={"expected_live_number": live.number if live else 0})
-    refusal = services.decision_refusal(user, version)  # the version may have been reloaded
-    path = selectors.review_path(version, viewer=user)
-    looks = can_review(user) or refusal is None
-    since = services.review_visit(actor=user, version=version) if looks else None
-    if looks and context["in_review"]:
-        diffs_shown_record(viewer=user, versions=[version], where="page")
-    context.update(
-        {
-            "path": path,
-            "changes_requested": path is not None
-            and context["in_review"]
-            and path.review.status == ReviewStatus.CHANGES_REQUESTED,
-            "may_comment": context["in_review"] and services.may_comment(user, version),
-            "since": since,
-            "since_diff": diff_text(_as_seen(since), context["proposed"]["body"])
-            if since is not None
-            else None,
-            "changes_form": changes_form,
-            "comment_form": comment_form,
-            "open_changes": action == "request_changes",
-            "can_decide": context["in_review"] and refusal is None,
-            "hunks": version_hunks(version) if context["in_review"] and refusal is None else [],
-            "refused": {},
-            "refused_hunks": selectors.refused_hunks(version),
-            "checks": proposal_checks(version, reader=lambda: person_scope(user))
-            if context["in_review"]
-            else [],
-            "decision_step": path.review.step + 1
-            if path is not None and context["in_review"]
-            else None,
-            "can_undo": version.status == VersionStatus.APPROVED
-            and services.approval_undo_refusal(user, version) is None,
-            "undo_seconds": services.approval_undo_seconds(),
-            "decision_refusal": sentence(refusal) if refusal else "",
-            "asks": list(path.review.asks.select_related("person", "asked_by"))
-            if path is not None
-            else [],
-            "askable": asking.askable(user, path.review, version)
-            if path is not None and context["in_review"]
-            else [],
-            "next_version": (selectors.next_waiting(user, besides=version) if looks else None),
-            "crumbs": [
-                *_page_crumbs(page, ("Reviews", reverse("reviews:queue"))),
-                (f"v{version.number}", ""),
-            ],
-            "tree": page_tree(page, reader=person_scope(request.user)),
-            "approve_form": approve_form,
-            "edit_form": edit_form,
-            "reject_form": reject_form,
-            "open_editor": request.method == "POST" and request.POST.get("action") == "edit",
-            "open_reject": request.method == "POST" and request.POST.get("action") == "reject",
-        }
-    )
-    return render(request, "reviews/review.html", context, status=status)
-
-
-def _as_seen(version: Version) -> str:
-    """The text a reviewer read on an earlier revision (an addition: on today's live page)."""
-    if version.kind == VersionKind.APPEND and version.status != VersionStatus.APPROVED:
-        live = version.page.live_version
-        return appended_body(live.body if live else "", version.proposed_body)
-    return version.body
-
-
-def _approved_verb(version: Version) -> str:
-    """ "approved", or where an approval that does not publish yet left the proposal."""
-    if version.status == VersionStatus.APPROVED:
-        return "approved"
-    review = selectors.review_of(version)
-    if review is None:
-        return "approved"
-    step = review.current_step
-    return (
-        f"approved; it waits on step {review.step + 1} of {len(review.steps)} "
-        f"({step['name']}, {step['group']})"
-    )
-
-
-def _page_crumbs(page: Page, *first: tuple[str, str]) -> list[tuple[str, str]]:
-    """The same trail as the page view's: the page (when it can be opened) and its history."""
-    crumbs = [("Pages", reverse("wiki:home")), *first]
-    if page.live_version_id is not None and not page.archived:
-        crumbs.append((page.title, reverse("wiki:page", kwargs={"public_id": page.public_id})))
-    else:
-        crumbs.append((page.title, ""))
-    crumbs.append(("History", reverse("reviews:history", kwargs={"page_id": page.public_id})))
-    return crumbs
-
-
-def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
-    """After a decision the reviewer goes on: back to the queue they decided from, else to the
-    next proposal waiting, else to the queue."""
-    published = version.merged_into
-    went_live = (
-        f" It went live as v{published.number}, together with the changes published since it "
-        "was written."
-        if published is not None
-        else ""
-    )
-    if verb == "approved" and version.status == VersionStatus.APPROVED:
-        # A short undo: the approved version's page holds the button while it is allowed.
-        undo = reverse("reviews:review", args=[version.page.public_id, version.number])
-        messages.success(
-            request,
-            format_html(
-                'v{} of “{}” {}.{} <a href="{}#undo">Undo</a> (for {} seconds)',
-                version.number,
-                version.page.title,
-                verb,
-                went_live,
-                undo,
-                services.approval_undo_seconds(),
-            ),
-        )
-    else:
-        messages.success(request, f"v{version.number} of “{version.page.title}” {verb}.{went_live}")
-    return_to = str(request.POST.get("return_to", ""))
-    if return_to.startswith("/reviews/") and url_has_allowed_host_and_scheme(
-        return_to, allowed_hosts={request.get_host()}
-    ):
-        return redirect(return_to)
-    following = selectors.next_waiting(_user(request), besides=version)
-    if following is None:
-        messages.info(request, "Nothing else is waiting for you.")
-        return redirect("reviews:queue")
-    return redirect("reviews:review", page_id=following.page.public_id, number=following.number)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def history(request: HttpRequest, page_id: str) -> HttpResponse:
@@ -575,7 +166,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/history.html",
         {
-            "crumbs": [*_page_crumbs(page)[:-1], ("History", "")],
+            "crumbs": [*page_crumbs(page)[:-1], ("History", "")],
             "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "versions": versions,
@@ -604,7 +195,7 @@ def compare(request: HttpRequest, page_id: str) -> HttpResponse:
         request,
         "reviews/compare.html",
         {
-            "crumbs": [*_page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
+            "crumbs": [*page_crumbs(page), (f"v{number_a} and v{number_b}", "")],
             "tree": page_tree(page, reader=person_scope(request.user)),
             "page": page,
             "a": version_a,
