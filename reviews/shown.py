@@ -81,16 +81,23 @@ def shown_token_is_current(viewer: User, version: Version, token: str) -> bool:
     return constant_time_compare(token, current)
 
 
-def shown_check(viewer: User, version: Version, token: str | None) -> None:
+def shown_confirm(viewer: User, version: Version, token: str | None) -> None:
     """Refuse a decision taken on a diff that is no longer the proposal's: a revision, a
-    reviewer's edit or a newer live version since the page was opened. No token (a form
-    without it, a script): nothing to compare, the decision's own checks apply."""
-    if token is not None and not shown_token_is_current(viewer, version, token):
-        raise Conflict(
-            "the proposal changed since you opened it: review the new diff below, then "
-            "decide again. Nothing was recorded.",
-            detail={"reason": "shown_changed"},
-        )
+    reviewer's edit or a newer live version since the page was opened; a current one is
+    recorded as shown. No token (a form without it, a script): nothing to compare, the
+    decision's own checks apply."""
+    if token is None:
+        return
+    if shown_token_is_current(viewer, version, token):
+        # Decided from a page that showed it as it stands: shown, whatever the decision
+        # meets next (its "seen" POST may not have arrived yet).
+        diffs_shown_record(viewer=viewer, versions=[version], where="page")
+        return
+    raise Conflict(
+        "the proposal changed since you opened it: review the new diff below, then "
+        "decide again. Nothing was recorded.",
+        detail={"reason": "shown_changed"},
+    )
 
 
 def page_shown_record(viewer: User, version: Version, token: str) -> bool:

@@ -15,7 +15,7 @@ from core.errors import Conflict, Forbidden, NotFound, QuireError
 from reviews import selectors, services
 from reviews.diff import diff_text, show_html
 from reviews.partial import partial_plan, version_approve_partial
-from reviews.shown import shown_check
+from reviews.shown import shown_confirm
 from wiki.forms import sentence
 from wiki.markdown import render_page_body
 from wiki.models import Version
@@ -73,7 +73,7 @@ def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResp
                 "the live version changed while you chose; open the proposal again and "
                 "choose the changes to refuse against what is live now."
             )
-        shown_check(user, version, str(shown) if shown is not None else None)
+        shown_confirm(user, version, str(shown) if shown is not None else None)
         plan = partial_plan(version, refused)
         if request.POST.get("confirm"):
             decided = version_approve_partial(

@@ -34,7 +34,7 @@ from reviews.review_page import (
     page_crumbs,
     proposal_context,
 )
-from reviews.shown import page_shown_record, shown_check, shown_token
+from reviews.shown import page_shown_record, shown_confirm, shown_token
 from wiki.forms import sentence
 from wiki.models import Version, VersionStatus
 from wiki.roles import can_review
@@ -207,7 +207,7 @@ def _decision(
     try:
         posted = request.POST.get("shown")
         if version.status == VersionStatus.IN_REVIEW:  # else the service says what it became
-            shown_check(user, version, str(posted) if posted is not None else None)
+            shown_confirm(user, version, str(posted) if posted is not None else None)
         decided, verb = decide(user, version, form.cleaned_data, step)
     except Forbidden as error:
         raise PermissionDenied(sentence(error.message)) from None

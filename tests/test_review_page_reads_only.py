@@ -83,6 +83,30 @@ def test_the_page_records_what_it_showed_only_when_it_says_it_was_shown(
     assert not DiffShown.objects.filter(user=reader).exists()
 
 
+def _edited_meanwhile(
+    make_page: Callable[..., Page], admin_user: User, reader: User, reviewer: User, client: Client
+) -> tuple[Version, str]:
+    """A proposal waiting on two approvals; the client's reviewer opens its page, then the
+    first reviewer edits it and approves it (1 of 2). Returns it and the page as opened."""
+    page = make_page("Refunds", "Refunds take five days.\n\nKeep the receipt.\n\nCall us.\n")
+    workflow = workflows.workflow_create(
+        actor=admin_user,
+        name="Two eyes",
+        steps=[{"name": "Review", "group": REVIEWERS, "approvals": 2}],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
+    proposal = services.version_propose(
+        actor=reader, page=page, body="Refunds take seven days.\n\nKeep the receipt.\n\nMail us.\n"
+    )
+    opened = client.get(_url(proposal)).content.decode()
+    services.version_approve(
+        actor=reviewer,
+        version=proposal,
+        edited_body="Refunds take thirty days.\n\nKeep the receipt.\n\nMail us.\n",
+    )
+    return proposal, opened
+
+
 def test_it_refuses_a_decision_on_a_diff_that_changed_since_the_page_was_opened(
     make_page: Callable[..., Page],
     admin_user: User,
@@ -90,20 +114,9 @@ def test_it_refuses_a_decision_on_a_diff_that_changed_since_the_page_was_opened(
     reviewer: User,
     second_reviewer: User,
 ) -> None:
-    page = make_page("Refunds", "Refunds take five days.\n")
-    workflow = workflows.workflow_create(
-        actor=admin_user,
-        name="Two eyes",
-        steps=[{"name": "Review", "group": REVIEWERS, "approvals": 2}],
-    )
-    workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
-    proposal = services.version_propose(actor=reader, page=page, body="Refunds take seven days.\n")
     client = _client(second_reviewer)
-    opened = client.get(_url(proposal)).content.decode()
-    # Meanwhile the first reviewer edits the proposal and approves it (1 of 2).
-    services.version_approve(
-        actor=reviewer, version=proposal, edited_body="Refunds take thirty days.\n"
-    )
+    proposal, opened = _edited_meanwhile(make_page, admin_user, reader, reviewer, client)
+    page = proposal.page
 
     # The second approval would publish a text its reviewer was never shown: refused.
     response = client.post(
@@ -116,12 +129,41 @@ def test_it_refuses_a_decision_on_a_diff_that_changed_since_the_page_was_opened(
     assert "thirty" in html  # the page shows the diff as it is now
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.IN_REVIEW
-    assert live(page).body == "Refunds take five days.\n"
+    assert live(page).body.startswith("Refunds take five days.")
+    assert not DiffShown.objects.filter(user=second_reviewer).exists()
 
-    # Approved from the page showing the new diff, it goes live.
+    # Approved from the page showing the new diff, it goes live; what it showed is recorded.
     response = client.post(
         f"{_url(proposal)}approve/",
         {"shown": _shown(html), "expected_live_number": live(page).number, "step": 1},
     )
     assert response.status_code == 302
-    assert live(page).body == "Refunds take thirty days.\n"
+    assert live(page).body == "Refunds take thirty days.\n\nKeep the receipt.\n\nMail us.\n"
+    assert DiffShown.objects.filter(user=second_reviewer, version=proposal).count() == 1
+
+
+def test_it_refuses_a_part_approval_on_a_diff_that_changed_since(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    reader: User,
+    reviewer: User,
+    second_reviewer: User,
+) -> None:
+    client = _client(second_reviewer)
+    proposal, opened = _edited_meanwhile(make_page, admin_user, reader, reviewer, client)
+
+    response = client.post(
+        f"{_url(proposal)}partial/",
+        {
+            "shown": _shown(opened),
+            "expected_live_number": live(proposal.page).number,
+            "step": 1,
+            "refuse": "2",
+            "confirm": "1",
+        },
+        follow=True,
+    )
+    assert "The proposal changed since you opened it" in response.content.decode()
+    proposal.refresh_from_db()
+    assert proposal.status == VersionStatus.IN_REVIEW
+    assert live(proposal.page).body.startswith("Refunds take five days.")
