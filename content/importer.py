@@ -567,6 +567,131 @@ class _Statistics:
             cursor.execute(f"ANALYZE {', '.join(ANALYZED_TABLES)}")
 
 
+class _ImportRun:
+    """One run of `import_pages`: what it has made and refused so far, and the chunk of new
+    pages waiting to be created together."""
+
+    def __init__(
+        self,
+        sources: list[SourcePage],
+        *,
+        actor: User,
+        publish: bool,
+        report: ImportReport,
+        source_name: str,
+    ) -> None:
+        self.actor, self.publish, self.report, self.source_name = (
+            actor,
+            publish,
+            report,
+            source_name,
+        )
+        self.folder_pages: dict[str, Page] = {}
+        self.by_path, self.by_id = _existing_pages(sources)
+        self.run_paths = {source.source_path for source in sources}
+        self.claimed: set[int] = set()
+        self.missing_folders: set[str] = set()
+        self.new_pages = _NewPages()
+        self.placed: dict[int, int] = {}
+        self.statistics = _Statistics()
+
+    def done(self, source: SourcePage, outcome: str, page: Page) -> None:
+        setattr(self.report, outcome, getattr(self.report, outcome) + 1)
+        if source.position is not None:
+            self.placed[page.pk] = source.position
+        self.claimed.add(page.pk)
+        self.by_id[page.public_id] = page
+        if source.folder is not None:
+            self.folder_pages[source.folder] = page
+
+    def refused(self, source: SourcePage, reason: str) -> None:
+        self.report.skipped.append((source.source_path, reason))
+        if source.folder is not None:
+            self.missing_folders.add(source.folder)
+
+    def import_one(
+        self,
+        source: SourcePage,
+        *,
+        existing: Page | None,
+        parent: Page | None,
+        public_id: str | None,
+    ) -> None:
+        try:
+            outcome, page = _import_one(
+                source,
+                page=existing,
+                public_id=public_id,
+                parent=parent,
+                actor=self.actor,
+                publish=self.publish,
+            )
+        except (BadFile, QuireError) as error:
+            self.refused(source, str(error))
+            return
+        self.done(source, outcome, page)
+
+    def create_new_pages(self) -> None:
+        chunk = self.new_pages.take()
+        if not chunk:
+            return
+        self.statistics.refresh_if_grown(self.report.created)
+        try:
+            versions = review_services.pages_create(
+                actor=self.actor,
+                pages=[_new_page(s, parent=parent, public_id=id_) for s, parent, id_ in chunk],
+                publish=self.publish,
+            )
+        except (QuireError, DatabaseError):
+            for source, parent, public_id in chunk:
+                self.import_one(source, existing=None, parent=parent, public_id=public_id)
+            return
+        for (source, _, _), version in zip(chunk, versions, strict=True):
+            self.done(source, "created", version.page)
+
+    def claimed_elsewhere(self, source: SourcePage, page: Page) -> bool:
+        """Whether `page`, which `source`'s quire_id names, was imported from another source
+        that this import does not overwrite (then `source` is refused, saying so)."""
+        if page.source_path in self.run_paths:
+            return False
+        other = _other_source(page, self.source_name)
+        if other is None:
+            return False
+        self.create_new_pages()
+        self.refused(
+            source,
+            f"its quire_id {page.public_id} is a page imported from "
+            f"{other}, which this import does not overwrite; import that "
+            "source again to update it, or remove quire_id from this file "
+            "to import it as a new page",
+        )
+        return True
+
+    def take(self, source: SourcePage, chunk_size: int) -> None:
+        """Decide on one source: wait in the chunk of new pages, update its page, or refuse."""
+        if len(self.new_pages.items) >= chunk_size or self.new_pages.needed_by(source):
+            self.create_new_pages()
+        if source.parent_folder is not None and source.parent_folder in self.missing_folders:
+            self.create_new_pages()  # the report keeps the order of the files
+            self.refused(source, f"its folder page ({source.parent_folder}/) was not imported")
+            return
+        parent = self.folder_pages.get(source.parent_folder) if source.parent_folder else None
+        existing = self.by_path.get(source.source_path)
+        by_quire_id = self.by_id.get(source.quire_id) if source.quire_id is not None else None
+        # An exported file finds its page by id, unless that page belongs to another file
+        # of this import; a new page keeps the id only while no other page has it.
+        if existing is None and by_quire_id is not None and by_quire_id.pk not in self.claimed:
+            if self.claimed_elsewhere(source, by_quire_id):
+                return
+            existing = by_quire_id
+        public_id = source.quire_id if by_quire_id is None else None
+        if existing is None:
+            self.new_pages.add(source, parent=parent, public_id=public_id)
+            return
+        self.create_new_pages()
+        self.import_one(source, existing=existing, parent=parent, public_id=public_id)
+
+
 def import_pages(
     sources: list[SourcePage],
     *,
@@ -583,102 +708,13 @@ def import_pages(
     one of them is refused, that chunk is made page by page so the error names its file.
     A file whose `quire_id` names a page that another source made is reported, not applied.
     """
-    folder_pages: dict[str, Page] = {}
-    by_path, by_id = _existing_pages(sources)
-    run_paths = {source.source_path for source in sources}
-    claimed: set[int] = set()
-    missing_folders: set[str] = set()
-    new_pages = _NewPages()
-
-    placed: dict[int, int] = {}
-
-    def done(source: SourcePage, outcome: str, page: Page) -> None:
-        setattr(report, outcome, getattr(report, outcome) + 1)
-        if source.position is not None:
-            placed[page.pk] = source.position
-        claimed.add(page.pk)
-        by_id[page.public_id] = page
-        if source.folder is not None:
-            folder_pages[source.folder] = page
-
-    def refused(source: SourcePage, reason: str) -> None:
-        report.skipped.append((source.source_path, reason))
-        if source.folder is not None:
-            missing_folders.add(source.folder)
-
-    def import_one(
-        source: SourcePage, *, existing: Page | None, parent: Page | None, public_id: str | None
-    ) -> None:
-        try:
-            outcome, page = _import_one(
-                source,
-                page=existing,
-                public_id=public_id,
-                parent=parent,
-                actor=actor,
-                publish=publish,
-            )
-        except (BadFile, QuireError) as error:
-            refused(source, str(error))
-            return
-        done(source, outcome, page)
-
-    statistics = _Statistics()
-
-    def create_new_pages() -> None:
-        chunk = new_pages.take()
-        if not chunk:
-            return
-        statistics.refresh_if_grown(report.created)
-        try:
-            versions = review_services.pages_create(
-                actor=actor,
-                pages=[_new_page(s, parent=parent, public_id=id_) for s, parent, id_ in chunk],
-                publish=publish,
-            )
-        except (QuireError, DatabaseError):
-            for source, parent, public_id in chunk:
-                import_one(source, existing=None, parent=parent, public_id=public_id)
-            return
-        for (source, _, _), version in zip(chunk, versions, strict=True):
-            done(source, "created", version.page)
-
+    run = _ImportRun(sources, actor=actor, publish=publish, report=report, source_name=source_name)
     for source in progress(sources) if progress is not None else sources:
-        if len(new_pages.items) >= chunk_size or new_pages.needed_by(source):
-            create_new_pages()
-        if source.parent_folder is not None and source.parent_folder in missing_folders:
-            create_new_pages()  # the report keeps the order of the files
-            refused(source, f"its folder page ({source.parent_folder}/) was not imported")
-            continue
-        parent = folder_pages.get(source.parent_folder) if source.parent_folder else None
-        existing = by_path.get(source.source_path)
-        by_quire_id = by_id.get(source.quire_id) if source.quire_id is not None else None
-        # An exported file finds its page by id, unless that page belongs to another file
-        # of this import; a new page keeps the id only while no other page has it.
-        if existing is None and by_quire_id is not None and by_quire_id.pk not in claimed:
-            if by_quire_id.source_path not in run_paths:
-                other = _other_source(by_quire_id, source_name)
-                if other is not None:
-                    create_new_pages()
-                    refused(
-                        source,
-                        f"its quire_id {by_quire_id.public_id} is a page imported from "
-                        f"{other}, which this import does not overwrite; import that "
-                        "source again to update it, or remove quire_id from this file "
-                        "to import it as a new page",
-                    )
-                    continue
-                existing = by_quire_id
-        public_id = source.quire_id if by_quire_id is None else None
-        if existing is None:
-            new_pages.add(source, parent=parent, public_id=public_id)
-            continue
-        create_new_pages()
-        import_one(source, existing=existing, parent=parent, public_id=public_id)
-    create_new_pages()
-    if placed:
+        run.take(source, chunk_size)
+    run.create_new_pages()
+    if run.placed:
         # Exported places put back: siblings come back in the order they were exported in.
-        services.pages_place(actor=actor, places=placed)
+        services.pages_place(actor=actor, places=run.placed)
 
 
 def import_markdown(

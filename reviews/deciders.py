@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import QuerySet, prefetch_related_objects
 
-from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
+from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Review
 from wiki import permissions
 from wiki.models import Version
 from wiki.roles import REVIEWERS
@@ -38,29 +38,17 @@ def step_group(review: Review) -> str:
 
 def counted_approvers(reviews: Sequence[Review]) -> dict[int, set[int]]:
     """Who approved the revision under review in each review (approvals a reviewer's edit
-    reset do not count), from the prefetched approvals when the caller loaded them."""
+    reset do not count). One query for the reviews whose approvals the caller did not
+    prefetch (`prefetch_related_objects` skips those it did), none when it did them all."""
+    saved = [review for review in reviews if review.pk is not None]
+    prefetch_related_objects(saved, "approvals")
     found: dict[int, set[int]] = {review.pk: set() for review in reviews}
-    missing = []
-    for review in reviews:
-        if review.pk is None:
-            continue
-        cache = getattr(review, "_prefetched_objects_cache", {})
-        if "approvals" in cache:
-            found[review.pk] = {
-                a.user_id
-                for a in cache["approvals"]
-                if a.version_id == review.version_id and not a.reset
-            }
-        else:
-            missing.append(review)
-    if missing:
-        rows = Approval.objects.filter(
-            review__in=[review.pk for review in missing], reset=False
-        ).values_list("review_id", "version_id", "user_id")
-        versions = {review.pk: review.version_id for review in missing}
-        for review_id, version_id, user_id in rows:
-            if versions[review_id] == version_id:
-                found[review_id].add(user_id)
+    for review in saved:
+        found[review.pk] = {
+            a.user_id
+            for a in review.approvals.all()
+            if a.version_id == review.version_id and not a.reset
+        }
     return found
 
 

@@ -154,3 +154,21 @@ def test_the_sanitiser_keeps_a_direction_and_nothing_else_in_dir() -> None:
     # <bdo> overrides the letters' own direction: its text stays, the element goes.
     assert sanitise_html('<bdo dir="rtl">abc</bdo>') == "abc"
     assert 'dir="auto"' in render_markdown("שלום")
+
+
+@pytest.mark.parametrize(
+    ("title", "slug"),
+    [
+        ("हिन्दी भाषा", "हिन्दी-भाषा"),  # Hindi: the vowel signs and the virama stay
+        ("தமிழ் மொழி", "தமிழ்-மொழி"),  # Tamil
+        ("নতুন নিয়ম", "নতুন-নিয়ম"),  # Bengali
+        ("Café Übersicht", "café-übersicht"),  # Latin slugs as before
+        ("Onboarding: week 1!", "onboarding-week-1"),
+    ],
+)
+def test_a_title_in_an_indic_script_keeps_its_vowel_signs_in_the_path(
+    make_page: Callable[..., Page], title: str, slug: str
+) -> None:
+    """Django's slugify drops the combining marks (Mn, Mc) that Indic scripts write their vowels
+    with, so "हिन्दी भाषा" became the unreadable "हनद-भष" in every path."""
+    assert make_page(title=title).slug == slug

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +26,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
-from django.utils.text import slugify
 
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
@@ -48,9 +49,28 @@ from wiki.validators import check_one_line
 # --- tree helpers -------------------------------------------------------------------------
 
 
+_MARKS = {"Mn", "Mc", "Me"}
+
+
+def slugify(title: str) -> str:
+    """Django's `slugify(allow_unicode=True)`, but keeping the combining marks (vowel signs,
+    viramas) that Indic and other scripts write words with, which `\\w` leaves out: "हिन्दी
+    भाषा" gives "हिन्दी-भाषा", not "हनद-भष". Latin titles give the slugs they always did."""
+    value = unicodedata.normalize("NFKC", title).lower()
+    kept = "".join(
+        char
+        for char in value
+        if char.isspace()
+        or char == "-"
+        or re.match(r"\w", char)
+        or unicodedata.category(char) in _MARKS
+    )
+    return re.sub(r"[-\s]+", "-", kept).strip("-_")
+
+
 def _slug_for(title: str, public_id: str | None = None) -> str:
     """The slug a title gives; with `public_id`, followed by the id's own characters."""
-    base = (slugify(title, allow_unicode=True) or "page")[:200]
+    base = (slugify(title) or "page")[:200]
     return f"{base}-{public_id.removeprefix('pg_')}" if public_id else base
 
 
