@@ -42,6 +42,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(PY) tools/import_cycles.py
 
 typecheck: $(STAMP)
 	DEBUG=1 $(BIN)/mypy .

@@ -50,7 +50,7 @@ from core.audit import Along, audit_record, storable
 from core.errors import InvalidArgument, QuireError, RateLimited, TryAgain
 from core.json_output import pretty_json
 from reviews import selectors as review_selectors
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.checks import proposal_checks
 from wiki.credentials import holds_credential
 from wiki.markdown import page_references
@@ -1441,7 +1441,7 @@ class PageTools(MCPToolset):
             base_version = selectors.last_read_live_version(agent, page)
             if base_version is None and read_first and page.live_version_id is not None:
                 raise _blind_replace(page_id, body=body, title=title, tags=tags)
-        version = services.version_propose(
+        version = version_propose(
             actor=agent,
             page=page,
             kind=kind,

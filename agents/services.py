@@ -25,7 +25,7 @@ from core.audit import Along, audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.tokens import token_hash
 from core.unset import UNSET, Unset
-from reviews import services as review_services
+from reviews.actions.create import page_create
 from wiki.credentials import refuse_credentials
 from wiki.models import Page, Version
 from wiki.permissions import reads
@@ -630,7 +630,7 @@ def agent_page_create(
 ) -> Version:
     """An agent proposes a new page; a top-level one also joins its own set, so it can follow
     the proposal (and use the page once approved). Under `parent` the set already covers it."""
-    version = review_services.page_create(
+    version = page_create(
         actor=agent,
         title=title,
         body=markdown,

@@ -112,14 +112,14 @@ def main() -> None:
 
     from agents import services as agent_services
     from core.actors import SystemActor
-    from reviews import services
+    from reviews.actions.create import page_create
     from wiki.roles import EDITORS
 
     call_command("migrate", verbosity=0)
     editor = User.objects.create_user("editor")
     editor.groups.add(Group.objects.get_or_create(name=EDITORS)[0])
     title, body = largest_handbook_page()
-    page = services.page_create(actor=editor, title=title, body=body, publish=True).page
+    page = page_create(actor=editor, title=title, body=body, publish=True).page
     actor = SystemActor("bench")
     agent, token = agent_services.agent_create(actor=actor, name="fixer", can_edit_pages=True)
     agent_services.page_set_add(actor=actor, agent=agent, page=page, use_when=["Use it."])

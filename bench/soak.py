@@ -320,7 +320,7 @@ def soak(
     call_command("migrate", verbosity=0)
     from agents.services import agent_create
     from core.actors import SystemActor
-    from reviews import services
+    from reviews.actions.create import page_create
     from reviews.api_tokens import api_token_create
     from wiki.roles import EDITORS, REVIEWERS
 
@@ -335,7 +335,7 @@ def soak(
         reviewers.append((user.username, api_token_create(actor=system, user=user)))
 
     def publish(title: str) -> str:
-        version = services.page_create(
+        version = page_create(
             actor=editor, title=title, body=f"# {title}\n\nStart.\n", publish=True
         )
         return version.page.public_id

@@ -31,7 +31,8 @@ from django.db.models import Q
 
 from core.errors import QuireError
 from reviews import outbox
-from reviews import services as review_services
+from reviews.actions.create import NewPage, pages_create
+from reviews.actions.propose import version_propose
 from wiki import services, validators
 from wiki.credentials import refuse_credentials
 from wiki.models import TITLE_MAX, Page, Version, VersionStatus
@@ -447,10 +448,8 @@ def _summary(source: SourcePage) -> str:
     return f"Imported from {source.source_path}."
 
 
-def _new_page(
-    source: SourcePage, *, parent: Page | None, public_id: str | None
-) -> review_services.NewPage:
-    return review_services.NewPage(
+def _new_page(source: SourcePage, *, parent: Page | None, public_id: str | None) -> NewPage:
+    return NewPage(
         title=source.title,
         body=source.body,
         parent=parent,
@@ -480,7 +479,7 @@ def _import_one(
     """
     if page is None:
         new = _new_page(source, parent=parent, public_id=public_id)
-        (version,) = review_services.pages_create(actor=actor, pages=[new], publish=publish)
+        (version,) = pages_create(actor=actor, pages=[new], publish=publish)
         return "created", version.page
     if page.archived:
         raise BadFile(
@@ -511,7 +510,7 @@ def _import_one(
         current.instructions,
         current.parent_id,
     ) != (source.title, source.body, source.tags, source.instructions, wanted_parent_id):
-        review_services.version_propose(
+        version_propose(
             actor=actor,
             page=page,
             body=source.body,
@@ -637,7 +636,7 @@ class _ImportRun:
             return
         self.statistics.refresh_if_grown(self.report.created)
         try:
-            versions = review_services.pages_create(
+            versions = pages_create(
                 actor=self.actor,
                 pages=[_new_page(s, parent=parent, public_id=id_) for s, parent, id_ in chunk],
                 publish=self.publish,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from smtplib import SMTPException
+
+from celery import Task, shared_task
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
@@ -34,3 +37,21 @@ def invitation(person: User) -> EmailMessage:
         body=render_to_string("email/invitation.txt", context),
         to=[person.email],
     )
+
+
+# Named as it was in people.tasks, so invitations queued before a deploy still go out.
+@shared_task(
+    bind=True,
+    name="people.tasks.send_invitation",
+    autoretry_for=(SMTPException, OSError),
+    retry_backoff=True,
+    retry_backoff_max=600,
+    max_retries=10,
+    acks_late=True,
+)
+def send_invitation(self: Task, user_id: int) -> bool:
+    person = User.objects.filter(pk=user_id, is_active=True).first()
+    if person is None:
+        return False
+    invitation(person).send()
+    return True

@@ -20,6 +20,7 @@ from connect import services as connect_services
 from core.actors import SystemActor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument
+from people import mail
 from people.models import SignInSession, SsoIdentity
 from people.sealed import seal, unseal
 from reviews import webhook_address, webhooks
@@ -157,9 +158,7 @@ def person_invite(
         actor=actor,
         data={"person": person.username, "email": email, "groups": [g.name for g in groups]},
     )
-    from people import tasks
-
-    transaction.on_commit(lambda: tasks.send_invitation.delay(person.pk))
+    transaction.on_commit(lambda: mail.send_invitation.delay(person.pk))
     return person
 
 

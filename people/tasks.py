@@ -1,27 +1,9 @@
-"""People tasks: each fetches an id and calls one function."""
+"""People tasks: each calls one function. The invitation email's task sits with the email,
+in people.mail, so that people.services queues it without importing this module."""
 
-from smtplib import SMTPException
+from celery import shared_task
 
-from celery import Task, shared_task
-from django.contrib.auth.models import User
-
-from people import mail, services
-
-
-@shared_task(
-    bind=True,
-    autoretry_for=(SMTPException, OSError),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    max_retries=10,
-    acks_late=True,
-)
-def send_invitation(self: Task, user_id: int) -> bool:
-    person = User.objects.filter(pk=user_id, is_active=True).first()
-    if person is None:
-        return False
-    mail.invitation(person).send()
-    return True
+from people import services
 
 
 @shared_task

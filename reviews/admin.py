@@ -10,7 +10,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.errors import QuireError
-from reviews import outbox, services, webhook_address, webhooks
+from reviews import outbox, webhook_address, webhooks
+from reviews.actions.reviewers import reviewer_notifications_set
 from reviews.models import ApiToken, GroupWebhook, Notification, ReviewerSettings, WebhookPost
 
 
@@ -30,7 +31,7 @@ class ReviewerSettingsAdmin(admin.ModelAdmin):
         self, request: HttpRequest, obj: ReviewerSettings, form: Any, change: bool
     ) -> None:
         try:
-            services.reviewer_notifications_set(
+            reviewer_notifications_set(
                 actor=request.user,  # type: ignore[arg-type]
                 reviewer=obj.user,
                 preference=obj.notifications,

@@ -21,7 +21,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import NotFound, QuireError, TryAgain
-from reviews import asking, selectors, services, workflows
+from reviews import asking, selectors, workflows
+from reviews.actions.comments import review_comment_add
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.rules import decision_refusal
+from reviews.actions.withdraw import version_withdraw
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
     ApproveInputSerializer,
@@ -338,10 +342,7 @@ class VersionDetailView(QuireAPIView):
     def get(self, request: Request, page_id: str, number: int) -> Response:
         user = self.user()
         version = _version(user, page_id, number)
-        if (
-            version.status == VersionStatus.IN_REVIEW
-            and services.decision_refusal(user, version) is None
-        ):
+        if version.status == VersionStatus.IN_REVIEW and decision_refusal(user, version) is None:
             # Its diff against live is in the answer: a batch of this person may decide it.
             diffs_shown_record(viewer=user, versions=[version], where="api")
         return Response(VersionDetailSerializer(version).data)
@@ -417,7 +418,7 @@ class ApproveView(QuireAPIView):
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(ApproveInputSerializer, request)
         version = _version(self.user(), page_id, number)
-        version = services.version_approve(
+        version = version_approve(
             actor=self.user(),
             version=version,
             step=_step(data, version),
@@ -439,7 +440,7 @@ class RejectView(QuireAPIView):
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RejectInputSerializer, request)
         version = _version(self.user(), page_id, number)
-        version = services.version_reject(
+        version = version_reject(
             actor=self.user(),
             version=version,
             step=_step(data, version),
@@ -462,7 +463,7 @@ class RequestChangesView(QuireAPIView):
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(RequestChangesInputSerializer, request)
         version = _version(self.user(), page_id, number)
-        version = services.version_request_changes(
+        version = version_request_changes(
             actor=self.user(),
             version=version,
             step=_step(data, version),
@@ -482,7 +483,7 @@ class CommentView(QuireAPIView):
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
         data = _input(CommentInputSerializer, request)
-        services.review_comment_add(
+        review_comment_add(
             actor=self.user(),
             version=_version(self.user(), page_id, number),
             comment=data["comment"],
@@ -542,7 +543,7 @@ class WithdrawView(QuireAPIView):
         responses={200: VersionDetailSerializer, **ERRORS, **CONFLICT},
     )
     def post(self, request: Request, page_id: str, number: int) -> Response:
-        version = services.version_withdraw(
+        version = version_withdraw(
             actor=self.user(), version=_version(self.user(), page_id, number)
         )
         return Response(

@@ -15,7 +15,8 @@ from rest_framework.response import Response
 
 from core.errors import NotFound
 from reviews import batch as batches
-from reviews import selectors, services
+from reviews import selectors
+from reviews.actions.rules import approval_undo_seconds
 from reviews.api import CONFLICT, QuireAPIView, _input
 from reviews.models import BatchDecision, DecisionBatch
 from reviews.serializers import ErrorSerializer, decision_comment_field
@@ -82,7 +83,7 @@ def _answer(batch: DecisionBatch) -> dict[str, Any]:
         "decision": batch.decision,
         "comment": batch.comment,
         "decidedAt": batch.created_at,
-        "undoUntil": batch.created_at + timedelta(seconds=services.approval_undo_seconds())
+        "undoUntil": batch.created_at + timedelta(seconds=approval_undo_seconds())
         if undoable
         else None,
         "undone": batch.undone_at is not None,

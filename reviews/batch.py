@@ -21,7 +21,9 @@ from core.actors import Actor, is_agent
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound, QuireError
 from core.transactions import atomic_retried
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.rules import approval_undo_seconds, validate_comment
+from reviews.actions.undo import version_approve_undo
 from reviews.classify import labels
 from reviews.merge import is_stale
 from reviews.models import Approval, BatchDecision, DecisionBatch, DecisionBatchItem
@@ -133,13 +135,11 @@ def _kept_out(version: Version) -> str | None:
 def _decide_one(actor: User, item: BatchItem, decision: str, comment: str) -> tuple[Version, bool]:
     """The single decision's service; returns the version and whether it went live."""
     if decision == BatchDecision.APPROVE:
-        decided = services.version_approve(
+        decided = version_approve(
             actor=actor, version=item.version, step=item.step, comment=comment
         )
         return decided, decided.status == VersionStatus.APPROVED
-    decided = services.version_reject(
-        actor=actor, version=item.version, step=item.step, comment=comment
-    )
+    decided = version_reject(actor=actor, version=item.version, step=item.step, comment=comment)
     return decided, False
 
 
@@ -159,7 +159,7 @@ def versions_decide_batch(
     if decision not in BatchDecision.values:
         raise InvalidArgument("decide approve or reject.", field="decision")
     _check_items(items)
-    comment = services.validate_comment(comment, required=decision == BatchDecision.REJECT)
+    comment = validate_comment(comment, required=decision == BatchDecision.REJECT)
     # Every page of the batch at once, in the tree's lock order: two batches never wait on
     # each other's pages.
     lock_pages([item.version.page for item in items])
@@ -211,7 +211,7 @@ def batch_undo_refusal(actor: Actor, batch: DecisionBatch) -> str | None:
         return "this batch was taken back already."
     if batch.decision != BatchDecision.APPROVE:
         return "a rejection is final, in a batch as on its own; the authors were told at once."
-    window = services.approval_undo_seconds()
+    window = approval_undo_seconds()
     if (timezone.now() - batch.created_at).total_seconds() > window:
         return (
             f"it is more than {window} seconds since the batch, so it can no longer be taken "
@@ -269,7 +269,7 @@ def versions_decide_batch_undo(*, actor: Actor, batch: DecisionBatch) -> Decisio
         try:
             with transaction.atomic():
                 if item.published:
-                    services.version_approve_undo(actor=actor, version=version)
+                    version_approve_undo(actor=actor, version=version)
                 else:
                     _take_back_step(actor, version, item.step)
         except QuireError as error:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
+from smtplib import SMTPException
 from typing import Any
 
 from celery import Task
@@ -22,6 +23,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.celery import app as celery_app
 from reviews.models import Notification, NotificationStatus, WebhookPost
 
 logger = logging.getLogger(__name__)
@@ -142,16 +144,64 @@ def _send_and_sweep(send: Callable[[list[int]], None], ids: list[int]) -> None:
     if in_process():
         # Without a broker there is no beat either: any commit that owes an email or a chat
         # post retries what both outboxes still owe, so neither waits for one of its own kind.
-        from reviews import tasks
+        sweep(limit=EAGER_SWEEP_BATCH)
 
-        tasks.retry_pending_notifications(limit=EAGER_SWEEP_BATCH)
+
+# Each channel's sweep (reviews.outbox's emails, reviews.webhooks' chat posts), in the order
+# they run: each channel names its own here when it is imported, so the one sweep (the beat's
+# minute task, and the in-process one after a commit) reaches every channel without this
+# module importing those that import it.
+_SWEEPS: dict[int, Callable[..., int]] = {}
+
+
+def channel_sweep(order: int) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Make the decorated `retry_pending(limit=...)` part of `sweep`, `order`-th."""
+
+    def register(retry_pending: Callable[..., int]) -> Callable[..., int]:
+        _SWEEPS[order] = retry_pending
+        return retry_pending
+
+    return register
+
+
+def channel_sweeps() -> list[Callable[..., int]]:
+    """Each channel's sweep, in the order `sweep` runs them."""
+    return [_SWEEPS[order] for order in sorted(_SWEEPS)]
+
+
+def sweep(limit: int = SWEEP_BATCH) -> int:
+    """Send again what every channel still owes, up to `limit` rows each; how many."""
+    return sum(retry_pending(limit=limit) for retry_pending in channel_sweeps())
 
 
 def in_process() -> bool:
     """No broker (no REDIS_URL): tasks run in process after commit, and there is no beat."""
-    from config.celery import app
+    return bool(celery_app.conf.task_always_eager)
 
-    return bool(app.conf.task_always_eager)
+
+def send_retrying(task: Task, send: Callable[[int], str], row_id: int) -> str:
+    """A sending task's body: `send(row_id)`, retried with backoff (SENDING) on an SMTP or
+    network failure."""
+    try:
+        return send(row_id)
+    except (SMTPException, OSError):
+        # In process (no broker) a retry would run at once and keep the request waiting:
+        # the row stays pending and the sweep sends it later.
+        if task.request.is_eager:
+            return NotificationStatus.PENDING
+        raise
+
+
+# Sending tasks retry with backoff on an SMTP or network failure.
+SENDING: dict[str, Any] = {
+    "bind": True,
+    "autoretry_for": (SMTPException, OSError),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 10,
+    "acks_late": True,
+}
 
 
 def hand_over(task: Task, ids: list[int], *, what: str, at: datetime | None = None) -> None:

@@ -1,6 +1,6 @@
 """The browser's doors into the life of a version: new page, edit and append forms.
 
-Each calls one service of reviews/services.py; an editor's save publishes at once, anyone
+Each calls one service of reviews/actions/; an editor's save publishes at once, anyone
 else's waits in review. The URLs keep the wiki's names (`wiki:new`, `wiki:edit`...): see
 config/urls.py.
 """
@@ -18,7 +18,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core.errors import Conflict, NotFound, QuireError
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import check_can_append, version_propose
 from reviews.merge import appended_body
 from wiki import selectors
 from wiki.forms import AppendForm, PageForm, add_service_error, sentence
@@ -85,7 +86,7 @@ def _page_create(
     data = form.cleaned_data
     try:
         with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
-            version = services.page_create(
+            version = page_create(
                 actor=request.user,  # type: ignore[arg-type]
                 title=data["title"],
                 body=data["body"],
@@ -247,7 +248,7 @@ def _page_propose(
     data = form.cleaned_data
     try:
         with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
-            version = services.version_propose(
+            version = version_propose(
                 actor=request.user,  # type: ignore[arg-type]
                 page=page,
                 kind=VersionKind.REPLACE,
@@ -299,7 +300,7 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
     """Add blocks at the end of a live page; an append never conflicts with other edits."""
     page = page_or_404(request, public_id)
     try:
-        services.check_can_append(page)
+        check_can_append(page)
     except Conflict as error:
         messages.error(request, sentence(error.message))
         return redirect(page_url(page))
@@ -310,7 +311,7 @@ def page_append(request: HttpRequest, public_id: str) -> HttpResponse:
         token = form.cleaned_data["form_token"]
         try:
             with submit_once(actor=request.user, token=token) as claim:  # type: ignore[arg-type]
-                version = services.version_propose(
+                version = version_propose(
                     actor=request.user,  # type: ignore[arg-type]
                     page=page,
                     kind=VersionKind.APPEND,
@@ -357,7 +358,7 @@ def page_move_propose(request: HttpRequest, public_id: str) -> HttpResponse:
     chosen = str(request.POST.get("parent", "")).strip()
     try:
         parent = selectors.page_for_person(request.user, chosen, live_only=True) if chosen else None
-        version = services.version_propose(
+        version = version_propose(
             actor=request.user,  # type: ignore[arg-type]
             page=page,
             parent=parent,

@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 
 from core.errors import InvalidArgument
+from reviews.actions.rules import CHANGES_REASON_REQUIRED, COMMENT_MAX, validate_comment
 from reviews.models import WORKFLOW_NAME_MAX
-from reviews.services import CHANGES_REASON_REQUIRED, COMMENT_MAX, validate_comment
 from reviews.workflows import STEPS_MAX
 from wiki.forms import TextField, sentence
 from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, TITLE_MAX

@@ -24,6 +24,7 @@ from reviews.models import (
     ReviewAsk,
     ReviewComment,
 )
+from reviews.selectors import text_changed
 from wiki.models import Version, VersionKind, VersionStatus
 from wiki.selectors import path_shown_to
 
@@ -161,8 +162,6 @@ def _version_context(version: Version, recipient: Any) -> dict[str, object]:
 
 def _text_changed(version: Version) -> str:
     """Said to the next approver when a reviewer edited the text after others approved it."""
-    from reviews.selectors import text_changed
-
     if version.status != VersionStatus.IN_REVIEW or not version.edited_by_reviewer:
         return ""
     return text_changed(

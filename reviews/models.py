@@ -249,7 +249,7 @@ class Review(models.Model):
         return f"review of {self.version_id} ({self.status}, step {self.step + 1})"
 
     # The life of a review, stated once: each transition, the statuses it may start from and
-    # the status it leads to. reviews.services has one function per transition; each asks
+    # the status it leads to. reviews.actions has one function per transition; each asks
     # `check_move` first, so a move this table does not allow is refused before anything changes.
     TRANSITIONS: ClassVar[dict[str, tuple[frozenset[str], str]]] = {
         "approve": (frozenset({ReviewStatus.OPEN}), ReviewStatus.OPEN),  # a step, or all

@@ -27,6 +27,7 @@ from smtplib import SMTPException
 from typing import Any
 from urllib.parse import urlsplit
 
+from celery import Task, shared_task
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -282,9 +283,19 @@ def _save_and_dispatch(
 
 def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
     """Hand rows to the task queue (reviews.delivery.hand_over)."""
-    from reviews import tasks
+    delivery.hand_over(deliver_notification, ids, what="notification(s)", at=at)
 
-    delivery.hand_over(tasks.deliver_notification, ids, what="notification(s)", at=at)
+
+# The tasks keep the names they had in reviews.tasks, so rows queued before a deploy still run.
+@shared_task(name="reviews.tasks.deliver_notification", **delivery.SENDING)
+def deliver_notification(self: Task, notification_id: int) -> str:
+    return delivery.send_retrying(self, deliver, notification_id)
+
+
+@shared_task(name="reviews.tasks.send_review_requests", **delivery.SENDING)
+def send_review_requests_task(self: Task, recipient_id: int) -> str:
+    """The follow-up email gathering a reviewer's review requests (`send_review_requests`)."""
+    return delivery.send_retrying(self, send_review_requests, recipient_id)
 
 
 # --- sending (in the task) --------------------------------------------------------------
@@ -425,8 +436,6 @@ def send_review_requests(recipient_id: int) -> str:
     email lists them all when the window closes, so a busy team gets a few emails an hour
     instead of one per proposal.
     """
-    from reviews import tasks
-
     window = gather_window()
     with transaction.atomic():
         # One decision at a time per reviewer, so two workers never both send "the first".
@@ -444,7 +453,7 @@ def send_review_requests(recipient_id: int) -> str:
         if gathered is not None:
             outcome, delay = gathered
             delivery.follow_up_later(
-                tasks.send_review_requests, recipient_id, delay, what="review email"
+                send_review_requests_task, recipient_id, delay, what="review email"
             )
             return outcome
         delivery.claim(owed.filter(pk__in=pending), now)
@@ -510,6 +519,7 @@ def _failed_attempt(ids: list[int], exc: BaseException) -> None:
     logger.warning("Sending notification(s) %s failed: %s", ids, error)
 
 
+@delivery.channel_sweep(order=1)
 def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
     """Queue again every immediate row still owed; returns how many were queued."""
     now = timezone.now()

@@ -1,6 +1,6 @@
 """Approving part of a proposal: the reviewer keeps some changed blocks (hunks) and refuses
 the others, each with its reason. What is kept is approved as a reviewer's edit would be
-(reviews.services.version_approve), so in a workflow it is what the next step reviews; the
+(reviews.actions.decide.version_approve), so in a workflow it is what the next step reviews; the
 refused blocks are recorded for the author, who may propose them again."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from core.actors import Actor
 from core.audit import audit_record
 from core.errors import Conflict, InvalidArgument
 from core.transactions import atomic_retried
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.rules import validate_comment
 from reviews.hunks import Hunk, hunks, kept_text
 from reviews.merge import is_stale
 from reviews.models import RefusedHunk
@@ -97,7 +98,7 @@ def _reason(reason: str) -> str:
             f"a refused change's reason can be at most {REASON_MAX:,} characters.",
             field="refused",
         )
-    return services.validate_comment(reason)
+    return validate_comment(reason)
 
 
 @atomic_retried
@@ -117,7 +118,7 @@ def version_approve_partial(
     plan = partial_plan(version, refused)
     review = review_of(version)
     at_step = review.step if review is not None else 0
-    decided = services.version_approve(
+    decided = version_approve(
         actor=actor,
         version=version,
         comment=comment,

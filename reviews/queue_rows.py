@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 
+from reviews.actions.rules import decision_refusal
 from reviews.classify import ChangeLabel, change_labels, is_low_risk
 from reviews.deciders import deciders_of, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
 from reviews.models import ReviewStatus
 from reviews.selectors import asks, review_of, reviewing_now
-from reviews.services import decision_refusal
 from wiki.models import Version, VersionKind
 from wiki.scope import EVERY_PAGE, shown_path
 

@@ -36,6 +36,7 @@ from wiki import permissions, roles
 from wiki.models import SIBLING_ORDER, Page, PageGrant, Version, VersionKind, VersionStatus
 from wiki.roles import can_review
 from wiki.scope import EVERYTHING, Scope, person_scope
+from wiki.search import search_pages
 from wiki.selectors import in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
@@ -385,8 +386,6 @@ def proposed_content(version: Version) -> dict[str, Any]:
 
 
 def search_live_pages(query: str, *, reader: Scope, tag: str = "", parent: str = "") -> list[Page]:
-    from wiki.search import search_pages
-
     hits = search_pages(query, scope=reader, limit=50)
     order = {hit.page_id: i for i, hit in enumerate(hits)}
     pages = list(live_pages(reader=reader, tag=tag, parent=parent).filter(pk__in=list(order)))

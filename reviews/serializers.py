@@ -10,16 +10,16 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from reviews import selectors
-from reviews.classify import CLASS_CHOICES, CLASSES, labels, size_of
-from reviews.diff import unified_diff
-from reviews.merge import is_stale, staleness
-from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
-from reviews.services import (
+from reviews.actions.rules import (
     CHANGES_REASON_REQUIRED,
     COMMENT_MAX,
     COMMENT_TOO_LONG,
     REASON_REQUIRED,
 )
+from reviews.classify import CLASS_CHOICES, CLASSES, labels, size_of
+from reviews.diff import unified_diff
+from reviews.merge import is_stale, staleness
+from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
 from wiki.markdown import render_markdown
 from wiki.models import RIGHTS, Page, Version
 from wiki.scope import EVERY_PAGE, is_top_shown, person_scope, shown_path

@@ -16,7 +16,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from core.errors import Forbidden, InvalidArgument, NotFound, QuireError
-from reviews import asking, selectors, services, workflows
+from reviews import asking, selectors, workflows
+from reviews.actions.revert import page_revert
+from reviews.actions.reviewers import reviewer_notifications_set
 from reviews.batch import undoable_batch
 from reviews.classify import CLASSES
 from reviews.diff import (
@@ -116,7 +118,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def notification_settings(request: HttpRequest) -> HttpResponse:
     try:
-        services.reviewer_notifications_set(
+        reviewer_notifications_set(
             actor=_user(request), preference=str(request.POST.get("notifications", ""))
         )
     except Forbidden as error:
@@ -140,7 +142,7 @@ def history(request: HttpRequest, page_id: str) -> HttpResponse:
         if form.is_valid():
             try:
                 target = selectors.version_of(page, form.cleaned_data["to_number"], reader=user)
-                reverted = services.page_revert(
+                reverted = page_revert(
                     actor=user, page=page, to_version=target, comment=form.cleaned_data["comment"]
                 )
             except QuireError as failure:

@@ -14,7 +14,8 @@ from django.views.decorators.http import require_http_methods
 
 from core.errors import NotFound, QuireError
 from reviews import batch as batches
-from reviews import selectors, services
+from reviews import selectors
+from reviews.actions.rules import approval_undo_seconds
 from reviews.models import BatchDecision, DecisionBatch
 from wiki.forms import sentence
 from wiki.selectors import page_for_person
@@ -86,7 +87,7 @@ def queue_decide(request: HttpRequest) -> HttpResponse:
                 count,
                 "" if count == 1 else "s",
                 reverse("reviews:queue") + "#batch-undo",
-                services.approval_undo_seconds(),
+                approval_undo_seconds(),
             ),
         )
     else:

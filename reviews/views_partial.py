@@ -12,7 +12,8 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 
 from core.errors import Conflict, Forbidden, NotFound, QuireError
-from reviews import selectors, services
+from reviews import selectors
+from reviews.actions.rules import decision_refusal
 from reviews.diff import diff_text, show_html
 from reviews.partial import partial_plan, version_approve_partial
 from reviews.shown import shown_confirm
@@ -59,7 +60,7 @@ def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResp
     user = request.user
     assert isinstance(user, User)
     version = _version(request, page_id, number)
-    refusal = services.decision_refusal(user, version)
+    refusal = decision_refusal(user, version)
     if refusal is not None:
         raise PermissionDenied(sentence(refusal))
     refused = _refused(request)

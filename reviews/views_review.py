@@ -21,7 +21,16 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.errors import Forbidden, NotFound, QuireError
-from reviews import asking, selectors, services
+from reviews import asking, selectors
+from reviews.actions.comments import review_comment_add, review_visit
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.rules import (
+    approval_undo_refusal,
+    approval_undo_seconds,
+    decision_refusal,
+    may_comment,
+)
+from reviews.actions.undo import version_approve_undo
 from reviews.checks import proposal_checks
 from reviews.diff import diff_text
 from reviews.forms import ApproveForm, CommentForm, EditApproveForm, RejectForm, RequestChangesForm
@@ -76,7 +85,7 @@ def _posted_step(request: HttpRequest, version: Version) -> int | None:
 
 def _looks(user: User, version: Version) -> bool:
     """Whether `user` looks at this proposal as a reviewer (presence, "since", next)."""
-    return can_review(user) or services.decision_refusal(user, version) is None
+    return can_review(user) or decision_refusal(user, version) is None
 
 
 # --- the page (GET, and the same page again after a refused POST) -----------------------------
@@ -143,7 +152,7 @@ def _forms(version: Version, context: dict[str, Any], bound: Mapping[str, Any]) 
 def _deciding(user: User, version: Version, context: dict[str, Any]) -> dict[str, Any]:
     """Who may do what on the page, the review's path and conversation, reads only."""
     in_review = context["in_review"]
-    refusal = services.decision_refusal(user, version)
+    refusal = decision_refusal(user, version)
     path = selectors.review_path(version, viewer=user)
     looks = can_review(user) or refusal is None
     since = selectors.last_seen(version, user) if looks else None
@@ -153,7 +162,7 @@ def _deciding(user: User, version: Version, context: dict[str, Any]) -> dict[str
         "changes_requested": in_review
         and review is not None
         and review.status == ReviewStatus.CHANGES_REQUESTED,
-        "may_comment": in_review and services.may_comment(user, version),
+        "may_comment": in_review and may_comment(user, version),
         "since": since,
         "since_diff": diff_text(as_seen(since), context["proposed"]["body"]) if since else None,
         "can_decide": in_review and refusal is None,
@@ -163,8 +172,8 @@ def _deciding(user: User, version: Version, context: dict[str, Any]) -> dict[str
         "checks": proposal_checks(version, reader=lambda: person_scope(user)) if in_review else [],
         "decision_step": review.step + 1 if in_review and review is not None else None,
         "can_undo": version.status == VersionStatus.APPROVED
-        and services.approval_undo_refusal(user, version) is None,
-        "undo_seconds": services.approval_undo_seconds(),
+        and approval_undo_refusal(user, version) is None,
+        "undo_seconds": approval_undo_seconds(),
         "decision_refusal": sentence(refusal) if refusal else "",
         "asks": list(review.asks.select_related("person", "asked_by"))
         if review is not None
@@ -197,7 +206,7 @@ def _decision(
     ):
         # Refused before any form is read; a decision for a step the proposal has left is
         # the service's to answer (409, saying it moved on).
-        refusal = services.decision_refusal(user, version)
+        refusal = decision_refusal(user, version)
         if refusal is not None:
             raise PermissionDenied(sentence(refusal))
     if not form.is_valid():
@@ -231,7 +240,7 @@ _FORM_NAMES = {
 @require_POST
 def review_approve(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     def decide(user: User, version: Version, data: Any, step: int | None) -> tuple[Version, str]:
-        decided = services.version_approve(
+        decided = version_approve(
             actor=user,
             version=version,
             step=step,
@@ -249,7 +258,7 @@ def review_edit_approve(request: HttpRequest, page_id: str, number: int) -> Http
     form = EditApproveForm(request.POST, auto_id="edit_%s")
 
     def decide(user: User, version: Version, data: Any, step: int | None) -> tuple[Version, str]:
-        decided = services.version_approve(
+        decided = version_approve(
             actor=user,
             version=version,
             step=step,
@@ -268,9 +277,7 @@ def review_edit_approve(request: HttpRequest, page_id: str, number: int) -> Http
 @require_POST
 def review_request_changes(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     def decide(user: User, version: Version, data: Any, step: int | None) -> tuple[Version, str]:
-        services.version_request_changes(
-            actor=user, version=version, step=step, comment=data["comment"]
-        )
+        version_request_changes(actor=user, version=version, step=step, comment=data["comment"])
         return version, "sent back to its author for changes"
 
     form = RequestChangesForm(request.POST)
@@ -281,7 +288,7 @@ def review_request_changes(request: HttpRequest, page_id: str, number: int) -> H
 @require_POST
 def review_reject(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     def decide(user: User, version: Version, data: Any, step: int | None) -> tuple[Version, str]:
-        services.version_reject(actor=user, version=version, step=step, comment=data["comment"])
+        version_reject(actor=user, version=version, step=step, comment=data["comment"])
         return version, "rejected"
 
     return _decision(request, page_id, number, "reject", RejectForm(request.POST), decide)
@@ -308,7 +315,7 @@ def _decided(request: HttpRequest, version: Version, verb: str) -> HttpResponse:
                 verb,
                 went_live,
                 _review_url(version),
-                services.approval_undo_seconds(),
+                approval_undo_seconds(),
             ),
         )
     else:
@@ -337,7 +344,7 @@ def review_comment(request: HttpRequest, page_id: str, number: int) -> HttpRespo
     if not form.is_valid():
         return _screen(request, version, bound={"comment_form": form}, status=400)
     try:
-        services.review_comment_add(
+        review_comment_add(
             actor=user,
             version=version,
             comment=form.cleaned_data["comment"],
@@ -359,7 +366,7 @@ def review_comment(request: HttpRequest, page_id: str, number: int) -> HttpRespo
 def review_undo(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     version = _version(request, page_id, number)
     try:
-        version = services.version_approve_undo(actor=_user(request), version=version)
+        version = version_approve_undo(actor=_user(request), version=version)
     except QuireError as error:
         messages.error(request, sentence(error.message))
     else:
@@ -382,7 +389,7 @@ def review_seen(request: HttpRequest, page_id: str, number: int) -> HttpResponse
     user = _user(request)
     version = _version(request, page_id, number)
     if _looks(user, version):
-        services.review_visit(actor=user, version=version)
+        review_visit(actor=user, version=version)
         if version.status == VersionStatus.IN_REVIEW:
             page_shown_record(user, version, str(request.POST.get("shown", "")))
     return HttpResponse(status=204)

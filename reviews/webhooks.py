@@ -19,6 +19,7 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import requests
+from celery import Task, shared_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -152,9 +153,20 @@ def drop_posts(group_id: int) -> int:
 
 def dispatch(ids: list[int]) -> None:
     """Hand posts to the task queue (reviews.delivery.hand_over)."""
-    from reviews import tasks
+    delivery.hand_over(deliver_webhook_post, ids, what="chat post(s)")
 
-    delivery.hand_over(tasks.deliver_webhook_post, ids, what="chat post(s)")
+
+# The tasks keep the names they had in reviews.tasks, so posts queued before a deploy still run.
+@shared_task(name="reviews.tasks.deliver_webhook_post", **delivery.SENDING)
+def deliver_webhook_post(self: Task, post_id: int) -> str:
+    """A post owed to a group's chat webhook."""
+    return delivery.send_retrying(self, deliver, post_id)
+
+
+@shared_task(name="reviews.tasks.send_webhook_posts", **delivery.SENDING)
+def send_webhook_posts(self: Task, webhook_id: int) -> str:
+    """The follow-up post gathering what a chat is owed (`send_posts`)."""
+    return delivery.send_retrying(self, send_posts, webhook_id)
 
 
 # --- what a post says ----------------------------------------------------------------------
@@ -213,8 +225,6 @@ def send_posts(webhook_id: int) -> str:
     when the window closes (reviews.delivery.gathered_for, as for a reviewer's emails).
     Returns the outcome; raises ChatUnreachable (an OSError) when the chat cannot be reached
     or answers 5xx, for the task to retry."""
-    from reviews import tasks
-
     with transaction.atomic():
         # One decision at a time per chat, so two workers never both send "the first".
         hook = GroupWebhook.objects.select_for_update().filter(pk=webhook_id).first()
@@ -231,7 +241,7 @@ def send_posts(webhook_id: int) -> str:
         gathered = delivery.gathered_for(owed, now, timedelta(0) if urgent else gather_window())
         if gathered is not None:
             outcome, delay = gathered
-            delivery.follow_up_later(tasks.send_webhook_posts, webhook_id, delay, what="chat")
+            delivery.follow_up_later(send_webhook_posts, webhook_id, delay, what="chat")
             return outcome
         delivery.claim(owed.filter(pk__in=pending), now)
     # Only the rows this worker claimed: one is never sent by two.
@@ -336,6 +346,7 @@ def _address_refused(rows: delivery.Rows, hook: GroupWebhook, reason: str) -> st
     return NotificationStatus.REFUSED
 
 
+@delivery.channel_sweep(order=2)
 def retry_pending(*, limit: int = delivery.SWEEP_BATCH) -> int:
     """Queue again every post still owed (the beat, every minute); returns how many."""
     now = timezone.now()

@@ -18,7 +18,7 @@ from django.test.testcases import LiveServerThread
 
 from config import cache as config_cache
 from core.devserver import PromptThreadedWSGIServer
-from reviews import services
+from reviews.actions.create import page_create
 from reviews.models import WorkflowAssignment
 from tests.prerequisites import POSTGRES, require
 from wiki import language
@@ -284,7 +284,7 @@ def make_page(editor: User) -> Callable[..., Page]:
         )
         WorkflowAssignment.objects.filter(pk__in=[row.pk for row in above]).delete()
         try:
-            version = services.page_create(
+            version = page_create(
                 actor=editor,
                 title=title,
                 body=body,

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki.models import Page, Version
 
 # Made up, in GitHub's shape.
@@ -27,6 +27,6 @@ def agent_proposal(make_page: Callable[..., Page], make_user: Callable[..., User
     owner = make_user("owen")
     agent = Agent.objects.create(name="support-bot", owner=owner, can_edit_pages=True)
     page = make_page("Refunds", "Five days.\n")
-    return services.version_propose(
+    return version_propose(
         actor=agent, page=page, body="Seven days.\n", change_summary="Say seven."
     )

@@ -21,7 +21,11 @@ from django.test import Client
 from agents.models import Agent
 from agents.services import agent_create, page_set_add
 from core.actors import SystemActor
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.propose import version_propose
+from reviews.actions.revert import page_revert
 from tests.conftest import CORPUS, HANDBOOK
 from tests.fixtures_mcp import rpc_tool
 from wiki.models import Page, Version
@@ -135,11 +139,11 @@ def build_real_site(tmp: Path) -> RealSite:
     site.pages.update(long=long_page, tar=tar)
 
     # Long titles three levels deep, with siblings.
-    top = services.page_create(actor=editor, title=LONG_TITLES[0], body="Start.\n", publish=True)
-    middle = services.page_create(
+    top = page_create(actor=editor, title=LONG_TITLES[0], body="Start.\n", publish=True)
+    middle = page_create(
         actor=editor, title=LONG_TITLES[1], body="Settings.\n", parent=top.page, publish=True
     )
-    leaf = services.page_create(
+    leaf = page_create(
         actor=editor,
         title=LONG_TITLES[2],
         body="Hand over at 09:00 local time.\n\nWrite the handover note.\n",
@@ -151,27 +155,27 @@ def build_real_site(tmp: Path) -> RealSite:
 
     # A page with a long history: edits, a revert, a move, a merged proposal.
     for n in range(2, 9):
-        services.version_propose(
+        version_propose(
             actor=editor,
             page=leaf,
             body=f"Hand over at {8 + n}:00 local time.\n\nWrite the handover note.\n",
             change_summary=f"Moved-the-handover-to-{8 + n}:00-for-the-Vancouver-team's-mornings",
             publish=True,
         )
-    services.page_revert(actor=editor, page=leaf, to_version=leaf.versions.get(number=3))
-    stale = services.version_propose(
+    page_revert(actor=editor, page=leaf, to_version=leaf.versions.get(number=3))
+    stale = version_propose(
         actor=reader,
         page=leaf,
         body="Hand over at 11:00 local time.\n\nWrite the handover note, and sign it.\n",
         change_summary="Sign the note",
     )
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=leaf,
         body="Hand over at 12:00 local time.\n\nWrite the handover note.\n",
         publish=True,
     )
-    services.version_approve(actor=reviewer, version=stale)  # merged into a new number
+    version_approve(actor=reviewer, version=stale)  # merged into a new number
 
     # A workflow of two steps, on a handbook subtree.
     policies = long_page.parent or long_page
@@ -226,7 +230,7 @@ def build_real_site(tmp: Path) -> RealSite:
     # Proposals in every state.
     live_long = long_page.live_version
     assert live_long is not None
-    site.proposals["agent_edit"] = services.version_propose(
+    site.proposals["agent_edit"] = version_propose(
         actor=bot,
         page=long_page,
         body=live_long.body.replace(
@@ -234,84 +238,84 @@ def build_real_site(tmp: Path) -> RealSite:
         ),
         change_summary="Clarified-the-escalation-path-for-enterprise-customers-after-ticket-48213",
     )
-    site.proposals["append"] = services.version_propose(
+    site.proposals["append"] = version_propose(
         actor=bot,
         page=tar,
         kind="append",
         body="- List a `.tar.zst` archive:\n\n`tar --zstd -tvf {{path/to/file.tar.zst}}`",
         change_summary="zstd example",
     )
-    new_page = services.page_create(
+    new_page = page_create(
         actor=bot,
         title="Escalation checklist for enterprise accounts in the Asia-Pacific region (draft)",
         body="1. Acknowledge within one hour.\n2. Page the on-call engineer.\n",
         parent=site.pages["top"],
     )
     site.proposals["new_page"] = new_page
-    one_line = services.version_propose(
+    one_line = version_propose(
         actor=reader,
         page=tar,
         body=(tar.live_version.body if tar.live_version else "") + "\nMore.\n",
     )
     site.proposals["one_click"] = one_line
     conflict_page = _page("pages/common/ls")
-    conflicting = services.version_propose(
+    conflicting = version_propose(
         actor=reader, page=_page("pages/common/cp"), body="# cp\n\n> Copy files, rewritten.\n"
     )
     site.proposals["stale_clean"] = conflicting
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=conflicting.page,
         body=(conflicting.page.live_version.body if conflicting.page.live_version else "")
         + "\n- One more example.\n",
         publish=True,
     )
-    clash = services.version_propose(
+    clash = version_propose(
         actor=reader, page=conflict_page, body="# ls\n\n> List directory contents, ours.\n"
     )
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=conflict_page,
         body="# ls\n\n> List directory contents, theirs.\n",
         publish=True,
     )
     site.proposals["conflict"] = clash
-    moved = services.version_propose(
+    moved = version_propose(
         actor=reader,
         page=_page("pages/common/mv"),
         body="# mv\n\n> Move or rename files and folders.\n",
     )
     page_move(actor=editor, page=moved.page, parent=site.pages["top"])
     site.proposals["moved"] = moved
-    in_workflow = services.version_propose(
+    in_workflow = version_propose(
         actor=bot,
         page=policies,
         body=(policies.live_version.body if policies.live_version else "") + "\nReviewed.\n",
         change_summary="Policy wording",
     )
-    services.version_approve(actor=lawyer, version=in_workflow)  # 1 of 2 at step 1
+    version_approve(actor=lawyer, version=in_workflow)  # 1 of 2 at step 1
     site.proposals["workflow"] = in_workflow
-    asked = services.version_propose(
+    asked = version_propose(
         actor=reader, page=_page("pages/common/grep"), body="# grep\n\n> Find patterns in files.\n"
     )
-    services.version_request_changes(
+    version_request_changes(
         actor=reviewer, version=asked, comment="Keep the examples; only change the summary line."
     )
     site.proposals["changes_requested"] = asked
-    rejected = services.version_propose(
+    rejected = version_propose(
         actor=bot,
         page=_page("pages/common/cat"),
         body="# cat\n\n> Print files.\n",
         change_summary="Shorter",
     )
-    services.version_reject(actor=reviewer, version=rejected, comment="The examples are needed.")
+    version_reject(actor=reviewer, version=rejected, comment="The examples are needed.")
     site.proposals["rejected"] = rejected
-    site.proposals["invisible"] = services.version_propose(
+    site.proposals["invisible"] = version_propose(
         actor=reader,
         page=_page("pages/common/echo"),
         body="# echo\n\n> Print\u200b text to p\u0430ypal.com.\n",
     )
-    site.proposals["own"] = services.version_propose(
+    site.proposals["own"] = version_propose(
         actor=admin, page=_page("pages/common/find"), body="# find\n\n> Find files, by ada.\n"
     )
     return site

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from config.cache import counters_clear
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.create import page_create
 from reviews.api_tokens import api_token_create
 from wiki.models import Page
 
@@ -59,7 +59,7 @@ def grow_wiki(editor: User) -> Callable[[int], list[Page]]:
         section: Page | None = Page.objects.filter(parent=None).order_by("-id").first()
         while count < total:
             if count % 10 == 0 or section is None:
-                version = services.page_create(
+                version = page_create(
                     actor=editor,
                     title=f"Section {count:04d}",
                     body=f"Section {count} about the quokka colony.\n",
@@ -68,7 +68,7 @@ def grow_wiki(editor: User) -> Callable[[int], list[Page]]:
                 )
                 section = version.page
             else:
-                version = services.page_create(
+                version = page_create(
                     actor=editor,
                     title=f"Topic {count:04d}",
                     body=f"Topic {count}: how the quokka finds water.\n",

@@ -21,7 +21,7 @@ from agents.services import USE_WHEN_MAX_LINES, page_set_add
 from core.actors import SystemActor
 from core.models import AuditEvent
 from core.tokens import token_hash
-from reviews import services
+from reviews.actions.create import page_create
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -405,7 +405,7 @@ def test_it_offers_only_live_pages_that_are_not_archived(
     key = make_agent("docs-bot", can_edit=True)
     live_page, archived = make_page("Refunds policy"), make_page("Refunds of old")
     wiki_services.page_archive(actor=editor, page=archived)
-    waiting = services.page_create(actor=key.agent, title="Refunds draft", body="x").page
+    waiting = page_create(actor=key.agent, title="Refunds draft", body="x").page
     # The picker asks the same endpoint as the new-page form's parent picker.
     found = admin.get(reverse("wiki:pick"), {"q": "refunds"}).json()["pages"]
     assert [page["pageId"] for page in found] == [live_page.public_id]

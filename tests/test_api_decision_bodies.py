@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.api_tokens import api_token_create
 from tests.fixtures_servers import QuireServer
 from tests.fixtures_web import rest_client
@@ -28,7 +28,7 @@ NOT_OBJECTS = [("[]", "an array"), ('"str"', "a string"), ("123", "a number"), (
 @pytest.fixture
 def proposal(make_page: Callable[..., Page], reader: User) -> Version:
     page = make_page("Refunds", "Five days.\n")
-    return services.version_propose(actor=reader, page=page, body="Seven days.\n")
+    return version_propose(actor=reader, page=page, body="Seven days.\n")
 
 
 @pytest.mark.parametrize("action", ["approve", "reject", "withdraw"])

@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from tests.fixtures_web import rest_client
 from wiki import services as wiki_services
 from wiki.models import Page
@@ -45,7 +46,7 @@ def test_it_lists_live_pages_filtered_by_tag_and_parent(
     make_page("Email", parent=tools, tags=["mail"])
     archived = make_page("Old", tags=["chat"])
     wiki_services.page_archive(actor=editor, page=archived)
-    services.page_create(actor=proposing_agent, title="Not live yet", body="x", tags=["chat"])
+    page_create(actor=proposing_agent, title="Not live yet", body="x", tags=["chat"])
     api = rest_client(reader)
     everything = api.get("/api/v1/pages/").json()
     assert [p["title"] for p in everything["results"]] == ["Tools", "Email", "Slack"]
@@ -78,7 +79,7 @@ def test_it_returns_the_live_version_with_sanitised_html(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Live", "# Hello\n\n<script>alert(1)</script>\n\n**bold**\n", tags=["x"])
-    services.version_propose(actor=reader, page=page, body="pending, not live\n")
+    version_propose(actor=reader, page=page, body="pending, not live\n")
     data = rest_client(reader).get(f"/api/v1/pages/{page.public_id}/").json()
     assert data["markdown"] == "# Hello\n\n<script>alert(1)</script>\n\n**bold**\n"
     assert "<strong>bold</strong>" in data["html"] and "<script" not in data["html"]
@@ -90,7 +91,7 @@ def test_it_answers_404_for_archived_unpublished_and_unknown_pages(
 ) -> None:
     archived = make_page("Archived")
     wiki_services.page_archive(actor=editor, page=archived)
-    draft = services.page_create(actor=proposing_agent, title="Draft", body="x").page
+    draft = page_create(actor=proposing_agent, title="Draft", body="x").page
     api = rest_client(reader)
     for page_id in (archived.public_id, draft.public_id, "pg_zzzzzzzz", "nonsense"):
         response = api.get(f"/api/v1/pages/{page_id}/")
@@ -102,10 +103,10 @@ def test_it_lists_versions_and_shows_one_with_its_diffs(
     make_page: Callable[..., Page], reader: User, editor: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Versions", "one\ntwo\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent, page=page, body="one\ntwo\nthree\n", change_summary="Add three"
     )
-    services.version_propose(actor=editor, page=page, body="one\n2\n", publish=True)
+    version_propose(actor=editor, page=page, body="one\n2\n", publish=True)
     # A reader sees what went live; the agent's proposal is for editors and reviewers.
     seen = rest_client(reader).get(f"/api/v1/pages/{page.public_id}/versions/").json()["results"]
     assert [v["number"] for v in seen] == [3, 1]

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from core.actors import SystemActor
 from inbox.models import InboxItem
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.api_tokens import api_token_create
 from reviews.models import ReviewAsk
 from wiki.models import Page, Version
@@ -35,7 +35,7 @@ def _ask_url(version: Version) -> str:
 @pytest.fixture
 def proposal(make_page: Callable[..., Page], reader: User) -> Version:
     page = make_page("Refund policy", "Refunds take five days.\n")
-    return services.version_propose(
+    return version_propose(
         actor=reader, page=page, body="Refunds take seven days.\n", change_summary="Slower"
     )
 

@@ -13,7 +13,8 @@ from rest_framework.test import APIClient
 
 from agents.models import Agent
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.propose import version_propose
+from reviews.actions.withdraw import version_withdraw
 from tests.conftest import live
 from tests.fixtures_web import rest_client
 from wiki.models import Page, Version, VersionStatus
@@ -38,8 +39,8 @@ def test_it_lists_versions_in_review_oldest_first(
     make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
 ) -> None:
     one, two = make_page("One"), make_page("Two")
-    first = services.version_propose(actor=reader, page=one, body="a", change_summary="First")
-    second = services.version_propose(actor=proposing_agent, page=two, kind="append", body="b")
+    first = version_propose(actor=reader, page=one, body="a", change_summary="First")
+    second = version_propose(actor=proposing_agent, page=two, kind="append", body="b")
     results = rest_client(reviewer).get("/api/v1/reviews/").json()["results"]
     assert [(r["pageId"], r["number"]) for r in results] == [
         (one.public_id, first.number),
@@ -56,7 +57,7 @@ def test_it_approves_with_a_comment(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Approve", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     response = rest_client(reviewer).post(
         _url(proposal, "approve"), {"comment": "Good."}, format="json"
     )
@@ -75,7 +76,7 @@ def test_it_rejects_with_a_reason_and_refuses_without_one(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Reject", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     api = rest_client(reviewer)
     for payload in ({}, {"comment": ""}, {"comment": "   "}):
         response = api.post(_url(proposal, "reject"), payload, format="json")
@@ -92,7 +93,7 @@ def test_it_lets_only_the_author_withdraw(
     make_page: Callable[..., Page], reader: User, reviewer: User, outsider: User
 ) -> None:
     page = make_page("Withdraw", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     refused = rest_client(reviewer).post(_url(proposal, "withdraw"))
     assert refused.status_code == 403 and _error(refused)["code"] == "forbidden"
     assert "only the author of a proposal can withdraw it" in _error(refused)["message"]
@@ -107,7 +108,7 @@ def test_it_answers_409_when_the_version_is_not_in_review(
     make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
 ) -> None:
     page = make_page("Decided", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     assert rest_client(reviewer).post(_url(proposal, "approve")).status_code == 200
     for client, action, payload in (
         (rest_client(reviewer), "approve", {}),
@@ -129,8 +130,8 @@ def test_it_refuses_to_approve_a_withdrawn_version(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Withdrawn", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    services.version_withdraw(actor=reader, version=proposal)
+    proposal = version_propose(actor=reader, page=page, body="new\n")
+    version_withdraw(actor=reader, version=proposal)
     response = rest_client(reviewer).post(_url(proposal, "approve"))
     assert response.status_code == 409
     assert "already withdrawn" in _error(response)["message"]
@@ -142,7 +143,7 @@ def test_it_answers_404_for_a_forged_version_number_or_page_id(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Forged", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     api = rest_client(reviewer)
     for url in (
         f"/api/v1/pages/{page.public_id}/versions/99/approve",
@@ -169,7 +170,7 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
 ) -> None:
     page = make_page("Rights", "old\n")
     author = reviewer if who == "author" else reader
-    proposal = services.version_propose(actor=author, page=page, body="new\n")
+    proposal = version_propose(actor=author, page=page, body="new\n")
     actors = {"reader": reader, "editor": editor, "outsider": outsider, "author": reviewer}
     client = rest_client(actors[who]) if who in actors else APIClient()
     response = client.post(_url(proposal, action), {"comment": "x"}, format="json")
@@ -191,10 +192,8 @@ def test_it_merges_the_second_of_two_proposals_when_their_edits_do_not_overlap(
     make_page: Callable[..., Page], reader: User, proposing_agent: Agent, reviewer: User
 ) -> None:
     page = make_page("Two proposals", "alpha\n\nbeta\n\ngamma\n")
-    first = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    second = services.version_propose(
-        actor=proposing_agent, page=page, body="alpha\n\nbeta\n\nGAMMA\n"
-    )
+    first = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    second = version_propose(actor=proposing_agent, page=page, body="alpha\n\nbeta\n\nGAMMA\n")
     api = rest_client(reviewer)
     assert api.post(_url(first, "approve")).status_code == 200
     detail = api.get(f"/api/v1/pages/{page.public_id}/versions/{second.number}/").json()
@@ -209,10 +208,8 @@ def test_it_refuses_the_second_of_two_overlapping_proposals_with_the_conflict(
     make_page: Callable[..., Page], reader: User, proposing_agent: Agent, reviewer: User
 ) -> None:
     page = make_page("Overlap", "intro\n\nWe refund within 30 days.\n")
-    first = services.version_propose(
-        actor=reader, page=page, body="intro\n\nWe refund within 14 days.\n"
-    )
-    second = services.version_propose(
+    first = version_propose(actor=reader, page=page, body="intro\n\nWe refund within 14 days.\n")
+    second = version_propose(
         actor=proposing_agent, page=page, body="intro\n\nWe refund within 60 days.\n"
     )
     api = rest_client(reviewer)
@@ -238,8 +235,8 @@ def test_it_refuses_an_approval_reviewed_against_an_older_live_version(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Expected", "a\n\nb\n")
-    proposal = services.version_propose(actor=reader, page=page, body="A\n\nb\n")
-    services.version_propose(actor=editor, page=page, body="a\n\nB\n", publish=True)
+    proposal = version_propose(actor=reader, page=page, body="A\n\nb\n")
+    version_propose(actor=editor, page=page, body="a\n\nB\n", publish=True)
     response = rest_client(reviewer).post(
         _url(proposal, "approve"), {"expectedLiveVersion": 1}, format="json"
     )

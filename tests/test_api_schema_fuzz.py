@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from reviews.api_tokens import api_token_create
 from tests.fixtures_mcp import AgentKey
 from tests.fixtures_servers import QuireServer
@@ -49,9 +50,9 @@ def test_it_finds_no_server_error_or_schema_violation(
     parent = make_page("Handbook", "Start here.\n", tags=["guide"])
     child = make_page("Refunds", "Refunds take five days.\n", parent=parent, tags=["billing"])
     agent = make_agent("docs-bot", can_edit=True, pages=(parent,)).agent
-    services.version_propose(actor=agent, page=child, body="Refunds take three days.\n")
-    services.version_propose(actor=reader, page=parent, kind="append", body="More.\n")
-    services.page_create(actor=agent, title="Returns", body="Returns.\n", parent=parent)
+    version_propose(actor=agent, page=child, body="Refunds take three days.\n")
+    version_propose(actor=reader, page=parent, kind="append", body="More.\n")
+    page_create(actor=agent, title="Returns", body="Returns.\n", parent=parent)
     key = api_token_create(actor=SystemActor("tests"), user=admin_user)
     server = quire_servers()
 

@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import MARKDOWN_MAX, Page, Version, VersionKind, VersionStatus
@@ -49,7 +50,7 @@ def test_an_agents_second_append_carries_both_blocks(
     source = mcp.ok(editor_agent, "get_page_source", pageId=page.public_id)
     assert source["markdown"] == "Q1?\n\nQ2?\n\nQ3?\n"
     assert [p["versionNumber"] for p in source["pending"]] == [3]
-    services.version_approve(actor=reviewer, version=waiting)
+    version_approve(actor=reviewer, version=waiting)
     assert live(page).body == "Q1?\n\nQ2?\n\nQ3?\n"
     propose = AuditEvent.objects.filter(action="version.propose", version_number=3).get()
     assert propose.data["carried"] == [2]
@@ -68,7 +69,7 @@ def test_an_append_on_the_agents_waiting_draft_extends_the_draft(
         markdown="Draft text.\n",
         changeSummary="Rewrite.",
     )
-    services.version_propose(actor=editor, page=page, title="Refunds (2026)", publish=True)
+    version_propose(actor=editor, page=page, title="Refunds (2026)", publish=True)
     result = mcp.ok(
         editor_agent,
         "append_to_page",
@@ -84,7 +85,7 @@ def test_an_append_on_the_agents_waiting_draft_extends_the_draft(
     # The draft was written against v1; carrying it on keeps that base, so the person's
     # title change made since (v3) is merged in, not overwritten.
     assert waiting.base_version is not None and waiting.base_version.number == 1
-    services.version_approve(actor=reviewer, version=waiting)
+    version_approve(actor=reviewer, version=waiting)
     current = live(page)
     assert current.body == "Draft text.\n\nOne more rule.\n"
     assert current.title == "Refunds (2026)"
@@ -132,7 +133,7 @@ def test_a_persons_second_append_carries_both_blocks(
     [waiting] = _pending(page)
     assert waiting.proposed_body == "Q2?\n\nQ3?\n"
     assert waiting.change_summary == "Q3."
-    services.version_approve(actor=reviewer, version=waiting)
+    version_approve(actor=reviewer, version=waiting)
     assert live(page).body == "Q1?\n\nQ2?\n\nQ3?\n"
 
 

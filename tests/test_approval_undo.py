@@ -14,7 +14,11 @@ from django.utils import timezone
 
 from core.errors import Conflict
 from core.models import AuditEvent
-from reviews import outbox, services
+from reviews import outbox
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
+from reviews.actions.rules import approval_undo_seconds
+from reviews.actions.undo import version_approve_undo
 from reviews.models import (
     Approval,
     Notification,
@@ -36,11 +40,11 @@ def test_it_takes_back_an_approval_in_time(
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
     before = live(page)
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    services.version_approve(actor=reviewer, version=proposal)
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).pk == proposal.pk
 
-    services.version_approve_undo(actor=reviewer, version=proposal)
+    version_approve_undo(actor=reviewer, version=proposal)
 
     assert live(page).pk == before.pk
     proposal.refresh_from_db()
@@ -53,7 +57,7 @@ def test_it_takes_back_an_approval_in_time(
     assert not Approval.objects.filter(version=proposal).exists()
     assert AuditEvent.objects.filter(action="version.approve_undo").count() == 1
     # It can be decided again.
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).pk == proposal.pk
 
 
@@ -61,12 +65,12 @@ def test_it_removes_the_new_number_a_merged_approval_made(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
-    services.version_approve(actor=reviewer, version=stale)
+    stale = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    version_approve(actor=reviewer, version=stale)
     assert live(page).number == 4
 
-    services.version_approve_undo(actor=reviewer, version=stale)
+    version_approve_undo(actor=reviewer, version=stale)
 
     assert live(page).number == 3
     page.refresh_from_db()
@@ -76,7 +80,7 @@ def test_it_removes_the_new_number_a_merged_approval_made(
     assert (stale.status, stale.merged_into_id, stale.merged) == ("in_review", None, False)
     assert stale.body == "ALPHA\n\nbeta\n\ngamma\n"
     # Approving it again merges and publishes it as v4 again: numbers stay without gaps.
-    services.version_approve(actor=reviewer, version=stale)
+    version_approve(actor=reviewer, version=stale)
     assert live(page).number == 4
 
 
@@ -84,9 +88,9 @@ def test_it_restores_an_addition_to_its_blocks(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("FAQ", "Q1?\n")
-    append = services.version_propose(actor=reader, page=page, kind="append", body="Q2?")
-    services.version_approve(actor=reviewer, version=append)
-    services.version_approve_undo(actor=reviewer, version=append)
+    append = version_propose(actor=reader, page=page, kind="append", body="Q2?")
+    version_approve(actor=reviewer, version=append)
+    version_approve_undo(actor=reviewer, version=append)
     append.refresh_from_db()
     assert (append.body, append.proposed_body, live(page).body) == ("", "Q2?", "Q1?\n")
 
@@ -100,22 +104,22 @@ def test_it_offers_a_revert_once_it_is_too_late(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    services.version_approve(actor=reviewer, version=proposal)
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
+    version_approve(actor=reviewer, version=proposal)
     with pytest.raises(Conflict, match="only the reviewer who approved"):
-        services.version_approve_undo(actor=second_reviewer, version=proposal)
-    later = timezone.now() + timedelta(seconds=services.approval_undo_seconds() + 1)
+        version_approve_undo(actor=second_reviewer, version=proposal)
+    later = timezone.now() + timedelta(seconds=approval_undo_seconds() + 1)
     monkeypatch.setattr(timezone, "now", lambda: later)
     with pytest.raises(Conflict, match="revert the page from its history instead"):
-        services.version_approve_undo(actor=reviewer, version=proposal)
+        version_approve_undo(actor=reviewer, version=proposal)
     monkeypatch.undo()
-    services.version_propose(actor=editor, page=page, body="Ninety days.\n", publish=True)
+    version_propose(actor=editor, page=page, body="Ninety days.\n", publish=True)
     with pytest.raises(Conflict, match="a newer version went live"):
-        services.version_approve_undo(actor=reviewer, version=proposal)
+        version_approve_undo(actor=reviewer, version=proposal)
     # An editor's own publish never waited for review: nothing to take back.
     published = live(page)
     with pytest.raises(Conflict, match="only the reviewer who approved"):
-        services.version_approve_undo(actor=editor, version=published)
+        version_approve_undo(actor=editor, version=published)
     assert Version.objects.get(pk=proposal.pk).status == VersionStatus.APPROVED
 
 
@@ -126,7 +130,7 @@ def test_it_offers_the_undo_after_approving_in_the_browser(
     client_as: Callable[[User], Client],
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
     client = client_as(reviewer)
     url = f"/reviews/pages/{page.public_id}/v{proposal.number}/"
     done = client.post(url, {"action": "approve", "expected_live_number": "1"}, follow=True)
@@ -144,7 +148,7 @@ def test_it_offers_the_undo_after_approving_in_the_browser(
 
 
 def _after_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    later = timezone.now() + timedelta(seconds=services.approval_undo_seconds() + 1)
+    later = timezone.now() + timedelta(seconds=approval_undo_seconds() + 1)
     monkeypatch.setattr(timezone, "now", lambda: later)
 
 
@@ -156,9 +160,9 @@ def _approved_proposal(
     settings.QUIRE_APPROVAL_UNDO_SECONDS = 120
     ReviewerSettings.objects.create(user=reviewer, notifications=NotificationPreference.OFF)
     page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
     with commit(execute=True):
-        services.version_approve(actor=reviewer, version=proposal)
+        version_approve(actor=reviewer, version=proposal)
     return page, proposal
 
 
@@ -202,7 +206,7 @@ def test_it_drops_the_approval_email_when_the_approval_is_undone(
         make_page, reader, reviewer, settings, django_capture_on_commit_callbacks
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve_undo(actor=reviewer, version=proposal)
+        version_approve_undo(actor=reviewer, version=proposal)
     _after_the_window(monkeypatch)
     outbox.retry_pending()
     assert smtp_server.messages == []
@@ -210,6 +214,6 @@ def test_it_drops_the_approval_email_when_the_approval_is_undone(
     assert row.status == NotificationStatus.SKIPPED
     # A rejection is final: its email goes at once.
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_reject(actor=reviewer, version=proposal, comment="Not sixty.")
+        version_reject(actor=reviewer, version=proposal, comment="Not sixty.")
     [message] = smtp_server.wait_for(1)
     assert "was rejected" in message["Subject"]

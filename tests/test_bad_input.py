@@ -24,7 +24,7 @@ from django.test import Client
 from agents.models import Agent, PageSetEntry
 from core.errors import InvalidArgument
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.models import Notification
 from tests.http_tls import TLS
 from tests.waits import HTTP_TIMEOUT
@@ -313,7 +313,7 @@ REST_WRITES = ["approve", "reject", "withdraw"]
 @pytest.fixture
 def proposal(make_page: MakePage, reader: User) -> Version:
     page = make_page("Refunds", "Refunds take five days.\n")
-    return services.version_propose(
+    return version_propose(
         actor=reader, page=page, body="Refunds take three days.\n", change_summary="Faster."
     )
 
@@ -510,8 +510,8 @@ def test_it_refuses_bad_text_through_every_form(
     page = make_page("Refunds", "Refunds take five days.\n")
     other = make_page("Shipping", "Parcels.\n")
     # v1 and v2 live in turn (so there is one to revert to), v3 waits for review.
-    services.version_propose(actor=editor, page=page, body="Two.\n", publish=True)
-    version = services.version_propose(
+    version_propose(actor=editor, page=page, body="Two.\n", publish=True)
+    version = version_propose(
         actor=reader, page=page, body="Refunds take a day.\n", change_summary="Faster."
     )
     agent = make_agent("helper", pages=(page,)).agent

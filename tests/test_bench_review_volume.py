@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from agents.models import Agent
 from bench import review_volume as bench
 from content.importer import split_frontmatter
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.classify import classify_text
 from reviews.shown import diffs_shown_record
 from wiki.models import Page
@@ -74,15 +75,15 @@ def test_the_check_finds_an_approval_whose_change_was_not_shown(
     make_page: Callable[..., Page], reviewer: User
 ) -> None:
     agent = Agent.objects.create(name="bench-bot", can_edit_pages=True)
-    shown = services.version_propose(
+    shown = version_propose(
         actor=agent, page=make_page("Shown", "Open 9 to 5.\n"), body="Open 9 to 6.\n"
     )
-    unshown = services.version_propose(
+    unshown = version_propose(
         actor=agent, page=make_page("Unshown", "Open 9 to 5.\n"), body="Open 8 to 5.\n"
     )
     shown = type(shown).objects.select_related("page__live_version").get(pk=shown.pk)
     diffs_shown_record(viewer=reviewer, versions=[shown], where="page")
     for version in (shown, unshown):
-        services.version_approve(actor=reviewer, version=version)
+        version_approve(actor=reviewer, version=version)
 
     assert bench.unshown_approvals(reviewer) == ["Unshown v2"]

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from agents import services as agent_services
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki.models import Page
 
 
@@ -69,7 +69,7 @@ def test_opening_a_proposal_with_remote_images_fetches_nothing_from_that_host(
 
     remote, hits = image_host
     page_ = make_page("Release notes", "Version 2 is out.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader,
         page=page_,
         body=(
@@ -116,7 +116,7 @@ def test_every_screen_works_without_a_policy_violation(
     from playwright.sync_api import expect
 
     wiki_page = make_page("Deploy notes", "How we **deploy**.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=wiki_page, body="How we deploy, carefully.\n", change_summary="More."
     )
     agent, _ = agent_services.agent_create(actor=admin_user, name="docs-bot")

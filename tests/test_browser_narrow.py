@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from agents.models import Agent
 from agents.services import agent_create, page_set_add
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.propose import version_propose
 from tests.test_browser_team_scale import check_screen, log_in, sized_page
 from wiki.models import Page
 
@@ -51,10 +51,8 @@ def long_site(make_page: Callable[..., Page], reader: User, admin_user: User) ->
     leaf = make_page(LONG_TITLES[2], "Hand over at 09:00 local time.\n", parent=middle)
     for n in range(3):
         make_page(f"{LONG_TITLES[2][:60]} appendix {n}", "More.\n", parent=middle)
-    services.version_propose(
-        actor=admin_user, page=leaf, body="Hand over at 10:00.\n", publish=True
-    )
-    services.version_propose(
+    version_propose(actor=admin_user, page=leaf, body="Hand over at 10:00.\n", publish=True)
+    version_propose(
         actor=reader,
         page=leaf,
         body="Hand over at 11:00 local time.\n",
@@ -69,7 +67,7 @@ def long_site(make_page: Callable[..., Page], reader: User, admin_user: User) ->
         page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
     agent.can_edit_pages = True
     agent.save()
-    services.version_propose(
+    version_propose(
         actor=agent, page=middle, body="Settings, reviewed.\n", change_summary="x" * 120
     )
     return {"top": top, "middle": middle, "leaf": leaf, "agent": agent}

@@ -13,7 +13,8 @@ from django.contrib.auth.models import Group, User
 
 from agents.models import Agent
 from people import services as people_services
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.create import page_create
 from reviews.models import WORKFLOW_NAME_MAX
 from tests import test_browser_team_scale as team_scale
 from tests.test_browser_team_scale import check_screen, log_in
@@ -80,7 +81,7 @@ def test_it_shows_the_queues_key_hints_only_beside_a_keyboard(
     reviewer: User,
     proposing_agent: Agent,
 ) -> None:
-    services.page_create(actor=proposing_agent, title="Agent draft", body="Draft.\n")
+    page_create(actor=proposing_agent, title="Agent draft", body="Draft.\n")
     page, base = sized_page, live_server.url
     log_in(page, base, reviewer.username)
     page.goto(f"{base}/reviews/")

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.models import DecisionBatch
 from tests.conftest import live
 from tests.test_browser_team_scale import check_screen, log_in, sized_page
@@ -47,9 +47,9 @@ def test_it_selects_and_decides_a_batch_in_the_queue(
     small = []
     for title, before, after in SMALL_FIXES:
         page = make_page(title, before)
-        small.append(services.version_propose(actor=proposing_agent, page=page, body=after))
+        small.append(version_propose(actor=proposing_agent, page=page, body=after))
     long_page = make_page("Handbook", "".join(f"Rule {n}.\n" for n in range(12)))
-    long = services.version_propose(
+    long = version_propose(
         actor=proposing_agent,
         page=long_page,
         body="".join(f"Rule {n}, rewritten.\n" for n in range(12)),
@@ -122,7 +122,7 @@ def test_it_approves_part_of_a_change_on_the_review_page(
 
     policy = "# Refunds\n\nRefunds take 5 days.\n\nAsk support by email.\n\nGift cards are final.\n"
     page_row = make_page("Refunds", policy)
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=page_row,
         body=policy.replace("5 days", "3 days")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.models import DiffShown, ReviewVisit
 from tests.test_browser_team_scale import log_in
 from wiki.models import Page, Version, VersionStatus
@@ -32,7 +32,7 @@ def test_a_long_change_opened_in_the_browser_may_then_be_decided_in_a_batch(
     from playwright.sync_api import expect
 
     handbook = make_page("Handbook", "".join(f"Rule {n}.\n" for n in range(12)))
-    long = services.version_propose(
+    long = version_propose(
         actor=reader, page=handbook, body="".join(f"Rule {n}, rewritten.\n" for n in range(12))
     )
     page, base = browser_page, live_server.url

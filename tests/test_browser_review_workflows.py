@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.models import Workflow
 from tests import test_browser_team_scale as team_scale
 from tests.conftest import live
@@ -75,7 +75,7 @@ def test_it_defines_assigns_and_decides_a_workflow(
     expect(page.locator(".page-workflow")).to_contain_text("from Policies")
     page.context.clear_cookies()
 
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=refunds, body="Refunds take seven days.\n", change_summary="Seven."
     )
     review_url = f"{base}/reviews/pages/{refunds.public_id}/v{proposal.number}/"

@@ -16,7 +16,7 @@ from agents.models import Agent
 from agents.selectors import visible_pages
 from agents.services import page_set_add
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.propose import version_propose
 from tests.fixtures_mcp import MCP, AgentKey
 from tests.test_browser_narrow import check_narrow
 from tests.test_browser_team_scale import log_in, sized_page
@@ -195,7 +195,7 @@ def test_it_badges_a_homoglyph_and_an_override_in_the_rendered_panes(
     from playwright.sync_api import expect
 
     payments = make_page("Payments", "Pay through the portal.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=payments,
         body="Pay at **p\u0430ypal.com**.\n\nOpen `\u202egpj.exe` to pay.\n",
@@ -225,12 +225,10 @@ def test_it_publishes_an_approved_stale_proposal_as_the_newest_version(
     from playwright.sync_api import expect
 
     merge = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(
+    stale = version_propose(
         actor=reader, page=merge, body="ALPHA\n\nbeta\n\ngamma\n", change_summary="Shout alpha"
     )
-    services.version_propose(
-        actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True
-    )
+    version_propose(actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     page, base = sized_page, live_server.url
     log_in(page, base, reviewer.username)
     page.goto(f"{base}/reviews/pages/{merge.public_id}/v{stale.number}/")
@@ -263,13 +261,11 @@ def test_it_offers_approve_in_the_queue_only_beside_the_whole_change(
     shipping = make_page("Shipping", "Parcels leave within 2 days.\n\nTracking is emailed.\n")
     faq = make_page("FAQ", "## Returns\n\nWithin 30 days.\n")
     long_page = make_page("Long", "".join(f"Line {n}.\n\n" for n in range(12)))
-    services.version_propose(
+    version_propose(
         actor=proposing_agent, page=shipping, body="Parcels leave within 1 day.\n\nTracking.\n"
     )
-    services.version_propose(
-        actor=proposing_agent, page=faq, kind="append", body="## Shipping\n\nOne day."
-    )
-    services.version_propose(
+    version_propose(actor=proposing_agent, page=faq, kind="append", body="## Shipping\n\nOne day.")
+    version_propose(
         actor=proposing_agent, page=long_page, body="".join(f"LINE {n}.\n\n" for n in range(12))
     )
     page, base = sized_page, live_server.url
@@ -323,7 +319,7 @@ def test_it_gives_the_review_screens_room_to_read(
 
     body = "".join(f"Paragraph {n} says something ordinary about shipping.\n\n" for n in range(6))
     shipping = make_page("Shipping", body)
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent, page=shipping, body=body.replace("ordinary", "new")
     )
     page, base = sized_page, live_server.url
@@ -360,7 +356,7 @@ def test_it_undoes_an_approval_from_the_queue_in_time(
     from playwright.sync_api import expect
 
     shipping = make_page("Shipping", "Parcels leave within 2 days.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent, page=shipping, body="Parcels leave within 1 day.\n"
     )
     page, base = sized_page, live_server.url

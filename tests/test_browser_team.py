@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from inbox.models import InboxItem
 from people.models import SsoIdentity
-from reviews import asking, services
+from reviews import asking
+from reviews.actions.propose import version_propose
 from reviews.workflows import workflow_assign, workflow_create
 from tests.fixtures_oidc import Provider
 from tests.test_browser_team_scale import PASSWORD, check_screen, open_menu, sized_page
@@ -117,7 +118,7 @@ def test_it_walks_an_admin_inviting_a_person_who_signs_in_and_finds_a_review_in_
         assert SsoIdentity.objects.get(subject="sub-grace").user == grace
 
         # Someone proposes a change in Contracts: it waits on Legal, so on Grace.
-        proposal = services.version_propose(
+        proposal = version_propose(
             actor=lena, page=contracts, body="Templates, reviewed.\n", change_summary="Wording"
         )
         as_grace.reload()

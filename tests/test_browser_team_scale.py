@@ -17,7 +17,8 @@ from django.test import Client
 from agents.models import Agent, PageSetEntry
 from agents.services import agent_create
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from tests.fixtures_mcp import rpc_tool
 from tests.waits import BROWSER_TIMEOUT_MS
@@ -146,32 +147,30 @@ def test_it_walks_the_reviewers_day(
     payments = make_page("Payments", "Pay to account 1234.\n")
     merge = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
     slack = make_page("Slack", "Chat here.\n", parent=tools)
-    quick = services.version_propose(
+    quick = version_propose(
         actor=proposing_agent,
         page=shipping,
         body="Parcels leave within 1 day.\n\nTracking is emailed.\n",
         change_summary="Faster dispatch",
     )
-    sneaky = services.version_propose(
+    sneaky = version_propose(
         actor=reader,
         page=payments,
         body="Pay to account \u202e4321\u202c.\n",
         change_summary="New account",
     )
-    appended = services.version_propose(
+    appended = version_propose(
         actor=proposing_agent,
         page=faq,
         kind="append",
         body="## Shipping\n\nOne day.",
         change_summary="Add a shipping answer",
     )
-    stale = services.version_propose(
+    stale = version_propose(
         actor=reader, page=merge, body="ALPHA\n\nbeta\n\ngamma\n", change_summary="Shout alpha"
     )
-    services.version_propose(
-        actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True
-    )
-    on_slack = services.version_propose(
+    version_propose(actor=editor, page=merge, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    on_slack = version_propose(
         actor=proposing_agent, page=slack, body="Chat here, politely.\n", change_summary="Manners"
     )
 
@@ -287,7 +286,7 @@ def test_it_walks_the_editors_form_with_its_preview(
     from playwright.sync_api import expect
 
     page_row = make_page("Refunds", "We refund within 30 days.\n")
-    services.version_propose(actor=proposing_agent, page=page_row, body="Sixty days.\n")
+    version_propose(actor=proposing_agent, page=page_row, body="Sixty days.\n")
     page, base = sized_page, live_server.url
     log_in(page, base, editor.username)
     page.goto(f"{base}/p/{page_row.public_id}/edit/")
@@ -299,7 +298,7 @@ def test_it_walks_the_editors_form_with_its_preview(
 
     # A refused save keeps the text: someone published meanwhile, so the save is refused
     # with a way to compare, and the text typed is still in the form.
-    services.version_propose(actor=editor, page=page_row, body="Meanwhile.\n", publish=True)
+    version_propose(actor=editor, page=page_row, body="Meanwhile.\n", publish=True)
     page.locator("form.page-form button[type=submit]").click()
     expect(page.locator(".form-errors-link")).to_contain_text("Compare")
     expect(page.locator("textarea[name=body]")).to_have_value(re.compile(r"\*\*45\*\*"))
@@ -410,8 +409,8 @@ def test_it_holds_the_other_screens_at_both_widths(
 
     handbook = make_page("Team handbook", "How we work.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
     make_page("A page with a very long title that must wrap on a phone screen", parent=handbook)
-    services.version_propose(actor=editor, page=handbook, body="How we work now.\n", publish=True)
-    waiting = services.page_create(actor=proposing_agent, title="Agent draft", body="Draft.\n")
+    version_propose(actor=editor, page=handbook, body="How we work now.\n", publish=True)
+    waiting = page_create(actor=proposing_agent, title="Agent draft", body="Draft.\n")
     page, base = sized_page, live_server.url
 
     page.goto(f"{base}/login/")

@@ -14,7 +14,7 @@ from django.urls import reverse
 from agents.models import Agent
 from agents.services import agent_create, page_set_add
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki.models import Page
 
 
@@ -27,8 +27,8 @@ def _client(user: User) -> Client:
 @pytest.fixture
 def screens(make_page: Callable[..., Page], reader: User, admin_user: User) -> list[str]:
     page = make_page("Refunds", "# Refunds\n\nWe refund.\n\n## Details\n\nMore.\n")
-    services.version_propose(actor=admin_user, page=page, body="We refund more.\n", publish=True)
-    proposal = services.version_propose(actor=reader, page=page, body="## Details\n\nLess.\n")
+    version_propose(actor=admin_user, page=page, body="We refund more.\n", publish=True)
+    proposal = version_propose(actor=reader, page=page, body="## Details\n\nLess.\n")
     agent, _ = agent_create(actor=SystemActor("tests"), name="support-bot")
     page_set_add(actor=SystemActor("tests"), agent=agent, page=page)
     pid = page.public_id

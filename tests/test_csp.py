@@ -16,7 +16,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.exceptions import NoReverseMatch
 
 from agents import services as agent_services
-from reviews import services as review_services
+from reviews.actions.propose import version_propose
 from tests.conftest import PROJECT_ROOT
 from wiki import services
 from wiki.models import Page
@@ -65,7 +65,7 @@ def world(
     make_page: Callable[..., Page], reader: User, editor: User, admin_user: User
 ) -> dict[str, Any]:
     page = make_page("Deploy notes", "How we deploy.\n")
-    proposal = review_services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body="How we deploy, step by step.\n", change_summary="More."
     )
     attachment = services.attachment_add(

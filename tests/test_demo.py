@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from agents.models import Agent, PageSetEntry
 from core.tokens import token_hash
-from reviews.services import version_approve
+from reviews.actions.decide import version_approve
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 

@@ -27,7 +27,9 @@ from django.test.utils import CaptureQueriesContext
 from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from reviews.mail import compose
 from reviews.models import Notification
 from wiki.models import Page
@@ -94,7 +96,7 @@ def build_legal(
     grant(admin, section, "Legal")
     grant(admin, templates, "Staff")
     # A proposal on the form waits in review: Stan (a reviewer who reads it) sees it listed.
-    services.version_propose(actor=lara, page=form, body="Sign the otter form twice.\n")
+    version_propose(actor=lara, page=form, body="Sign the otter form twice.\n")
     return Legal(section, templates, form, public, stan, section_token, every_token)
 
 
@@ -301,7 +303,7 @@ def test_it_names_no_hidden_page_on_the_move_screen_of_a_granted_back_page(
 ) -> None:
     """An editor outside Legal moves pages inside the subsection granted back to them: the
     screen says where a page is, and lists its siblings to place it among, as they see them."""
-    services.page_create(
+    page_create(
         actor=admin_user,
         title=f"Sealed {HIDDEN} brief",
         body="Counsel only.\n",

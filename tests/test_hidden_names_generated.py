@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from agents import services as agent_services
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from wiki import permissions
 from wiki.models import Page, PageGrant
 from wiki.roles import REVIEWERS
@@ -96,7 +97,7 @@ class Reader:
 def build(wiki: Wiki, admin: User) -> tuple[list[Page], list[Reader]]:
     pages: list[Page] = []
     for n, parent in enumerate(wiki.parents):
-        version = services.page_create(
+        version = page_create(
             actor=admin,
             title=f"{WORDS[n].capitalize()} page",
             body=f"Text about {WORDS[n]}.\n",
@@ -131,9 +132,7 @@ def build(wiki: Wiki, admin: User) -> tuple[list[Page], list[Reader]]:
             permissions.grants_set(
                 actor=admin, page=page, grants=[(name, ["read"]) for name in sorted(groups)]
             )
-    services.version_propose(
-        actor=admin, page=pages[wiki.proposed], body="Proposed text.\n", publish=False
-    )
+    version_propose(actor=admin, page=pages[wiki.proposed], body="Proposed text.\n", publish=False)
     can = {
         (n, i): permissions.can(person, permissions.READ, page)
         for n, person in enumerate(people)

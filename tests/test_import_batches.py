@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from content import importer
 from core.models import AuditEvent
-from reviews import services as review_services
+from reviews.actions.create import page_create
 from reviews.models import Notification
 from wiki import search
 from wiki.models import Page, SearchDocument, Version
@@ -132,7 +132,7 @@ def test_it_creates_in_chunks_exactly_what_it_creates_page_by_page(
     tree: Path, admin_user: User, reviewer: User, publish: bool, chunk_size: int
 ) -> None:
     # A page of Quire's own already holds the slug the folder's page would take.
-    review_services.page_create(actor=admin_user, title="Guide", body="Ours.", publish=True)
+    page_create(actor=admin_user, title="Guide", body="Ours.", publish=True)
 
     one_by_one = import_and_snapshot(tree, admin_user, publish=publish, chunk_size=1)
     chunked = import_and_snapshot(tree, admin_user, publish=publish, chunk_size=chunk_size)
@@ -193,9 +193,7 @@ def test_it_reports_the_one_refused_page_of_a_chunk_and_creates_the_rest(
     def progress(sources: list[importer.SourcePage]) -> Iterator[importer.SourcePage]:
         # Someone creates a page with the id that guide/index.md asks for, after the import
         # looked for the ids it would need but before it creates that page.
-        review_services.page_create(
-            actor=admin_user, title="Taken", body="Mine.", publish=True, public_id=FIXED_ID
-        )
+        page_create(actor=admin_user, title="Taken", body="Mine.", publish=True, public_id=FIXED_ID)
         yield from sources
 
     report = importer.import_markdown(

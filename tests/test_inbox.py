@@ -11,7 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from inbox.models import ChannelChoice, InboxItem, Kind
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.propose import version_propose
 from reviews.models import NotificationKind, NotificationPreference, ReviewerSettings
 from tests.fixtures_web import rest_client
 from wiki.models import Page
@@ -26,7 +27,7 @@ def page(make_page: Callable[..., Page]) -> Page:
 
 def propose(reader: User, page: Page, capture: Any) -> Any:
     with capture(execute=True):
-        return services.version_propose(
+        return version_propose(
             actor=reader, page=page, body="Refunds take seven days.\n", change_summary="Slower"
         )
 
@@ -93,7 +94,7 @@ def test_it_counts_reviews_and_unread_inbox_items_on_the_phones_menu_button(
     assert '<span class="count" aria-hidden="true">3</span>' in shown
     assert ": 1 waiting for review, 2 unread in the inbox" in shown
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_request_changes(actor=reviewer, version=version, comment="Why?")
+        version_request_changes(actor=reviewer, version=version, comment="Why?")
     # Someone who reviews nothing: the inbox alone.
     shown = menu_button(client_as(reader))
     assert '<span class="count" aria-hidden="true">1</span>' in shown
@@ -109,15 +110,15 @@ def test_it_tells_the_author_what_was_decided_and_what_changes_are_asked(
 ) -> None:
     version = propose(reader, page, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_request_changes(actor=reviewer, version=version, comment="Say why.")
+        version_request_changes(actor=reviewer, version=version, comment="Say why.")
     inbox = client_as(reader).get("/inbox/").content.decode()
     assert "Changes requested" in inbox
 
-    other = services.version_propose(
+    other = version_propose(
         actor=reader, page=page, body="Refunds take six days.\n", change_summary="Six"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_reject(actor=reviewer, version=other, comment="No.")
+        version_reject(actor=reviewer, version=other, comment="No.")
     kinds = list(InboxItem.objects.filter(recipient=reader).values_list("kind", flat=True))
     assert sorted(kinds) == ["changes_requested", "decision"]
     assert "Decided about yours" in client_as(reader).get("/inbox/").content.decode()
@@ -133,12 +134,12 @@ def test_it_shows_the_reviewers_words_with_a_request_for_changes_and_a_rejection
     version = propose(reader, page, django_capture_on_commit_callbacks)
     asked = "Say why seven days <b>and</b> cite the contract."
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_request_changes(actor=reviewer, version=version, comment=asked)
-    other = services.version_propose(
+        version_request_changes(actor=reviewer, version=version, comment=asked)
+    other = version_propose(
         actor=reader, page=page, body="Refunds take six days.\n", change_summary="Six"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_reject(actor=reviewer, version=other, comment="Six is too few.")
+        version_reject(actor=reviewer, version=other, comment="Six is too few.")
 
     inbox = client_as(reader).get("/inbox/").content.decode()
     assert "rita: “Say why seven days &lt;b&gt;and&lt;/b&gt; cite the contract.”" in inbox
@@ -225,9 +226,9 @@ def test_it_takes_a_withdrawn_or_decided_proposal_out_of_waiting(
     # Another proposal, decided by the other reviewer: it leaves rita's "waiting" too.
     other = make_page("Returns", "Thirty days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        decided = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
+        decided = version_propose(actor=reader, page=other, body="Sixty days.\n")
     assert 'aria-label="1 unread"' in unread_in_top_bar(rita)
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=second_reviewer, version=decided)
+        version_approve(actor=second_reviewer, version=decided)
     assert "unread" not in unread_in_top_bar(rita)
     assert "Waiting on you" not in items_listed(rita)

@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from core.errors import InvalidArgument
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_reject
 from reviews.models import Notification
 from tests.fixtures_credentials import GITHUB, paragraph
 from tests.fixtures_mcp import MCP, AgentKey
@@ -214,7 +214,7 @@ def test_rest_refuses_ansi_and_bidi_controls_in_a_reviewers_comment(
 def test_a_multi_line_comment_with_an_emoji_is_still_fine(
     agent_proposal: Version, reviewer: User
 ) -> None:
-    services.version_reject(
+    version_reject(
         actor=reviewer, version=agent_proposal, comment="Not yet:\n\t- say why 👩\u200d💻\n"
     )
     agent_proposal.refresh_from_db()

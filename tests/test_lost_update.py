@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 
 from core.errors import Conflict
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.merge import is_stale
 from wiki.models import Page, Version
 
@@ -28,7 +29,7 @@ AGENT_TEXT = "# Refunds\n\nRefunds take 5 days.\n\nContact support by email.\n"
 
 
 def _publish(editor: User, page: Page, body: str) -> Version:
-    return services.version_propose(
+    return version_propose(
         actor=editor, page=page, body=body, change_summary="person", publish=True
     )
 
@@ -52,7 +53,7 @@ def test_it_bases_an_agents_update_on_the_version_it_read_and_keeps_the_persons_
     proposal = Version.objects.get(page=page, number=result["versionNumber"])
     assert proposal.base_version is not None and proposal.base_version.number == 1
     assert is_stale(proposal)
-    approved = services.version_approve(actor=reviewer, version=proposal)
+    approved = version_approve(actor=reviewer, version=proposal)
     body = live(Page.objects.get(pk=page.pk)).body
     assert approved.merged
     assert "Refunds take 3 days." in body and "Contact support by email." in body
@@ -75,7 +76,7 @@ def test_it_shows_the_conflict_instead_of_erasing_the_persons_overlapping_edit(
     )
     proposal = Version.objects.get(page=page, number=result["versionNumber"])
     with pytest.raises(Conflict, match="overlap"):
-        services.version_approve(actor=reviewer, version=proposal)
+        version_approve(actor=reviewer, version=proposal)
     assert live(Page.objects.get(pk=page.pk)).body == V2_PERSON
 
 
@@ -208,7 +209,7 @@ def test_it_says_what_a_stale_proposal_was_written_against_in_queue_review_and_a
     from django.test import Client
 
     page = make_page("Refunds", V1)
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body=AGENT_TEXT, change_summary="x", base_number=1
     )
     _publish(editor, page, V2_PERSON)

@@ -51,7 +51,7 @@ def test_make_demo_twice_keeps_an_approved_edit(tmp_path: Path) -> None:
     assert "succeeded in" not in "".join(logged)
     approve = (
         "from django.contrib.auth.models import User\n"
-        "from reviews.services import version_approve\n"
+        "from reviews.actions.decide import version_approve\n"
         "from wiki.models import Version\n"
         "admin = User.objects.get(username='admin')\n"
         "v = Version.objects.get(status='in_review', page__title='Writing good pages')\n"

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki.markdown import render_markdown
 from wiki.models import Page
 
@@ -74,7 +74,7 @@ def test_page_review_and_api_show_the_link_not_the_image(
     client_as: Callable[[User], Client],
 ) -> None:
     page = make_page("Status", "![badge](https://badge.tracker.example/ok.svg)\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader,
         page=page,
         body="<img src='https://pixel.tracker.example/seen.gif'>\n",

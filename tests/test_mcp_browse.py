@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.create import page_create
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -24,13 +24,11 @@ def tree(editor: User, tops: int, children: int) -> list[Page]:
     """`tops` top-level pages, each followed by its `children` children, in tree order."""
     pages: list[Page] = []
     for n in range(tops):
-        top = services.page_create(
-            actor=editor, title=f"Area {n:03d}", body="About it.", publish=True
-        ).page
+        top = page_create(actor=editor, title=f"Area {n:03d}", body="About it.", publish=True).page
         pages.append(top)
         for m in range(children):
             pages.append(
-                services.page_create(
+                page_create(
                     actor=editor, title=f"Item {n:03d}-{m:03d}", body="x", parent=top, publish=True
                 ).page
             )

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from reviews import merge, services
+from reviews import merge
+from reviews.actions.propose import version_propose
 from reviews.diff import unified_diff
 from wiki.models import Page, Version, VersionKind, VersionStatus
 
@@ -134,7 +135,7 @@ def test_it_marks_a_proposal_against_an_older_base_version_as_stale(
 ) -> None:
     page = make_page("Hours", "Open at 9.\nClose at 5.\n")
     editor_agent.give(page)
-    services.version_propose(
+    version_propose(
         actor=editor, page=page, body="Open at 9.\nClose at 5.\nShut on Sundays.\n", publish=True
     )
     result = rpc_tool(

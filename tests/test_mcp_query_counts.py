@@ -15,7 +15,8 @@ from django.test.utils import CaptureQueriesContext
 from agents import selectors as agent_selectors
 from agents import services as agent_services
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from reviews.models import GroupWebhook, WebhookPost
 from wiki import services as wiki_services
 from wiki.models import Page
@@ -70,10 +71,8 @@ def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
     pages: list[Page] = []
     for n in range(size // 2):
         body = "Routine notes about the office." + (" zebra crossing" if n < 3 else "")
-        top = services.page_create(
-            actor=editor, title=f"{label} topic {n}", body=body, publish=True
-        ).page
-        child = services.page_create(
+        top = page_create(actor=editor, title=f"{label} topic {n}", body=body, publish=True).page
+        child = page_create(
             actor=editor,
             title=f"{label} detail {n}",
             body="More notes.",
@@ -84,7 +83,7 @@ def build_set(editor: User, size: int, label: str) -> tuple[str, list[Page]]:
             actor=SystemActor("tests"), agent=agent, page=top, use_when=["Use it."]
         )
         pages += [top, child]
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=pages[0],
         instructions=(
@@ -187,7 +186,7 @@ def test_it_returns_every_page_of_the_set_from_browse_and_only_those_from_search
     # 5 entries spell their paths out in the query; 250 go past PREFIX_CONDITIONS_MAX and
     # use the subquery: both must give the same pages.
     token, pages = build_set(editor, size, "big")
-    outside = services.page_create(
+    outside = page_create(
         actor=editor, title="Outside", body="A zebra crossing.", publish=True
     ).page
     listed: list[str] = []

@@ -14,7 +14,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.propose import version_propose
 from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey, rpc_tool
@@ -23,9 +24,7 @@ MakePage = Callable[..., Page]
 
 
 def _publish(editor: User, page: Page, body: str, summary: str) -> Version:
-    return services.version_propose(
-        actor=editor, page=page, body=body, change_summary=summary, publish=True
-    )
+    return version_propose(actor=editor, page=page, body=body, change_summary=summary, publish=True)
 
 
 def _age(page: Page, days: int) -> None:
@@ -82,7 +81,7 @@ def test_it_shows_an_editing_agent_the_decisions_on_its_own_proposals(
         changeSummary="Faster.",
         baseVersion=1,
     )
-    services.version_reject(
+    version_reject(
         actor=reviewer,
         version=Version.objects.get(page=page, number=first["versionNumber"]),
         comment="Say which days.",
@@ -94,7 +93,7 @@ def test_it_shows_an_editing_agent_the_decisions_on_its_own_proposals(
         markdown="Closed on Sundays.",
         changeSummary="Sundays.",
     )
-    services.version_approve(
+    version_approve(
         actor=reviewer, version=Version.objects.get(page=other, number=second["versionNumber"])
     )
     answer = mcp.ok(editor_agent, "recent_activity")
@@ -174,7 +173,7 @@ def test_it_lists_a_request_for_changes_on_the_agents_own_proposal(
         changeSummary="Faster.",
         baseVersion=1,
     )
-    services.version_request_changes(
+    version_request_changes(
         actor=reviewer,
         version=Version.objects.get(page=page, number=proposed["versionNumber"]),
         comment="Say working days.",

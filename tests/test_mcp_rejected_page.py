@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
 from tests.conftest import live
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import Page, Version, VersionStatus
@@ -21,7 +21,7 @@ def _rejected_new_page(mcp: MCP, agent: AgentKey, reviewer: User) -> Page:
         changeSummary="New page.",
     )
     page = Page.objects.get(public_id=created["pageId"])
-    services.version_reject(
+    version_reject(
         actor=reviewer, version=page.versions.get(number=1), comment="Too vague: say who."
     )
     return page
@@ -65,7 +65,7 @@ def test_it_lets_the_agent_propose_the_page_again(
     version = Version.objects.get(page=page, number=2)
     assert version.status == VersionStatus.IN_REVIEW and version.base_version is None
     assert version.title == "Escalations" and version.tags == ["support"]
-    services.version_approve(actor=reviewer, version=version)
+    version_approve(actor=reviewer, version=version)
     assert live(page).body == "Call the on-call lead, then the manager.\n"
     assert mcp.ok(editor_agent, "get_page", pageId=page.public_id)["versionNumber"] == 2
 

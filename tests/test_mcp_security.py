@@ -16,7 +16,8 @@ from agents import services as agent_services
 from agents.models import PageSetEntry
 from core.actors import SystemActor
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from tests.http_tls import TLS
 from tests.waits import HTTP_TIMEOUT
 from wiki.models import Page, Version
@@ -281,7 +282,7 @@ def test_it_hides_agent_proposals_from_every_agent_until_a_reviewer_approves(
     assert mcp.error(other, "get_page_source", pageId=created["pageId"]).startswith("not_found")
 
     for version in Version.objects.filter(author_agent=editor_agent.agent):
-        services.version_approve(actor=reviewer, version=version)
+        version_approve(actor=reviewer, version=version)
     for key in (editor_agent, other):
         assert mcp.ok(key, "get_page", pageId=page.public_id)["content"] == (
             "Refunds take 5 zanzibar days."
@@ -297,7 +298,7 @@ def test_it_never_shows_another_authors_pending_draft_in_get_page_source(
 ) -> None:
     page = make_page("Refunds", "Live.")
     editor_agent.give(page)
-    services.version_propose(actor=reader, page=page, body="A human's draft.", change_summary="x")
+    version_propose(actor=reader, page=page, body="A human's draft.", change_summary="x")
     source = mcp.ok(editor_agent, "get_page_source", pageId=page.public_id)
     assert source["markdown"] == "Live."
     assert source["pending"] == [] and source["inReview"] is False

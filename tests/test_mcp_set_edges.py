@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from agents import selectors
 from agents.models import Agent
-from reviews import services
+from reviews.actions.create import page_create
 from wiki.models import Page, Version
 
 from .fixtures_mcp import MCP, AgentKey
@@ -115,7 +115,7 @@ def test_it_gives_an_agents_new_page_a_slug_no_hidden_page_decides(
     mcp: MCP, make_page: MakePage, make_agent: Callable[..., AgentKey], reader: User
 ) -> None:
     hidden = make_page("Payroll", "Salaries.")  # top level, outside both agents' sets
-    draft = services.page_create(actor=reader, title="Budget", body="Draft.").page
+    draft = page_create(actor=reader, title="Budget", body="Draft.").page
     paths = {}
     for name, title in (("taken", "Payroll"), ("drafted", "Budget"), ("free", "Parking")):
         key = make_agent(f"bot-{name}", can_edit=True)

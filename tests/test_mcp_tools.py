@@ -15,7 +15,8 @@ from mcp.types import Tool, ToolAnnotations
 from agents.mcp import QUIRE_VERSION
 from agents.models import PageSetEntry
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from wiki import services as wiki_services
 from wiki.models import Page, Version, VersionKind, VersionStatus
 
@@ -249,7 +250,7 @@ def test_it_includes_one_level_deep_without_the_page_itself(
 ) -> None:
     first = make_page("First", "one")
     second = make_page("Second", "two", instructions=f"See [[{first.public_id}]].")
-    services.version_propose(
+    version_propose(
         actor=User.objects.get(username="edna"),
         page=first,
         instructions=f"See [[{second.public_id}]] and [[{first.public_id}]].",
@@ -276,7 +277,7 @@ def test_it_shows_an_agent_its_draft_and_the_reviewers_reason_in_get_page_source
         changeSummary="Clarify.",
         baseVersion=1,
     )
-    services.version_reject(
+    version_reject(
         actor=reviewer,
         version=Version.objects.get(page=page, number=first["versionNumber"]),
         comment="Say how many days.",
@@ -451,8 +452,8 @@ def test_it_proposes_an_append_that_lands_on_whatever_is_live(
     )
     version = Version.objects.get(page=page, number=result["versionNumber"])
     assert version.kind == VersionKind.APPEND and version.proposed_body == "Q3?"
-    services.version_propose(actor=editor, page=page, body="Q1?\n\nQ2?\n", publish=True)
-    services.version_approve(actor=reviewer, version=version)
+    version_propose(actor=editor, page=page, body="Q1?\n\nQ2?\n", publish=True)
+    version_approve(actor=reviewer, version=version)
     assert live(page).body == "Q1?\n\nQ2?\n\nQ3?\n"
 
 

@@ -15,7 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Agent
-from reviews import delivery, mail, outbox, services, tasks
+from reviews import delivery, mail, outbox, tasks
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -44,7 +46,7 @@ def page(make_page: Callable[..., Page]) -> Page:
 
 
 def propose(agent: Agent, page: Page, body: str, summary: str = "Say seven days.") -> Version:
-    return services.version_propose(actor=agent, page=page, body=body, change_summary=summary)
+    return version_propose(actor=agent, page=page, body=body, change_summary=summary)
 
 
 def recipients(messages: list[Any]) -> list[str]:
@@ -133,7 +135,7 @@ def test_it_does_not_email_a_reviewer_about_their_own_proposal(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_propose(actor=reviewer, page=page, body="Mine.\n", change_summary="x")
+        version_propose(actor=reviewer, page=page, body="Mine.\n", change_summary="x")
 
     assert recipients(smtp_server.wait_for(1)) == ["rob@example.com"]
     assert_all_sent()
@@ -209,7 +211,7 @@ def test_it_emails_the_agents_owner_the_reason_for_a_rejection(
     prefer(reviewer, NotificationPreference.OFF)
     version = propose(agent, page, "Refunds take a year.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_reject(actor=reviewer, version=version, comment="A year is wrong.")
+        version_reject(actor=reviewer, version=version, comment="A year is wrong.")
 
     [message] = smtp_server.wait_for(1)
     assert message["To"] == "owen@example.com"
@@ -231,11 +233,11 @@ def test_it_emails_a_human_author_when_their_proposal_is_approved(
     # No undo window: the email goes at once (test_approval_undo.py has it wait out one).
     settings.QUIRE_APPROVAL_UNDO_SECONDS = 0
     prefer(reviewer, NotificationPreference.OFF)
-    version = services.version_propose(
+    version = version_propose(
         actor=reader, page=page, kind=VersionKind.APPEND, body="Ask twice.\n", change_summary="Tip"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=version, comment="Good tip.")
+        version_approve(actor=reviewer, version=version, comment="Good tip.")
 
     [message] = smtp_server.wait_for(1)
     assert message["To"] == "reed@example.com"

@@ -19,7 +19,8 @@ from agents.models import Agent
 from connect.models import Connection, Grant
 from core.errors import Forbidden
 from core.models import AuditEvent
-from reviews import services as review_services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from tests.fixtures_oauth import (
     PASSWORD,
     Browserless,
@@ -188,12 +189,12 @@ def test_its_proposals_are_decided_by_others_never_by_its_owner(
         actor=rhea, name="rhea-claude", all_pages=True, can_edit_pages=True
     )
     page = sections["Handbook"]
-    proposal = review_services.version_propose(
+    proposal = version_propose(
         actor=agent, page=page, body="Agent text.\n", change_summary="Agent edit"
     )
     with pytest.raises(Forbidden):
-        review_services.version_approve(actor=rhea, version=proposal)
-    review_services.version_approve(actor=reviewer, version=proposal)
+        version_approve(actor=rhea, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
 
 
 def test_its_owner_and_admins_rename_and_revoke_it_and_no_one_else(

@@ -18,8 +18,10 @@ from agents import services as agent_services
 from agents.models import Agent
 from core.actors import SystemActor
 from core.errors import Conflict, Forbidden
-from reviews import services as reviews_services
 from reviews import workflows
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki import permissions
 from wiki import services as wiki_services
@@ -202,15 +204,15 @@ def test_it_counts_only_readable_proposals_and_links_every_decider_to_reviews(
     hana = make_user("hana", "HR")
     for number in range(3):
         page = make_page(f"Public {number}", "Text.\n")
-        reviews_services.version_propose(actor=reader, page=page, body=f"Text {number}.\n")
-    reviews_services.version_propose(actor=hana, page=hr, body="Salaries move.\n")
+        version_propose(actor=reader, page=page, body=f"Text {number}.\n")
+    version_propose(actor=hana, page=hr, body="Salaries move.\n")
     rita = client_as(reviewer)
     queue = rita.get("/reviews/")
     assert queue.status_code == 200
     assert queue.context["page_obj"].paginator.count == 3
     assert _reviews_badge(queue.content.decode()) == "3"
     # HR proposes again: a Reviewer outside HR sees no change.
-    reviews_services.page_create(actor=make_user("hal", "HR"), title="Leave", body="y\n", parent=hr)
+    page_create(actor=make_user("hal", "HR"), title="Leave", body="y\n", parent=hr)
     assert _reviews_badge(rita.get("/").content.decode()) == "3"
     # An admin reads everything: 5.
     assert _reviews_badge(client_as(admin_user).get("/").content.decode()) == "5"
@@ -223,7 +225,7 @@ def test_it_counts_only_readable_proposals_and_links_every_decider_to_reviews(
         actor=admin_user, name="Legal review", steps=[{"name": "Counsel", "group": "Legal"}]
     )
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=legal)
-    reviews_services.version_propose(actor=reader, page=legal, body="Counsel twice.\n")
+    version_propose(actor=reader, page=legal, body="Counsel twice.\n")
     assert _reviews_badge(client_as(lana).get("/").content.decode()) == "1"
     assert client_as(lana).get("/reviews/").status_code == 200
     # A member of a group granted decide on a section (no workflow) has it too: hal decides
@@ -260,7 +262,7 @@ def test_it_never_bases_a_revision_on_a_live_version_the_agent_was_not_shown(
         markdown=PAGE.replace("five days", "seven days"),
         changeSummary="Seven days",
     )
-    reviews_services.version_approve(
+    version_approve(
         actor=reviewer, version=Version.objects.get(page=page, number=first["versionNumber"])
     )
     # It then sends a change of line B from v1 (baseVersion=1): v3, waiting.
@@ -290,7 +292,7 @@ def test_it_never_bases_a_revision_on_a_live_version_the_agent_was_not_shown(
     assert draft.base_version is not None and draft.base_version.number == 1
     # The reviewer rejects it; get_page_source (read just before) showed the agent its draft
     # on v1, never v2's text. It sends line A changed again, still without baseVersion.
-    reviews_services.version_reject(actor=reviewer, version=draft, comment="Not yet.")
+    version_reject(actor=reviewer, version=draft, comment="Not yet.")
     again = mcp.ok(
         bot,
         "update_page",
@@ -303,6 +305,6 @@ def test_it_never_bases_a_revision_on_a_live_version_the_agent_was_not_shown(
     # Approving it cannot silently undo the approved edit of line A: v1 → v2 and v1 → v5
     # both change line A, so it is a conflict, never a clean merge that drops "seven days".
     with pytest.raises(Conflict):
-        reviews_services.version_approve(actor=reviewer, version=revision)
+        version_approve(actor=reviewer, version=revision)
     page.refresh_from_db()
     assert "seven days" in page.live_version.body  # type: ignore[union-attr]

@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agents.models import Agent
-from reviews import outbox, services
+from reviews import outbox
+from reviews.actions.propose import version_propose
 from reviews.models import (
     Notification,
     NotificationDelivery,
@@ -97,7 +98,7 @@ def test_it_gives_back_the_rows_of_a_digest_that_cannot_be_built(
     for user in (reviewer, second_reviewer):
         ReviewerSettings.objects.create(user=user, notifications="daily")
     agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
-    version = services.version_propose(
+    version = version_propose(
         actor=agent, page=make_page("Policy", "Old.\n"), body="New.\n", change_summary="Update."
     )
     # A header with a newline cannot be built (Django refuses it).
@@ -134,14 +135,14 @@ def test_a_digest_sent_again_after_a_fault_keeps_its_message_id_when_newer_rows_
     under a new Message-ID: mailed twice with different ids."""
     ReviewerSettings.objects.create(user=reviewer, notifications="daily")
     agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
-    first = services.version_propose(
+    first = version_propose(
         actor=agent, page=make_page("Policy", "Old.\n"), body="New.\n", change_summary="One."
     )
     assert outbox.send_digests() == 1
     row = first.notifications.get(recipient=reviewer)
     Notification.objects.filter(pk=row.pk).update(**claimed(timedelta(minutes=3)))
     outbox.retry_pending()  # the lease is over: the row is owed again
-    services.version_propose(
+    version_propose(
         actor=agent, page=make_page("Hours", "Nine.\n"), body="Ten.\n", change_summary="Two."
     )
 
@@ -169,13 +170,13 @@ def test_a_review_request_sent_again_after_a_fault_keeps_its_message_id(
     out in one email under a new Message-ID: the first was mailed twice with different ids."""
     settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS = 600
     agent = Agent.objects.create(name="support-bot", owner=make_user("owen"), can_edit_pages=True)
-    first = services.version_propose(
+    first = version_propose(
         actor=agent, page=make_page("Policy", "Old.\n"), body="New.\n", change_summary="One."
     )
     smtp_server.wait_for(1)
     row = first.notifications.get(recipient=reviewer)
     Notification.objects.filter(pk=row.pk).update(**claimed(timedelta(minutes=3)))
-    second = services.version_propose(
+    second = version_propose(
         actor=agent, page=make_page("Hours", "Nine.\n"), body="Ten.\n", change_summary="Two."
     )
 

@@ -14,7 +14,9 @@ from agents.services import page_set_add
 from core.actors import SystemActor
 from core.errors import Forbidden, InvalidArgument
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.revert import page_revert
 from reviews.merge import is_stale
 from tests.conftest import live
 from wiki import services as wiki_services
@@ -107,11 +109,11 @@ def test_it_leaves_a_waiting_proposal_to_merge_onto_the_new_place(
     tree: dict[str, Page], editor: User, reader: User, reviewer: User
 ) -> None:
     slack, guides = tree["slack"], tree["guides"]
-    proposal = services.version_propose(actor=reader, page=slack, body="Chat rules, kindly.\n")
+    proposal = version_propose(actor=reader, page=slack, body="Chat rules, kindly.\n")
     wiki_services.page_move(actor=editor, page=slack, parent=guides)
     proposal.refresh_from_db()
     assert is_stale(proposal)
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     slack.refresh_from_db()
     assert slack.path == "guides/slack" and live(slack).body == "Chat rules, kindly.\n"
 
@@ -139,12 +141,12 @@ def test_it_does_not_call_a_proposal_stale_after_a_revert_to_its_base(
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
     base = live(page)
-    proposal = services.version_propose(actor=reader, page=page, body="Forty days.\n")
-    services.version_propose(actor=editor, page=page, body="Sixty days.\n", publish=True)
+    proposal = version_propose(actor=reader, page=page, body="Forty days.\n")
+    version_propose(actor=editor, page=page, body="Sixty days.\n", publish=True)
     proposal.refresh_from_db()
     assert is_stale(proposal)
-    services.page_revert(actor=editor, page=page, to_version=base)
+    page_revert(actor=editor, page=page, to_version=base)
     proposal.refresh_from_db()
     assert not is_stale(proposal)
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).body == "Forty days.\n" and not live(page).merged

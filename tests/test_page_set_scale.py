@@ -14,7 +14,7 @@ from agents.models import Agent, PageSetEntry
 from agents.services import page_set_add
 from core.actors import SystemActor
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.create import page_create
 from tests.bulk import make_live
 from wiki import services as wiki_services
 from wiki.models import Page
@@ -181,7 +181,7 @@ def test_it_counts_what_each_entry_covers_as_the_agent_reads_it(
     gone = make_page("Gone", parent=support)
     wiki_services.page_archive(actor=editor, page=gone)
     make_page("Supported devices")  # a path that starts like "support" but is not under it
-    services.page_create(actor=editor, title="Draft", body="x", parent=support)  # not live
+    page_create(actor=editor, title="Draft", body="x", parent=support)  # not live
     key = make_agent("support-bot")
     for page in (refunds, support):
         page_set_add(actor=SystemActor("tests"), agent=key.agent, page=page)

@@ -12,7 +12,8 @@ from agents import selectors, services
 from agents.models import PageSetEntry
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.models import AuditEvent
-from reviews import services as review_services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -153,7 +154,7 @@ def test_it_follows_a_page_moved_into_or_out_of_the_set(
     reader_agent.give(inside)
     with pytest.raises(NotFound):
         selectors.page_for_agent(reader_agent.agent, page.public_id)
-    review_services.version_propose(actor=editor, page=page, parent=inside, publish=True)
+    version_propose(actor=editor, page=page, parent=inside, publish=True)
     assert selectors.page_for_agent(reader_agent.agent, page.public_id) == page
 
 
@@ -163,9 +164,7 @@ def test_it_shows_agents_live_unarchived_pages_only(
     section = make_page("Section")
     archived = make_page("Archived", parent=section)
     wiki_services.page_archive(actor=editor, page=archived)
-    proposed = review_services.page_create(
-        actor=reader, title="Proposed", body="x", parent=section
-    ).page
+    proposed = page_create(actor=reader, title="Proposed", body="x", parent=section).page
     reader_agent.give(section)
     for page in (archived, proposed):
         with pytest.raises(NotFound):

@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from wiki.models import Page
 
 from .fixtures_mcp import AgentKey
@@ -25,7 +26,7 @@ SECRET = "unreviewedwombat"
 def proposed(make_page: Callable[..., Page], reader: User) -> Page:
     """A live page (v1) with a reader's proposal waiting (v2) holding SECRET."""
     page = make_page("Expenses", "Claim within a month.\n")
-    services.version_propose(
+    version_propose(
         actor=reader, page=page, body=f"Claim within a {SECRET}.\n", change_summary=SECRET
     )
     return page
@@ -76,7 +77,7 @@ def test_it_shows_an_agents_proposal_to_the_agents_owner_only(
     page = make_page("Travel", "Book early.\n")
     editor_agent.agent.owner = reader
     editor_agent.agent.save(update_fields=["owner"])
-    services.version_propose(
+    version_propose(
         actor=editor_agent.agent, page=page, body=f"Book a {SECRET}.\n", change_summary="x"
     )
     url = f"/reviews/pages/{page.public_id}/v2/"
@@ -87,7 +88,7 @@ def test_it_shows_an_agents_proposal_to_the_agents_owner_only(
 def test_it_keeps_a_page_not_live_yet_from_other_readers(
     reader: User, outsider: User, reviewer: User, client_as: ClientAs
 ) -> None:
-    draft = services.page_create(actor=reader, title=f"The {SECRET} page", body="Draft.\n").page
+    draft = page_create(actor=reader, title=f"The {SECRET} page", body="Draft.\n").page
     url = f"/p/{draft.public_id}/"
     refused = client_as(outsider).get(url)
     assert refused.status_code == 404 and SECRET not in refused.content.decode()

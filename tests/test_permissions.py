@@ -127,7 +127,8 @@ def test_it_refuses_grant_changes_with_what_to_do(
 def test_it_lets_only_the_granted_group_propose_where_propose_is_granted(
     make_page: Callable[..., Page], make_user: Callable[..., User], reader: User, admin_user: User
 ) -> None:
-    from reviews import services
+    from reviews.actions.create import page_create
+    from reviews.actions.propose import version_propose
 
     drafts = make_page("Drafts")
     writer = make_user("wendy", "Writers")
@@ -135,10 +136,10 @@ def test_it_lets_only_the_granted_group_propose_where_propose_is_granted(
         actor=admin_user, page=drafts, group=Group.objects.get(name="Writers"), rights=["propose"]
     )
     with pytest.raises(Forbidden, match="only members of Writers can propose changes here"):
-        services.version_propose(actor=fresh_user(reader), page=fresh(drafts), body="Mine.\n")
+        version_propose(actor=fresh_user(reader), page=fresh(drafts), body="Mine.\n")
     with pytest.raises(Forbidden, match="only members of Writers"):
-        services.page_create(actor=fresh_user(reader), title="Child", body="x\n", parent=drafts)
-    proposal = services.version_propose(actor=writer, page=fresh(drafts), body="Ours.\n")
+        page_create(actor=fresh_user(reader), title="Child", body="x\n", parent=drafts)
+    proposal = version_propose(actor=writer, page=fresh(drafts), body="Ours.\n")
     assert proposal.status == "in_review"
 
 

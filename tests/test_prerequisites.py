@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.hashers import identify_hasher
 from django.contrib.auth.models import User
 
-from reviews import services
+from reviews.actions.propose import version_propose
 from tests import run
 from tests.conftest import PROJECT_ROOT, rows_pointing_at
 from tests.fixtures_browser import ASYNC_UNSAFE, CHROMIUM
@@ -122,7 +122,7 @@ def test_it_sees_a_proposal_as_a_tie_between_a_user_and_a_page(
     someone = make_user("sam")
     page = make_page("Travel")
     assert rows_pointing_at(someone) == []
-    services.version_propose(actor=someone, page=page, body="Book trains.\n")
+    version_propose(actor=someone, page=page, body="Book trains.\n")
     tied = {name.split(".", 1)[1] for name in rows_pointing_at(someone)}
     assert "Version.author_user" in tied
 

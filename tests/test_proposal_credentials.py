@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from core.errors import InvalidArgument
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.propose import version_propose
 from tests.fixtures_credentials import paragraph
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki.models import Page, Version, VersionStatus
@@ -250,7 +250,7 @@ def web_doors(
     """Every form that takes markdown: new page, edit and append as a reader (who proposes)
     and as an editor (who publishes), and a reviewer's edit-then-approve."""
     page = make_page("Deploy notes", "How we deploy.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body="How we deploy, step by step.\n", change_summary="More."
     )
 

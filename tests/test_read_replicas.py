@@ -32,7 +32,7 @@ from django.contrib.auth.models import User
 from agents.services import agent_create
 from core.actors import SystemActor
 from reviews.api_tokens import api_token_create
-from reviews.services import page_create
+from reviews.actions.create import page_create
 
 admin = User.objects.create_superuser("ada", "ada@example.com", "correct-horse-battery")
 version = page_create(

@@ -20,7 +20,7 @@ from django.test import Client
 from agents import mcp as agents_mcp
 from agents.models import Agent
 from config.cache import counter_hit, counter_value
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.models import Notification, NotificationStatus
 from tests.fixtures_mail import CeleryWorker, SMTPServer, celery_publishing_to
 from tests.fixtures_mcp import MCP, AgentKey
@@ -125,7 +125,7 @@ def test_a_celery_worker_outlives_a_redis_restart_and_sends_what_waited(
     pages = [make_page(f"Policy {n}", "Old.\n") for n in range(3)]
 
     def propose(page: Page) -> None:
-        services.version_propose(actor=agent, page=page, body="New.\n", change_summary="New.")
+        version_propose(actor=agent, page=page, body="New.\n", change_summary="New.")
 
     with celery_publishing_to(own_redis.url):
         worker = celery_worker(

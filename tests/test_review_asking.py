@@ -16,7 +16,9 @@ from django.utils import timezone
 
 from core.errors import Conflict, Forbidden
 from inbox.models import InboxItem
-from reviews import asking, services
+from reviews import asking
+from reviews.actions.decide import version_reject, version_request_changes
+from reviews.actions.propose import version_propose
 from reviews.models import Review, ReviewAsk, ReviewRevision
 from wiki.models import Page, Version
 
@@ -29,7 +31,7 @@ def proposal(
 ) -> Version:
     page = make_page("Refund policy", "Refunds take five days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        return services.version_propose(
+        return version_propose(
             actor=reader, page=page, body="Refunds take seven days.\n", change_summary="Slower"
         )
 
@@ -76,7 +78,7 @@ def test_it_refuses_to_ask_someone_who_cannot_decide_or_twice(
     asking.review_ask(actor=reader, version=proposal, person=reviewer)
     with pytest.raises(Conflict, match="already asked"):
         asking.review_ask(actor=reader, version=proposal, person=reviewer)
-    services.version_reject(actor=reviewer, version=proposal, comment="No.")
+    version_reject(actor=reviewer, version=proposal, comment="No.")
     with pytest.raises(Conflict, match="not waiting for review"):
         asking.review_ask(actor=reader, version=proposal, person=editor)
 
@@ -116,8 +118,8 @@ def test_it_counts_the_due_time_from_the_last_move(
     proposal: Version, reader: User, reviewer: User, settings: Any
 ) -> None:
     settings.QUIRE_REVIEW_DUE_HOURS = 1
-    services.version_request_changes(actor=reviewer, version=proposal, comment="Say why.")
-    revised = services.version_propose(
+    version_request_changes(actor=reviewer, version=proposal, comment="Say why.")
+    revised = version_propose(
         actor=reader, page=proposal.page, body="Refunds take six days.\n", change_summary="Why"
     )
     review = Review.objects.get(version=revised)
@@ -143,7 +145,7 @@ def test_it_reminds_nobody_while_the_proposal_waits_on_its_author(
 ) -> None:
     settings.QUIRE_REVIEW_DUE_HOURS = 1
     later = timezone.now() + timedelta(hours=5)
-    services.version_request_changes(actor=reviewer, version=proposal, comment="Say why.")
+    version_request_changes(actor=reviewer, version=proposal, comment="Say why.")
     # Waiting on its author now, not on a decider: nobody is reminded.
     assert asking.reviews_remind(now=later) == {"deciders": 0, "admins": 0}
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from django.contrib.auth.models import User
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki.models import Page
 
@@ -21,11 +22,9 @@ def test_it_keeps_the_drafts_base_when_a_revision_names_the_newer_live_version(
 ) -> None:
     agent = Agent.objects.create(name="docs-bot", owner=make_user("owen"), can_edit_pages=True)
     page = make_page("Refunds", "Intro.\n\nRefunds take five days.\n\nOutro.\n")
-    services.version_propose(
-        actor=agent, page=page, body="Intro.\n\nRefunds take seven days.\n\nOutro.\n"
-    )
+    version_propose(actor=agent, page=page, body="Intro.\n\nRefunds take seven days.\n\nOutro.\n")
     # A person publishes meanwhile: the intro changes.
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=page,
         body="Welcome.\n\nRefunds take five days.\n\nOutro.\n",
@@ -34,13 +33,13 @@ def test_it_keeps_the_drafts_base_when_a_revision_names_the_newer_live_version(
     live_number = live(page).number
     # The agent revises its draft (the text get_page_source gave it) and passes the
     # liveVersion it was shown beside it as baseVersion.
-    revision = services.version_propose(
+    revision = version_propose(
         actor=agent,
         page=page,
         body="Intro.\n\nRefunds take seven working days.\n\nOutro.\n",
         base_number=live_number,
     )
     assert revision.base_version is not None and revision.base_version.number == 1
-    services.version_approve(actor=reviewer, version=revision)
+    version_approve(actor=reviewer, version=revision)
     # The person's edit survives: merged three-way, not erased.
     assert live(page).body == "Welcome.\n\nRefunds take seven working days.\n\nOutro.\n"

@@ -15,7 +15,8 @@ from core.errors import Conflict
 from core.models import AuditEvent
 from inbox.models import InboxItem, Kind
 from reviews import batch as batches
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.propose import version_propose
 from reviews.models import (
     Approval,
     DecisionBatch,
@@ -46,9 +47,7 @@ def _proposals(
     proposals = []
     for index in range(count):
         page = make_page(f"Page {index}", f"Line {index}.\n", parent=parent)
-        proposals.append(
-            services.version_propose(actor=author, page=page, body=f"Line {index}, fixed.\n")
-        )
+        proposals.append(version_propose(actor=author, page=page, body=f"Line {index}, fixed.\n"))
     return proposals
 
 
@@ -98,9 +97,7 @@ def test_it_decides_nothing_when_one_item_turned_stale_meanwhile(
     proposals = _proposals(make_page, reader, 3)
     _queue_seen_by(reviewer)
     # While the reviewer ticks, an editor publishes on the second page.
-    services.version_propose(
-        actor=editor, page=proposals[1].page, body="Line 1.\n\nMore.\n", publish=True
-    )
+    version_propose(actor=editor, page=proposals[1].page, body="Line 1.\n\nMore.\n", publish=True)
 
     with pytest.raises(batches.BatchRefused) as refused:
         batches.versions_decide_batch(actor=reviewer, items=_items(proposals), decision="approve")
@@ -123,7 +120,7 @@ def test_it_refuses_a_change_the_reviewer_was_not_shown(
     short = _proposals(make_page, reader, 1)[0]
     long_page = make_page("Long", "".join(f"Line {n}.\n" for n in range(20)))
     # Twenty changed lines do not fit in a queue row: the queue shows only its summary.
-    long = services.version_propose(
+    long = version_propose(
         actor=reader, page=long_page, body="".join(f"Row {n}.\n" for n in range(20))
     )
     client = _queue_seen_by(reviewer)
@@ -146,8 +143,8 @@ def test_it_refuses_a_second_proposal_on_a_page_the_batch_changed(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Shared", "One.\n\nTwo.\n")
-    first = services.version_propose(actor=reader, page=page, body="One!\n\nTwo.\n")
-    second = services.version_propose(actor=editor, page=page, body="One.\n\nTwo!\n")
+    first = version_propose(actor=reader, page=page, body="One!\n\nTwo.\n")
+    second = version_propose(actor=editor, page=page, body="One.\n\nTwo!\n")
     _queue_seen_by(reviewer)
 
     with pytest.raises(batches.BatchRefused) as refused:
@@ -192,7 +189,7 @@ def test_it_refuses_an_author_deciding_their_own_in_a_batch(
 ) -> None:
     others = _proposals(make_page, reader, 1)
     own_page = make_page("Own", "Mine.\n")
-    own = services.version_propose(actor=reviewer, page=own_page, body="Mine!\n")
+    own = version_propose(actor=reviewer, page=own_page, body="Mine!\n")
     _queue_seen_by(reviewer)
 
     with pytest.raises(batches.BatchRefused) as refused:
@@ -260,7 +257,7 @@ def test_it_takes_back_nothing_when_one_page_moved_on(
     batch = batches.versions_decide_batch(
         actor=reviewer, items=_items(proposals), decision="approve"
     )
-    services.version_propose(actor=editor, page=proposals[0].page, body="Newer.\n", publish=True)
+    version_propose(actor=editor, page=proposals[0].page, body="Newer.\n", publish=True)
 
     with pytest.raises(batches.BatchRefused) as refused:
         batches.versions_decide_batch_undo(actor=reviewer, batch=batch)
@@ -298,7 +295,7 @@ def test_it_emails_each_author_exactly_once_after_commit(
     sent_before = len(smtp_server.messages)
 
     # A refused batch sends nothing, then or later.
-    services.version_propose(
+    version_propose(
         actor=make_user("dee", "Editors"), page=stale.page, body="Other.\n", publish=True
     )
     with (
@@ -452,7 +449,7 @@ def test_it_lists_what_was_refused_in_the_queue(
 ) -> None:
     proposals = _proposals(make_page, reader, 2)
     client = _queue_seen_by(reviewer)
-    services.version_propose(actor=editor, page=proposals[0].page, body="Other.\n", publish=True)
+    version_propose(actor=editor, page=proposals[0].page, body="Other.\n", publish=True)
 
     answer = client.post(
         "/reviews/decide/",

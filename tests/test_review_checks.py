@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.checks import proposal_checks
 from tests.fixtures_mcp import MCP, AgentKey
 from wiki import permissions
@@ -33,9 +33,7 @@ def test_it_finds_nothing_in_an_ordinary_change(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Refunds", REFUNDS)
-    proposal = services.version_propose(
-        actor=reader, page=page, body=REFUNDS.replace("five", "three")
-    )
+    proposal = version_propose(actor=reader, page=page, body=REFUNDS.replace("five", "three"))
     assert _kinds(proposal) == []
 
 
@@ -52,7 +50,7 @@ def test_it_finds_broken_and_hidden_links(
     )
     archived_link = "pg_aaaaaaaa"
     body = REFUNDS + f"\nSee [[{archived_link}]] and [[{secret.public_id}]].\n"
-    proposal = services.version_propose(actor=reader, page=page, body=body)
+    proposal = version_propose(actor=reader, page=page, body=body)
 
     found = proposal_checks(proposal, reader=EVERYTHING)
 
@@ -63,7 +61,7 @@ def test_it_finds_broken_and_hidden_links(
     hidden = proposal_checks(proposal, reader=person_scope(reader))
     assert "Salaries" not in hidden[1].message
     # A link already live is not the proposal's to answer for.
-    again = services.version_propose(actor=reader, page=page, body=body + "\nMore.\n")
+    again = version_propose(actor=reader, page=page, body=body + "\nMore.\n")
     assert _kinds(again) == ["broken_link", "hidden_link"]
 
 
@@ -72,15 +70,15 @@ def test_it_finds_a_paragraph_another_page_or_proposal_holds(
 ) -> None:
     make_page("Support", f"# Support\n\n{SHARED}\n")
     page = make_page("Refunds", REFUNDS)
-    proposal = services.version_propose(actor=reader, page=page, body=REFUNDS + f"\n{SHARED}\n")
+    proposal = version_propose(actor=reader, page=page, body=REFUNDS + f"\n{SHARED}\n")
     found = proposal_checks(proposal, reader=EVERYTHING)
     assert [f.kind for f in found] == ["duplicate"]
     assert "repeats “Support”" in found[0].message and found[0].line == 5
 
     other = make_page("Returns", "# Returns\n")
     fresh = "A returned parcel is inspected by the warehouse team before any refund " * 2
-    services.version_propose(actor=reader, page=other, body=f"# Returns\n\n{fresh}\n")
-    twin = services.version_propose(actor=editor, page=page, body=REFUNDS + f"\n{fresh}\n")
+    version_propose(actor=reader, page=other, body=f"# Returns\n\n{fresh}\n")
+    twin = version_propose(actor=editor, page=page, body=REFUNDS + f"\n{fresh}\n")
     [waiting] = proposal_checks(twin, reader=EVERYTHING)
     assert "also in a waiting proposal, v2 of “Returns”" in waiting.message
 
@@ -102,13 +100,13 @@ def test_it_finds_credential_like_strings(
     make_page: Callable[..., Page], reader: User, line: str, flagged: bool
 ) -> None:
     page = make_page("Staging", "# Staging\n")
-    proposal = services.version_propose(actor=reader, page=page, body=f"# Staging\n\n{line}\n")
+    proposal = version_propose(actor=reader, page=page, body=f"# Staging\n\n{line}\n")
     assert (_kinds(proposal) == ["credential"]) is flagged
 
 
 def test_it_finds_headings_the_change_breaks(make_page: Callable[..., Page], reader: User) -> None:
     page = make_page("Guide", "# Guide\n\n## Setup\n\nText.\n\n## Use\n\nText.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader,
         page=page,
         body="# Guide\n\n## Setup\n\n#### Details\n\nText.\n\n## Setup\n\nText.\n",
@@ -124,9 +122,7 @@ def test_it_shows_the_checks_on_the_review_page(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", REFUNDS)
-    proposal = services.version_propose(
-        actor=reader, page=page, body=REFUNDS + "\nSee [[pg_aaaaaaaa]].\n"
-    )
+    proposal = version_propose(actor=reader, page=page, body=REFUNDS + "\nSee [[pg_aaaaaaaa]].\n")
     client = Client()
     client.force_login(reviewer)
     text = client.get(f"/reviews/pages/{page.public_id}/v{proposal.number}/").content.decode()

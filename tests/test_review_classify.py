@@ -10,7 +10,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from reviews import batch as batches
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.classify import classify_text, labels
 from reviews.models import Workflow
 from wiki.models import Page, Version, VersionStatus
@@ -88,17 +90,13 @@ def test_it_stores_the_classes_when_a_proposal_is_submitted(
     make_page: Callable[..., Page], reader: User, editor: User
 ) -> None:
     page = make_page("Refunds", HANDBOOK)
-    proposal = services.version_propose(
-        actor=reader, page=page, body=HANDBOOK.replace("30 days", "60 days")
-    )
+    proposal = version_propose(actor=reader, page=page, body=HANDBOOK.replace("30 days", "60 days"))
     proposal.refresh_from_db()
     assert (proposal.change_classes, proposal.change_lines) == ("wording numbers", 2)
-    added = services.version_propose(
-        actor=editor, page=page, kind="append", body="Ask support if unsure.\n"
-    )
+    added = version_propose(actor=editor, page=page, kind="append", body="Ask support if unsure.\n")
     added.refresh_from_db()
     assert added.change_classes == "additions"
-    new = services.page_create(actor=reader, title="New", body="Hello.\n")
+    new = page_create(actor=reader, title="New", body="Hello.\n")
     new.refresh_from_db()
     assert (new.change_classes, new.change_lines) == ("new_page", 1)
 
@@ -113,13 +111,11 @@ def test_it_shows_filters_and_sorts_the_queue_by_kind_of_change(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", HANDBOOK)
-    numbers = services.version_propose(
-        actor=reader, page=page, body=HANDBOOK.replace("30 days", "60 days")
-    )
+    numbers = version_propose(actor=reader, page=page, body=HANDBOOK.replace("30 days", "60 days"))
     other = make_page("Tone", "We are friendly.\n")
-    wording = services.version_propose(actor=reader, page=other, body="We are very friendly.\n")
+    wording = version_propose(actor=reader, page=other, body="We are very friendly.\n")
     big_page = make_page("Big", "".join(f"Rule {n}.\n" for n in range(30)))
-    big = services.version_propose(
+    big = version_propose(
         actor=reader, page=big_page, body="".join(f"Rule {n}, changed.\n" for n in range(30))
     )
     client = _reviewer_client(reviewer)
@@ -183,10 +179,10 @@ def test_it_keeps_kinds_a_workflow_names_out_of_batches(
     assert assigned.status_code in (200, 201), assigned.content
     refunds = make_page("Refunds", HANDBOOK, parent=section)
     tone = make_page("Tone", "We are friendly.\n", parent=section)
-    numbers = services.version_propose(
+    numbers = version_propose(
         actor=reader, page=refunds, body=HANDBOOK.replace("30 days", "60 days")
     )
-    wording = services.version_propose(actor=reader, page=tone, body="We are very friendly.\n")
+    wording = version_propose(actor=reader, page=tone, body="We are very friendly.\n")
     _reviewer_client(reviewer).get("/reviews/")
 
     with pytest.raises(batches.BatchRefused) as refused:
@@ -202,7 +198,7 @@ def test_it_keeps_kinds_a_workflow_names_out_of_batches(
     batches.versions_decide_batch(
         actor=reviewer, items=[batches.BatchItem(wording)], decision="approve"
     )
-    services.version_approve(actor=reviewer, version=numbers)
+    version_approve(actor=reviewer, version=numbers)
     assert Version.objects.get(pk=numbers.pk).status == VersionStatus.APPROVED
 
 

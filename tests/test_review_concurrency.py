@@ -13,7 +13,9 @@ from django.db import connection
 from django.test import Client
 
 from core.models import AuditEvent
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.models import Approval
 from reviews.selectors import version_of
 from tests.conftest import live
@@ -32,7 +34,7 @@ def test_it_leaves_exactly_one_decision_when_two_reviewers_decide_at_once(
     second_action: str,
 ) -> None:
     page = make_page("Race", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     url = f"/reviews/pages/{page.public_id}/v{proposal.number}/"
     barrier = threading.Barrier(2)
     statuses: dict[str, int] = {}
@@ -85,7 +87,7 @@ def test_it_counts_two_approvals_at_the_same_moment_as_two(
         plan.append({"name": "Final", "group": REVIEWERS, "approvals": 1})
     workflow = workflows.workflow_create(actor=admin_user, name="Legal", steps=plan)
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     url = f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/approve"
     barrier = threading.Barrier(2)
     statuses: dict[str, int] = {}
@@ -135,12 +137,12 @@ def test_a_decider_reads_the_proposal_a_colleague_published_between_two_reads(
     plan = [{"name": "Legal", "group": "Legal", "approvals": 2}]
     workflow = workflows.workflow_create(actor=admin_user, name="Legal", steps=plan)
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    services.version_approve(actor=luis, version=proposal, step=1)
+    proposal = version_propose(actor=reader, page=page, body="new\n")
+    version_approve(actor=luis, version=proposal, step=1)
 
     def lena_publishes() -> None:
         try:
-            services.version_approve(actor=lena, version=proposal, step=1)
+            version_approve(actor=lena, version=proposal, step=1)
         finally:
             connection.close()
 

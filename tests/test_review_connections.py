@@ -14,7 +14,8 @@ from django.test import Client
 from agents import services as agent_services
 from connect.models import Connection
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.rules import decision_refusal
 from tests.fixtures_mcp import rpc, rpc_tool
 from tests.fixtures_oauth import issue_tokens
 from wiki.models import Page, Version, VersionStatus
@@ -54,9 +55,9 @@ def test_it_ends_the_former_owners_connection_when_the_agent_is_reassigned(
     assert connection.ended_at is not None
     assert connection.ended_reason == "no longer allowed to connect this agent"
     # What she proposed through her connection is still not hers to decide.
-    refusal = services.decision_refusal(rosa, before)
+    refusal = decision_refusal(rosa, before)
     assert refusal is not None and "connection you allowed" in refusal
-    services.version_approve(actor=reviewer, version=before)
+    version_approve(actor=reviewer, version=before)
     before.refresh_from_db()
     assert before.status == VersionStatus.APPROVED
 

@@ -17,7 +17,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent
-from reviews import outbox, services, workflows
+from reviews import outbox, workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.rules import decision_refusal
 from reviews.deciders import deciders, deciders_of
 from reviews.models import Notification, Review
 from tests.conftest import live
@@ -69,7 +72,7 @@ def test_it_lets_a_legal_member_who_is_no_reviewer_decide_in_the_browser(
     mailoutbox: list[EmailMessage],
 ) -> None:
     page = _under(make_page, admin_user, LEGAL_ONLY)
-    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal = version_propose(actor=agent, page=page, body="Seven days.\n")
     # She is emailed, with the review link...
     assert Notification.objects.filter(version=proposal, recipient=lena).exists()
     outbox.send_review_requests(lena.pk)
@@ -96,7 +99,7 @@ def test_it_lets_a_legal_member_who_is_no_reviewer_decide_over_rest(
     make_page: Callable[..., Page], admin_user: User, lena: User, agent: Agent
 ) -> None:
     page = _under(make_page, admin_user, LEGAL_ONLY)
-    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal = version_propose(actor=agent, page=page, body="Seven days.\n")
     api = rest_client(lena)
     listed = api.get("/api/v1/reviews/")
     assert listed.status_code == 200, listed.content
@@ -116,9 +119,9 @@ def test_it_shows_a_legal_member_only_the_proposals_waiting_on_legal(
     make_page: Callable[..., Page], admin_user: User, lena: User, reader: User
 ) -> None:
     page = _under(make_page, admin_user, LEGAL_ONLY)
-    legal = services.version_propose(actor=reader, page=page, body="Seven days.\n")
+    legal = version_propose(actor=reader, page=page, body="Seven days.\n")
     elsewhere = make_page("Lunch", "Noon.\n")
-    other = services.version_propose(actor=reader, page=elsewhere, body="One.\n")
+    other = version_propose(actor=reader, page=elsewhere, body="One.\n")
     rows = _client(lena).get("/reviews/").context["rows"]
     assert [row.version for row in rows] == [legal]
     assert _client(lena).get(_url(other)).status_code == 404  # a draft she does not judge
@@ -133,8 +136,8 @@ def test_it_refuses_a_legal_member_at_the_reviewers_step(
     reviewer: User,
 ) -> None:
     page = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
-    proposal = services.version_propose(actor=reader, page=page, body="Seven days.\n")
-    services.version_approve(actor=lena, version=proposal, step=1)
+    proposal = version_propose(actor=reader, page=page, body="Seven days.\n")
+    version_approve(actor=lena, version=proposal, step=1)
     proposal.refresh_from_db()
     # At step 2 the deciders are Reviewers (and admins, as before workflows); not lena twice.
     assert list(deciders(proposal.review)) == [admin_user, reviewer]
@@ -153,14 +156,14 @@ def test_it_answers_who_decides_with_one_rule_for_every_door(
     page = _under(make_page, admin_user, LEGAL_ONLY)
     agent.owner = luis  # his agent: he may not decide what it proposes
     agent.save()
-    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal = version_propose(actor=agent, page=page, body="Seven days.\n")
     proposal.refresh_from_db()
     allowed = set(deciders(proposal.review))
     assert allowed == {lena}
     asked = {n.recipient for n in Notification.objects.filter(version=proposal)}
     assert asked == allowed
     for person in (lena, luis, reviewer, admin_user):
-        may = services.decision_refusal(person, proposal) is None
+        may = decision_refusal(person, proposal) is None
         assert may == (person in allowed), person
 
 
@@ -174,7 +177,7 @@ def test_it_mails_and_shows_admins_a_proposal_nobody_can_decide(
     page = _under(make_page, admin_user, LEGAL_ONLY)
     agent.owner = lone  # the only lawyer owns the agent: nobody may decide its proposal
     agent.save()
-    proposal = services.version_propose(actor=agent, page=page, body="Seven days.\n")
+    proposal = version_propose(actor=agent, page=page, body="Seven days.\n")
     proposal.refresh_from_db()
     assert list(deciders(proposal.review)) == []
     admins_told = Notification.objects.filter(version=proposal, recipient=admin_user)
@@ -196,7 +199,7 @@ def _reviews_under_grants(
         inner = make_page(f"Inner {count}-{number}", "Text.\n", parent=section)
         permissions.grant_set(actor=admin, page=section, group=legal, rights=["read", "decide"])
         permissions.grant_set(actor=admin, page=inner, group=staff, rights=["read"])
-        services.version_propose(actor=sam, page=inner, body=f"Proposal {number}.\n")
+        version_propose(actor=sam, page=inner, body=f"Proposal {number}.\n")
     return list(
         Review.objects.filter(version__page__title__startswith=f"Inner {count}-").select_related(
             "version__page", "version__author_agent"
@@ -236,8 +239,8 @@ def test_it_shows_the_policys_real_reason_in_the_queue_cell(
     Reviewers whose real reason is that they already approved this text at step 1."""
     both = make_user("bea", "Legal", REVIEWERS)
     refunds = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
-    services.version_approve(actor=both, version=proposal)
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    version_approve(actor=both, version=proposal)
     html = _client(both).get("/reviews/").content.decode()
     cell = html[
         html.index("rv-cannot-decide") : html.index("</span>", html.index("rv-cannot-decide"))

@@ -11,7 +11,10 @@ from django.test import Client
 
 from agents.models import Agent
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.withdraw import version_withdraw
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
 
@@ -41,7 +44,7 @@ def test_it_shows_the_diff_the_rendered_result_and_the_other_changes(
 ) -> None:
     parent = make_page("Policies")
     page = make_page("Refunds", "We refund within 30 days.\n", tags=["billing"])
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=page,
         title="Refund policy",
@@ -64,7 +67,7 @@ def test_it_marks_the_appended_blocks_on_the_live_page(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("FAQ", "Existing answer.\n")
-    append = services.version_propose(
+    append = version_propose(
         actor=proposing_agent, page=page, kind="append", body="## New question\n\nNew answer."
     )
     html = _client(reviewer).get(_url(append)).content.decode()
@@ -78,14 +81,14 @@ def test_it_warns_about_invisible_characters(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Payments", "Pay to account 1234.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent, page=page, body="Pay to account \u202e4321\u202c.\n"
     )
     html = _client(reviewer).get(_url(proposal)).content.decode()
     assert "This proposal contains invisible characters" in html
     assert "\u27e6U+202E\u27e7" in html
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in html
-    clean = services.version_propose(actor=proposing_agent, page=make_page("Clean"), body="ok")
+    clean = version_propose(actor=proposing_agent, page=make_page("Clean"), body="ok")
     assert "invisible characters" not in _client(reviewer).get(_url(clean)).content.decode()
 
 
@@ -93,7 +96,7 @@ def test_it_approves_with_a_comment(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Approve", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     response = _post(_client(reviewer), proposal, "approve", comment="Thanks!")
     assert response.status_code == 302
     current = live(page)
@@ -106,7 +109,7 @@ def test_it_records_the_author_and_the_editing_reviewer(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Edit me", "old\n")
-    proposal = services.version_propose(actor=proposing_agent, page=page, body="new with typo\n")
+    proposal = version_propose(actor=proposing_agent, page=page, body="new with typo\n")
     response = _post(
         _client(reviewer),
         proposal,
@@ -133,7 +136,7 @@ def test_it_requires_a_reason_to_reject(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Reject", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     client = _client(reviewer)
     response = _post(client, proposal, "reject", comment="   ")
     assert response.status_code == 400
@@ -151,7 +154,7 @@ def test_it_leaves_one_decision_after_a_double_submit(
     make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
 ) -> None:
     page = make_page("Twice", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     first = _post(_client(reviewer), proposal, "approve")
     assert first.status_code == 302
     again = _post(_client(reviewer), proposal, "approve")
@@ -170,8 +173,8 @@ def test_it_says_clearly_that_a_withdrawn_version_cannot_be_decided(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Withdrawn", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
-    services.version_withdraw(actor=reader, version=proposal)
+    proposal = version_propose(actor=reader, page=page, body="new\n")
+    version_withdraw(actor=reader, version=proposal)
     response = _post(_client(reviewer), proposal, "approve")
     assert response.status_code == 409
     assert "already withdrawn" in response.content.decode()
@@ -191,7 +194,7 @@ def test_it_refuses_decisions_to_anyone_but_another_reviewer(
 ) -> None:
     page = make_page("Rights", "old\n")
     author = reviewer if who == "author" else reader
-    proposal = services.version_propose(actor=author, page=page, body="new\n")
+    proposal = version_propose(actor=author, page=page, body="new\n")
     actor = {"reader": reader, "editor": editor, "outsider": outsider, "author": reviewer}[who]
     client = _client(actor)
     if who == "author":
@@ -214,7 +217,7 @@ def test_it_sends_anonymous_visitors_to_log_in(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Anon", "old\n")
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     response = Client().post(_url(proposal), {"action": "approve", "expected_live_number": 1})
     assert response.status_code == 302 and "/login/" in response["Location"]
     proposal.refresh_from_db()
@@ -225,8 +228,8 @@ def test_it_offers_and_approves_a_clean_merge(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    proposal = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    proposal = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     client = _client(reviewer)
     html = client.get(_url(proposal)).content.decode()
     assert "merge cleanly" in html and "Approve merged" in html
@@ -242,10 +245,8 @@ def test_it_lets_the_reviewer_resolve_a_conflict_in_the_editor(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Conflict", "intro\n\nWe refund within 30 days.\n")
-    proposal = services.version_propose(
-        actor=reader, page=page, body="intro\n\nWe refund within 60 days.\n"
-    )
-    services.version_propose(
+    proposal = version_propose(actor=reader, page=page, body="intro\n\nWe refund within 60 days.\n")
+    version_propose(
         actor=editor, page=page, body="intro\n\nWe refund within 14 days.\n", publish=True
     )
     client = _client(reviewer)
@@ -275,9 +276,9 @@ def test_it_refuses_an_edit_made_against_a_live_version_that_moved_on(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Moving", "one\n")
-    proposal = services.version_propose(actor=reader, page=page, body="two\n")
+    proposal = version_propose(actor=reader, page=page, body="two\n")
     seen = live(page).number
-    services.version_propose(actor=editor, page=page, body="three\n", publish=True)
+    version_propose(actor=editor, page=page, body="three\n", publish=True)
     response = _client(reviewer).post(
         _url(proposal),
         {"action": "edit", "expected_live_number": seen, "title": "Moving", "body": "mine\n"},
@@ -295,16 +296,16 @@ def test_it_keeps_live_changes_the_reviewer_did_not_edit(
     proposing_agent: Agent,
 ) -> None:
     page = make_page("Old title", "one\n\ntwo\n", tags=["a"])
-    stale = services.version_propose(actor=reader, page=page, body="ONE\n\ntwo\n")
-    append = services.version_propose(actor=proposing_agent, page=page, kind="append", body="three")
-    services.version_propose(
+    stale = version_propose(actor=reader, page=page, body="ONE\n\ntwo\n")
+    append = version_propose(actor=proposing_agent, page=page, kind="append", body="three")
+    version_propose(
         actor=editor,  # the editor renames the page meanwhile
         page=page,
         title="New title",
         tags=["a", "b"],
         publish=True,
     )
-    services.version_approve(
+    version_approve(
         actor=reviewer,
         version=stale,
         edited_body="ONE!\n\ntwo\n",
@@ -312,7 +313,7 @@ def test_it_keeps_live_changes_the_reviewer_did_not_edit(
     )
     current = live(page)
     assert (current.title, current.tags, current.body) == ("New title", ["a", "b"], "ONE!\n\ntwo\n")
-    services.version_approve(
+    version_approve(
         actor=reviewer, version=append, edited_body="three!", expected_live_number=current.number
     )
     current = live(page)
@@ -323,13 +324,13 @@ def test_it_keeps_live_changes_the_reviewer_did_not_edit(
 def test_it_approves_a_new_page_an_agent_proposed_and_offers_the_next_proposal(
     make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
 ) -> None:
-    created = services.page_create(
+    created = page_create(
         # Titles refuse zero-width characters; a soft hyphen is still hidden and still shown.
         actor=proposing_agent,
         title="Brand \u00adnew",
         body="Fresh content.\n",
     )
-    waiting = services.version_propose(actor=reader, page=make_page("Other"), body="x")
+    waiting = version_propose(actor=reader, page=make_page("Other"), body="x")
     client = _client(reviewer)
     html = client.get(_url(created)).content.decode()
     assert "Content of the new page" in html and "<ins>Fresh content.</ins>" in html

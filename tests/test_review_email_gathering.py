@@ -14,7 +14,9 @@ from django.db.models import F
 from django.test import Client
 
 from agents.models import Agent
-from reviews import outbox, services
+from reviews import outbox
+from reviews.actions.create import NewPage, pages_create
+from reviews.actions.propose import version_propose
 from reviews.models import Notification, NotificationStatus
 from tests.fixtures_mail import SMTPServer
 from wiki.models import Page, Version
@@ -28,7 +30,7 @@ def agent(make_user: Callable[..., User]) -> Agent:
 
 
 def propose(agent: Agent, page: Page, body: str) -> Version:
-    return services.version_propose(actor=agent, page=page, body=body, change_summary="Update.")
+    return version_propose(actor=agent, page=page, body=body, change_summary="Update.")
 
 
 def ids_in(message: Any) -> set[int]:
@@ -162,9 +164,9 @@ def test_it_sends_a_follow_up_that_gathers_hundreds_of_proposals(
 ) -> None:
     """The header naming the gathered notifications was one line of comma-joined ids; past
     about 200 ids the SMTP server refused it (RFC 5321 line limit) on every try."""
-    made = services.pages_create(
+    made = pages_create(
         actor=editor,
-        pages=[services.NewPage(title=f"Policy {n}", body="Old.\n") for n in range(401)],
+        pages=[NewPage(title=f"Policy {n}", body="Old.\n") for n in range(401)],
         publish=True,
     )
     pages = [version.page for version in made]

@@ -9,7 +9,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
+from reviews.actions.revert import page_revert
 from tests.conftest import live
 from wiki.models import Page, Version
 
@@ -28,19 +30,17 @@ def test_it_lists_every_version_with_status_author_approver_and_marks(
     proposing_agent: Agent,
 ) -> None:
     page = make_page("History", "one\n")
-    edited = services.version_propose(actor=proposing_agent, page=page, body="two\n")
-    services.version_approve(
+    edited = version_propose(actor=proposing_agent, page=page, body="two\n")
+    version_approve(
         actor=reviewer,
         version=edited,
         edited_body="two, edited\n",
         expected_live_number=1,
         comment="Tidied.",
     )
-    rejected = services.version_propose(actor=reader, page=page, body="three\n")
-    services.version_reject(actor=reviewer, version=rejected, comment="Not now.")
-    services.page_revert(
-        actor=editor, page=page, to_version=Version.objects.get(page=page, number=1)
-    )
+    rejected = version_propose(actor=reader, page=page, body="three\n")
+    version_reject(actor=reviewer, version=rejected, comment="Not now.")
+    page_revert(actor=editor, page=page, to_version=Version.objects.get(page=page, number=1))
     response = _client(reader).get(f"/reviews/pages/{page.public_id}/history/")
     assert response.status_code == 200
     assert [v.number for v in response.context["versions"]] == [4, 3, 2, 1]
@@ -61,8 +61,8 @@ def test_it_lists_every_version_with_status_author_approver_and_marks(
 
 def test_it_compares_any_two_versions(make_page: Callable[..., Page], editor: User) -> None:
     page = make_page("Compare", "first words here\n")
-    services.version_propose(actor=editor, page=page, body="second words here\n", publish=True)
-    services.version_propose(actor=editor, page=page, body="third words here\n", publish=True)
+    version_propose(actor=editor, page=page, body="second words here\n", publish=True)
+    version_propose(actor=editor, page=page, body="third words here\n", publish=True)
     response = _client(editor).get(f"/reviews/pages/{page.public_id}/compare/?a=1&b=3")
     assert response.status_code == 200
     html = response.content.decode()
@@ -78,7 +78,7 @@ def test_it_compares_the_title_and_tags_as_the_review_page_does(
     make_page: Callable[..., Page], editor: User
 ) -> None:
     page = make_page("Refunds", "Five days.\n", tags=["money", "old"])
-    services.version_propose(
+    version_propose(
         actor=editor, page=page, title="Refund rules", tags=["money", "new"], publish=True
     )
     html = _client(editor).get(f"/reviews/pages/{page.public_id}/compare/?a=1&b=2").content
@@ -94,7 +94,7 @@ def test_it_reverts_to_an_earlier_version(
     make_page: Callable[..., Page], editor: User, reviewer: User, who: str
 ) -> None:
     page = make_page("Revert", "original\n")
-    services.version_propose(actor=editor, page=page, body="vandalised\n", publish=True)
+    version_propose(actor=editor, page=page, body="vandalised\n", publish=True)
     actor = editor if who == "editor" else reviewer
     response = _client(actor).post(
         f"/reviews/pages/{page.public_id}/history/", {"to_number": 1, "comment": ""}
@@ -109,8 +109,8 @@ def test_it_refuses_a_revert_to_readers_and_to_unapproved_versions(
     make_page: Callable[..., Page], reader: User, editor: User
 ) -> None:
     page = make_page("No revert", "original\n")
-    services.version_propose(actor=editor, page=page, body="current\n", publish=True)
-    pending = services.version_propose(actor=reader, page=page, body="pending\n")
+    version_propose(actor=editor, page=page, body="current\n", publish=True)
+    pending = version_propose(actor=reader, page=page, body="pending\n")
     response = _client(reader).post(f"/reviews/pages/{page.public_id}/history/", {"to_number": 1})
     assert response.status_code == 403
     assert "Only members of Editors, Reviewers can revert this page" in response.content.decode()

@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.propose import version_propose
 from reviews.diff import invisible_characters, show, suspicious_characters
 from wiki.models import Page, Version
 
@@ -103,7 +103,7 @@ def test_the_review_page_flags_what_a_proposal_adds(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Payments", "Pay through the portal.\u3164\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=page,
         body="Pay through the portal.\u3164\n\nOr log in at p\u0430ypal.com\ufe0f \u2800\n",
@@ -124,7 +124,7 @@ def test_the_review_page_flags_an_appended_homoglyph(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("FAQ", "Q1?\n")
-    append = services.version_propose(
+    append = version_propose(
         actor=proposing_agent, page=page, kind="append", body="Reset at \u0455upport.example"
     )
     html = _client(reviewer).get(_url(append)).content.decode()
@@ -141,7 +141,7 @@ def test_the_rendered_panes_badge_what_the_markdown_diff_badges(
     make_page: Callable[..., Page], reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Payments", "Pay through the portal.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=page,
         body="Pay at **p\u0430ypal.com**.\n\nOpen `\u202egpj.exe` from the [portal](/x).\n",
@@ -158,7 +158,7 @@ def test_the_rendered_panes_badge_what_the_markdown_diff_badges(
         ) in pane
         assert '<a href="/x" rel="noopener noreferrer nofollow">portal' in pane
     # An addition's panes too.
-    append = services.version_propose(
+    append = version_propose(
         actor=proposing_agent,
         page=make_page("FAQ", "Q1?\n"),
         kind="append",
@@ -199,7 +199,7 @@ def test_a_reviewer_sees_the_lookalike_in_the_browser(
     from playwright.sync_api import expect
 
     page = make_page("Payments", "Pay through the portal.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=proposing_agent,
         page=page,
         body="Pay through the portal.\n\nOr log in at p\u0430ypal.com \u2800\n",

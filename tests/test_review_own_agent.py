@@ -1,6 +1,6 @@
 """Nobody approves their own words: a reviewer cannot decide what an agent they own proposed.
 
-The rule is one function in reviews/services.py; the web review page, the queue and the REST
+The rule is one function in reviews/actions/rules.py; the web review page, the queue and the REST
 API all go through it, so each refuses the same way and says why.
 """
 
@@ -18,7 +18,8 @@ from django.test import Client
 from agents.models import Agent
 from core.errors import Forbidden
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from reviews.models import Notification
 from tests.conftest import live
 from tests.fixtures_web import rest_client
@@ -42,7 +43,7 @@ def _review_url(version: Version) -> str:
 
 
 def _propose(page: Page, agent: Agent) -> Version:
-    return services.version_propose(
+    return version_propose(
         actor=agent, page=page, body="Agent text.\n", change_summary="Agent edit"
     )
 
@@ -63,9 +64,9 @@ def test_it_refuses_the_owner_in_the_service(
     proposal = _propose(page, owned_agent)
     with pytest.raises(Forbidden) as refused:
         if decide == "approve":
-            services.version_approve(actor=reviewer, version=proposal)
+            version_approve(actor=reviewer, version=proposal)
         else:
-            services.version_reject(actor=reviewer, version=proposal, comment="No.")
+            version_reject(actor=reviewer, version=proposal, comment="No.")
     assert "ritas-bot is your agent" in refused.value.message
     assert "another reviewer" in refused.value.message
     _untouched(page, proposal)
@@ -140,8 +141,8 @@ def test_it_marks_the_owners_agent_in_the_queue_and_never_offers_it_next(
     assert "is your agent, so you cannot decide what it proposes" in row_of_mine
     assert "your agent" not in row_of_other
     # After deciding something else, "Next proposal" skips the one the reviewer cannot decide.
-    person = services.version_propose(actor=reader, page=make_page("Third"), body="p\n")
-    services.version_approve(actor=reviewer, version=other)
+    person = version_propose(actor=reader, page=make_page("Third"), body="p\n")
+    version_approve(actor=reviewer, version=other)
     html = _client(reviewer).get(_review_url(other)).content.decode()
     assert f"Next proposal: Third v{person.number}" in html
     assert _review_url(mine) not in html

@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from wiki.models import Page, Version
 
 
@@ -37,8 +38,8 @@ def test_it_shows_the_merge_against_live_for_a_clean_stale_merge(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    proposal = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    proposal = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     html = _client(reviewer).get(_url(proposal)).content.decode()
     main_diff = _between(html, '<div class="rv-diff" id="text">', '<details class="rv-raw">')
     # The merge keeps the live GAMMA and adds ALPHA: only ALPHA is a change against live.
@@ -57,7 +58,7 @@ def test_it_shows_no_raw_proposal_when_it_is_not_stale(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Fresh", "one\n")
-    proposal = services.version_propose(actor=reader, page=page, body="two\n")
+    proposal = version_propose(actor=reader, page=page, body="two\n")
     html = _client(reviewer).get(_url(proposal)).content.decode()
     assert "rv-raw" not in html and "Changes against the live version (v1)" in html
 
@@ -67,7 +68,7 @@ def test_it_opens_an_append_at_the_added_blocks_with_the_live_page_folded(
 ) -> None:
     live_body = "".join(f"Paragraph {i} of the live page.\n\n" for i in range(40))
     page = make_page("FAQ", live_body)
-    append = services.version_propose(
+    append = version_propose(
         actor=proposing_agent, page=page, kind="append", body="## New question\n\nNew answer."
     )
     html = _client(reviewer).get(_url(append)).content.decode()
@@ -86,7 +87,7 @@ def test_it_keeps_unchanged_runs_to_unfold_on_click(
 ) -> None:
     old = "".join(f"line {i}\n" for i in range(60))
     page = make_page("Long", old)
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body=old.replace("line 30\n", "line thirty\n")
     )
     html = _client(reviewer).get(_url(proposal)).content.decode()
@@ -105,7 +106,7 @@ def test_it_renders_a_diff_of_the_rendered_page(
         "Refunds",
         "# Refunds\n\nWe refund within 30 days.\n\nCall us first.\n\n- cards\n",
     )
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader,
         page=page,
         body="# Refunds\n\nWe refund within 60 days.\n\n## Exceptions\n\nSale items.\n\n- cards\n",
@@ -125,10 +126,10 @@ def test_it_renders_the_result_exactly_as_the_page_view(
 ) -> None:
     body = "# Handbook\n\nIntro.\n\n# Part one\n\nText with **bold**.\n\n## Detail\n\nMore.\n"
     page = make_page("Handbook", "Draft.\n")
-    proposal = services.version_propose(actor=proposing_agent, page=page, body=body)
+    proposal = version_propose(actor=proposing_agent, page=page, body=body)
     review = _client(reviewer).get(_url(proposal)).content.decode()
     rendered = _between(review, 'class="rv-rendered-frame prose">', "</div>\n</section>")
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     view = _client(editor).get(f"/p/{page.public_id}/").content.decode()
     article = _between(view, '<article class="prose">', "</article>")
     assert rendered.split(">", 1)[1].strip() == article.split(">", 1)[1].strip()
@@ -142,10 +143,10 @@ def test_it_has_no_duplicate_ids_on_the_review_page(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Notes", "## Setup\n\nalpha\n\n## Use\n\nbeta\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body="## Setup\n\nALPHA\n\n## Use\n\nbeta\n"
     )
-    services.version_propose(
+    version_propose(
         actor=editor, page=page, body="## Setup\n\nalpha\n\n## Use\n\nBETA\n", publish=True
     )
     html = _client(reviewer).get(_url(proposal)).content.decode()

@@ -12,7 +12,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.models import DiffShown, ReviewVisit
 from tests.conftest import live, open_review_page
 from wiki.models import Page, Version, VersionStatus
@@ -49,7 +51,7 @@ def test_a_get_of_the_review_page_writes_nothing(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Hours", "Open 9 to 5.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
+    proposal = version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
     client = _client(reviewer)
 
     # The first look, and a look again (a visit to move on before): no INSERT, no UPDATE.
@@ -58,7 +60,7 @@ def test_a_get_of_the_review_page_writes_nothing(
     assert _writes(client, _url(proposal)) == []
     # The author's own look, and the page of a decided proposal with its undo.
     assert _writes(_client(reader), _url(proposal)) == []
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert _writes(client, _url(proposal)) == []
 
 
@@ -66,7 +68,7 @@ def test_the_page_records_what_it_showed_only_when_it_says_it_was_shown(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Hours", "Open 9 to 5.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
+    proposal = version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
     client = _client(reviewer)
     html = client.get(_url(proposal)).content.decode()
     assert not ReviewVisit.objects.exists() and not DiffShown.objects.exists()
@@ -95,11 +97,11 @@ def _edited_meanwhile(
         steps=[{"name": "Review", "group": REVIEWERS, "approvals": 2}],
     )
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body="Refunds take seven days.\n\nKeep the receipt.\n\nMail us.\n"
     )
     opened = client.get(_url(proposal)).content.decode()
-    services.version_approve(
+    version_approve(
         actor=reviewer,
         version=proposal,
         edited_body="Refunds take thirty days.\n\nKeep the receipt.\n\nMail us.\n",

@@ -15,7 +15,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki.models import Page
 from wiki.roles import REVIEWERS
@@ -42,7 +45,7 @@ def test_it_does_not_list_a_move_back_that_approving_will_not_make(
     engineering = make_page("Engineering", "Teams.\n")
     policies = make_page("Policies", "Rules.\n")
     page = make_page("Refunds", "Thirty days.\n", parent=engineering)
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
     page_move(actor=editor, page=page, parent=policies)
 
     html = (
@@ -55,7 +58,7 @@ def test_it_does_not_list_a_move_back_that_approving_will_not_make(
     # It says where the page stays, since the proposal was written elsewhere.
     assert "written when the page was under Engineering" in _text(html)
     assert "approving keeps it under Policies" in _text(html)
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     page.refresh_from_db()
     assert page.parent_id == policies.pk and live(page).body == "Sixty days.\n"
 
@@ -66,7 +69,7 @@ def test_it_lists_a_move_the_proposal_itself_makes(
     engineering = make_page("Engineering", "Teams.\n")
     policies = make_page("Policies", "Rules.\n")
     page = make_page("Refunds", "Thirty days.\n", parent=engineering)
-    proposal = services.version_propose(actor=reader, page=page, parent=policies)
+    proposal = version_propose(actor=reader, page=page, parent=policies)
 
     html = (
         _client(reviewer)
@@ -81,10 +84,10 @@ def test_it_names_the_version_live_after_an_undo(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
-    services.version_propose(actor=editor, page=page, body="Forty days.\n", publish=True)
-    rejected = services.version_propose(actor=reader, page=page, body="Fifty days.\n")
-    services.version_reject(actor=reviewer, version=rejected, comment="No.")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
+    version_propose(actor=editor, page=page, body="Forty days.\n", publish=True)
+    rejected = version_propose(actor=reader, page=page, body="Fifty days.\n")
+    version_reject(actor=reviewer, version=rejected, comment="No.")
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
     assert proposal.number == 4
     client = _client(reviewer)
     url = f"/reviews/pages/{page.public_id}/v4/"
@@ -101,8 +104,8 @@ def test_it_shows_the_request_for_changes_where_its_author_revises(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", "Thirty days.\n")
-    proposal = services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    services.version_request_changes(
+    proposal = version_propose(actor=reader, page=page, body="Sixty days.\n")
+    version_request_changes(
         actor=reviewer, version=proposal, comment="Say which cases the sixty days cover."
     )
     client = _client(reader)
@@ -123,9 +126,9 @@ def test_it_shows_the_request_for_changes_on_a_new_page_waiting(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     parent = make_page("Policies", "Rules.\n")
-    version = services.page_create(actor=reader, title="Lunch", body="Soup.\n", parent=parent)
+    version = page_create(actor=reader, title="Lunch", body="Soup.\n", parent=parent)
     new = version.page
-    services.version_request_changes(actor=reviewer, version=version, comment="Name the days.")
+    version_request_changes(actor=reviewer, version=version, comment="Name the days.")
 
     shown = _text(_client(reader).get(f"/p/{new.public_id}/").content.decode())
 
@@ -156,8 +159,8 @@ def test_it_filters_the_review_list_by_the_workflow_id_it_lists(
         steps=[{"name": "Legal", "group": "Legal", "approvals": 1}],
     )
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
-    services.version_propose(actor=reader, page=page, body="Sixty days.\n")
-    services.version_propose(actor=reader, page=other, body="Bread.\n")
+    version_propose(actor=reader, page=page, body="Sixty days.\n")
+    version_propose(actor=reader, page=other, body="Bread.\n")
     client = _client(admin_user)
     listed = client.get("/api/v1/workflows/").json()
     workflow_id = next(w["id"] for w in listed if w["name"] == "Legal review")

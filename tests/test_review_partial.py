@@ -12,7 +12,8 @@ from django.test import Client
 
 from core.errors import Conflict, Forbidden
 from core.models import AuditEvent
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.propose import version_propose
 from reviews.partial import version_approve_partial, version_hunks
 from reviews.selectors import refused_hunks
 from tests.conftest import live
@@ -61,7 +62,7 @@ def test_it_counts_the_changed_blocks_against_what_is_live(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Refunds", POLICY)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     found = version_hunks(proposal)
     assert [(h.number, h.line, h.kind) for h in found] == [
         (1, 3, "changed"),
@@ -81,7 +82,7 @@ def test_it_takes_a_partial_approval_through_two_workflow_steps(
     reviewer: User,
 ) -> None:
     page = make_page("Refunds", POLICY, parent=two_steps)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     live_number = live(page).number
 
     # Step 1 keeps the new days and the chat, refuses the gift cards.
@@ -132,7 +133,7 @@ def test_it_refuses_what_cannot_be_approved_in_part(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", POLICY)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     number = live(page).number
     with pytest.raises(Conflict, match="there is no change 4"):
         version_approve_partial(
@@ -149,7 +150,7 @@ def test_it_refuses_what_cannot_be_approved_in_part(
         version_approve_partial(
             actor=reviewer, version=proposal, refused={}, expected_live_number=number
         )
-    addition = services.version_propose(actor=editor, page=page, kind="append", body="More.\n")
+    addition = version_propose(actor=editor, page=page, kind="append", body="More.\n")
     with pytest.raises(Conflict, match="an addition is one block"):
         version_approve_partial(
             actor=reviewer, version=addition, refused={1: ""}, expected_live_number=number
@@ -205,7 +206,7 @@ def test_it_previews_then_approves_part_of_a_change_in_the_browser_forms(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", POLICY)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     client = Client()
     client.force_login(reviewer)
     review_url = f"/reviews/pages/{page.public_id}/v{proposal.number}/"
@@ -241,9 +242,9 @@ def test_it_refuses_a_preview_against_a_live_version_that_moved(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", POLICY)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     seen = live(page).number
-    services.version_propose(actor=editor, page=page, body=POLICY + "\nMore.\n", publish=True)
+    version_propose(actor=editor, page=page, body=POLICY + "\nMore.\n", publish=True)
     client = Client()
     client.force_login(reviewer)
     answer = client.post(
@@ -260,7 +261,7 @@ def test_it_approves_part_of_a_change_over_rest(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", POLICY)
-    proposal = services.version_propose(actor=reader, page=page, body=PROPOSED)
+    proposal = version_propose(actor=reader, page=page, body=PROPOSED)
     client = Client()
     client.force_login(reviewer)
     url = f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/"

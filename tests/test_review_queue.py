@@ -10,7 +10,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from wiki.models import Page, Version, VersionStatus
 
 
@@ -25,10 +26,10 @@ def test_it_lists_waiting_versions_oldest_first_with_their_details(
 ) -> None:
     first = make_page("Refunds", "old\n")
     second = make_page("Shipping", "old\n")
-    by_person = services.version_propose(
+    by_person = version_propose(
         actor=reader, page=first, body="new\n", change_summary="Fix refund days"
     )
-    by_agent = services.version_propose(
+    by_agent = version_propose(
         actor=proposing_agent, page=second, kind="append", body="more", change_summary="Add FAQ"
     )
     response = _client(reviewer).get("/reviews/")
@@ -47,10 +48,10 @@ def test_it_flags_stale_proposals(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Stale", "a\n")
-    proposal = services.version_propose(actor=reader, page=page, body="b\n")
+    proposal = version_propose(actor=reader, page=page, body="b\n")
     response = _client(reviewer).get("/reviews/")
     assert [row.stale for row in response.context["rows"]] == [False]
-    services.version_propose(actor=editor, page=page, body="c\n", publish=True)
+    version_propose(actor=editor, page=page, body="c\n", publish=True)
     response = _client(reviewer).get("/reviews/")
     assert [(row.version.pk, row.stale) for row in response.context["rows"]] == [
         (proposal.pk, True)
@@ -66,11 +67,11 @@ def test_it_offers_each_agent_with_a_waiting_proposal_once_by_name(
 ) -> None:
     idle = Agent.objects.create(name="alpha-bot", can_edit_pages=True)
     one, two, three = make_page("One"), make_page("Two"), make_page("Three")
-    services.version_propose(actor=second_agent, page=one, body="x")
-    services.version_propose(actor=second_agent, page=two, body="y")
-    services.version_propose(actor=proposing_agent, page=three, body="z")
-    decided = services.version_propose(actor=idle, page=one, body="w")
-    services.version_reject(actor=reviewer, version=decided, comment="Not this one.")
+    version_propose(actor=second_agent, page=one, body="x")
+    version_propose(actor=second_agent, page=two, body="y")
+    version_propose(actor=proposing_agent, page=three, body="z")
+    decided = version_propose(actor=idle, page=one, body="w")
+    version_reject(actor=reviewer, version=decided, comment="Not this one.")
     response = _client(reviewer).get("/reviews/")
     # The queue's author filter suggests these (reviews reads them through the versions).
     assert response.context["agents"] == ["docs-bot", "triage-bot"]
@@ -84,9 +85,9 @@ def test_it_filters_by_agent_page_and_kind_of_author(
     second_agent: Agent,
 ) -> None:
     one, two = make_page("One"), make_page("Two")
-    mine = services.version_propose(actor=proposing_agent, page=one, body="x")
-    other = services.version_propose(actor=second_agent, page=two, body="y")
-    human = services.version_propose(actor=reader, page=two, body="z")
+    mine = version_propose(actor=proposing_agent, page=one, body="x")
+    other = version_propose(actor=second_agent, page=two, body="y")
+    human = version_propose(actor=reader, page=two, body="z")
     client = _client(reviewer)
 
     def listed(query: str) -> list[int]:
@@ -103,7 +104,7 @@ def test_it_shows_the_waiting_count_in_the_navigation_for_reviewers_only(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page()
-    services.version_propose(actor=reader, page=page, body="new")
+    version_propose(actor=reader, page=page, body="new")
     html = _client(reviewer).get("/reviews/").content.decode()
     assert 'aria-label="1 waiting">1</span>' in html
     response = _client(editor).get(f"/p/{page.public_id}/")
@@ -116,12 +117,12 @@ def test_it_shows_the_reviewers_recent_decisions(
     make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
 ) -> None:
     page = make_page("Decided")
-    approved = services.version_propose(actor=reader, page=page, body="yes")
-    services.version_approve(actor=reviewer, version=approved)
-    rejected = services.version_propose(actor=reader, page=page, body="no")
-    services.version_reject(actor=reviewer, version=rejected, comment="Not accurate.")
-    other = services.version_propose(actor=reader, page=page, body="theirs")
-    services.version_reject(actor=second_reviewer, version=other, comment="Someone else.")
+    approved = version_propose(actor=reader, page=page, body="yes")
+    version_approve(actor=reviewer, version=approved)
+    rejected = version_propose(actor=reader, page=page, body="no")
+    version_reject(actor=reviewer, version=rejected, comment="Not accurate.")
+    other = version_propose(actor=reader, page=page, body="theirs")
+    version_reject(actor=second_reviewer, version=other, comment="Someone else.")
     response = _client(reviewer).get("/reviews/")
     assert [v.pk for v in response.context["recent_decisions"]] == [rejected.pk, approved.pk]
     assert "Your recent decisions" in response.content.decode()

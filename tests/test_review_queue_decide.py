@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
 
@@ -34,11 +35,9 @@ def test_it_filters_by_title_path_prefix_author_and_kind(
     slack = make_page("Slack", "chat\n", parent=tools)
     refunds = make_page("Refund policy", "30 days\n")
     toolbox = make_page("Toolbox", "box\n")  # its path starts with "tool" but not "tools/"
-    on_slack = services.version_propose(actor=proposing_agent, page=slack, body="new chat\n")
-    on_refunds = services.version_propose(actor=reader, page=refunds, body="60 days\n")
-    appended = services.version_propose(
-        actor=proposing_agent, page=toolbox, kind="append", body="More."
-    )
+    on_slack = version_propose(actor=proposing_agent, page=slack, body="new chat\n")
+    on_refunds = version_propose(actor=reader, page=refunds, body="60 days\n")
+    appended = version_propose(actor=proposing_agent, page=toolbox, kind="append", body="More.")
     client = _client(reviewer)
 
     def listed(query: str) -> list[int]:
@@ -61,9 +60,9 @@ def test_it_flags_stale_and_invisible_character_proposals_in_the_row(
     make_page: Callable[..., Page], reader: User, editor: User, reviewer: User
 ) -> None:
     page = make_page("Pay", "Pay to 1234.\n")
-    sneaky = services.version_propose(actor=reader, page=make_page("Other"), body="a\u202eb\n")
-    stale = services.version_propose(actor=reader, page=page, body="Pay to 4321.\n")
-    services.version_propose(actor=editor, page=page, body="Pay to 9999.\n", publish=True)
+    sneaky = version_propose(actor=reader, page=make_page("Other"), body="a\u202eb\n")
+    stale = version_propose(actor=reader, page=page, body="Pay to 4321.\n")
+    version_propose(actor=editor, page=page, body="Pay to 9999.\n", publish=True)
     rows = _rows(_client(reviewer))
     assert (rows[sneaky.pk].invisible, rows[sneaky.pk].stale) == (True, False)  # type: ignore[attr-defined]
     assert (rows[stale.pk].invisible, rows[stale.pk].stale) == (False, True)  # type: ignore[attr-defined]
@@ -79,22 +78,16 @@ def test_it_offers_one_click_approval_only_where_the_row_shows_the_whole_change(
     reviewer: User,
     proposing_agent: Agent,
 ) -> None:
-    small = services.version_propose(actor=reader, page=make_page("Small", "a\nb\n"), body="a\nB\n")
+    small = version_propose(actor=reader, page=make_page("Small", "a\nb\n"), body="a\nB\n")
     long_body = "".join(f"line {i}\n" for i in range(20))
-    big = services.version_propose(actor=reader, page=make_page("Big", "x\n"), body=long_body)
+    big = version_propose(actor=reader, page=make_page("Big", "x\n"), body=long_body)
     faq = make_page("FAQ", "Q1\n")
-    fresh_append = services.version_propose(
-        actor=proposing_agent, page=faq, kind="append", body="Q2"
-    )
+    fresh_append = version_propose(actor=proposing_agent, page=faq, kind="append", body="Q2")
     moved = make_page("Moved", "one\n")
-    moved_append = services.version_propose(
-        actor=proposing_agent, page=moved, kind="append", body="three"
-    )
-    services.version_propose(actor=editor, page=moved, body="one\n\ntwo\n", publish=True)
-    new_page = services.page_create(actor=proposing_agent, title="Brand new", body="x\n")
-    renamed = services.version_propose(
-        actor=reader, page=make_page("Old name", "same\n"), title="New name"
-    )
+    moved_append = version_propose(actor=proposing_agent, page=moved, kind="append", body="three")
+    version_propose(actor=editor, page=moved, body="one\n\ntwo\n", publish=True)
+    new_page = page_create(actor=proposing_agent, title="Brand new", body="x\n")
+    renamed = version_propose(actor=reader, page=make_page("Old name", "same\n"), title="New name")
     rows = _rows(_client(reviewer))
     one_click = {pk for pk, row in rows.items() if row.one_click}  # type: ignore[attr-defined]
     assert one_click == {small.pk, fresh_append.pk}
@@ -110,7 +103,7 @@ def test_it_approves_from_the_queue_and_comes_back_to_it(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Small", "a\n")
-    proposal = services.version_propose(actor=reader, page=page, body="b\n")
+    proposal = version_propose(actor=reader, page=page, body="b\n")
     client = _client(reviewer)
     response = client.post(
         _url(proposal),
@@ -124,7 +117,7 @@ def test_it_never_returns_to_an_address_outside_the_review_screens(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Small", "a\n")
-    proposal = services.version_propose(actor=reader, page=page, body="b\n")
+    proposal = version_propose(actor=reader, page=page, body="b\n")
     response = _client(reviewer).post(
         _url(proposal),
         {"action": "approve", "expected_live_number": 1, "return_to": "https://evil.example/"},
@@ -136,7 +129,7 @@ def test_it_rejects_from_the_queue_with_the_reason_typed_in_the_row(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Policy", "a\n")
-    proposal = services.version_propose(actor=reader, page=page, body="b\n")
+    proposal = version_propose(actor=reader, page=page, body="b\n")
     client = _client(reviewer)
     html = client.get("/reviews/").content.decode()
     assert f'<label for="reason-{proposal.pk}">Reason (required)</label>' in html
@@ -156,11 +149,9 @@ def test_it_rejects_from_the_queue_with_the_reason_typed_in_the_row(
 def test_it_opens_the_next_proposal_after_a_decision_on_the_review_page(
     make_page: Callable[..., Page], reader: User, reviewer: User, proposing_agent: Agent
 ) -> None:
-    first = services.version_propose(actor=reader, page=make_page("First", "a\n"), body="b\n")
-    second = services.version_propose(
-        actor=proposing_agent, page=make_page("Second", "c\n"), body="d\n"
-    )
-    own = services.version_propose(actor=reviewer, page=make_page("Mine", "e\n"), body="f\n")
+    first = version_propose(actor=reader, page=make_page("First", "a\n"), body="b\n")
+    second = version_propose(actor=proposing_agent, page=make_page("Second", "c\n"), body="d\n")
+    own = version_propose(actor=reviewer, page=make_page("Mine", "e\n"), body="f\n")
     client = _client(reviewer)
     response = client.post(_url(first), {"action": "reject", "comment": "No."})
     assert response["Location"] == _url(second)

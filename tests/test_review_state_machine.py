@@ -15,7 +15,9 @@ from django.db import connection
 from django.test import Client
 
 from core.errors import Conflict
-from reviews import outbox, services, workflows
+from reviews import outbox, workflows
+from reviews.actions.decide import version_approve, version_request_changes
+from reviews.actions.propose import version_propose
 from reviews.models import Approval, Review, ReviewStatus
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
@@ -67,12 +69,12 @@ def test_it_refuses_two_people_for_three_approvals(
     refunds: Page, people: list[User], reader: User, reviewer: User
 ) -> None:
     lena, luis = people[:2]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
-    services.version_approve(actor=lena, version=proposal, step=1)
-    services.version_approve(actor=luis, version=proposal, step=1)
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=luis, version=proposal, step=1)
     assert _status(proposal) == (VersionStatus.IN_REVIEW, 2)
     with pytest.raises(Conflict, match="one person counts once"):
-        services.version_approve(actor=lena, version=proposal, step=2)
+        version_approve(actor=lena, version=proposal, step=2)
     assert _status(proposal) == (VersionStatus.IN_REVIEW, 2)
     assert live(refunds).body == "Refunds take five days.\n"
     # Over REST too, and the page tells her why instead of offering the button.
@@ -83,7 +85,7 @@ def test_it_refuses_two_people_for_three_approvals(
     )
     assert api.status_code == 409
     assert "rv-approve-button" not in _client(lena).get(_url(proposal)).content.decode()
-    services.version_approve(actor=reviewer, version=proposal, step=2)
+    version_approve(actor=reviewer, version=proposal, step=2)
     assert live(refunds).body == "Seven days.\n"
 
 
@@ -92,11 +94,11 @@ def test_it_refuses_an_approval_from_a_page_opened_at_an_earlier_step(
     refunds: Page, people: list[User], reader: User
 ) -> None:
     lena, luis, lara = people[:3]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
     opened = _client(lara).get(_url(proposal)).content.decode()
     assert 'name="step" value="1"' in opened  # the form carries the step it shows
-    services.version_approve(actor=lena, version=proposal, step=1)
-    services.version_approve(actor=luis, version=proposal, step=1)
+    version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=luis, version=proposal, step=1)
     # lara sends the form she opened at step 1; the proposal waits at step 2 now.
     response = _client(lara).post(
         _url(proposal), {"action": "approve", "expected_live_number": 1, "step": 1}
@@ -114,9 +116,9 @@ def test_it_refuses_a_rest_decision_for_a_step_left_behind(
     refunds: Page, people: list[User], reader: User
 ) -> None:
     lena, luis, lara = people[:3]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
-    services.version_approve(actor=lena, version=proposal, step=1)
-    services.version_approve(actor=luis, version=proposal, step=1)
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=luis, version=proposal, step=1)
     url = f"/api/v1/pages/{refunds.public_id}/versions/{proposal.number}"
     for action, body in (("approve", {"step": 1}), ("reject", {"step": 1, "comment": "No."})):
         response = _client(lara).post(f"{url}/{action}", body, content_type="application/json")
@@ -144,7 +146,7 @@ def test_it_counts_four_racing_approvals_at_step_one_for_step_one_only(
         actor=admin_user, name="Legal", steps=TWO_LEGAL_THEN_ONE_REVIEWER
     )
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=page)
-    proposal = services.version_propose(actor=reader, page=page, body="new\n")
+    proposal = version_propose(actor=reader, page=page, body="new\n")
     url = f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/approve"
     barrier = threading.Barrier(len(lawyers))
     statuses: dict[str, int] = {}
@@ -181,11 +183,11 @@ def test_it_resets_approvals_when_a_reviewer_edits_then_approves(
 ) -> None:
     settings.QUIRE_REVIEW_EMAIL_GATHER_SECONDS = 0  # each email at once, not gathered
     lena, luis = people[:2]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
     outbox.send_review_requests(lena.pk)  # asked once: the text as the author wrote it
-    services.version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=lena, version=proposal, step=1)
     # luis edits the text (an injection lena never saw) and approves it at step 1.
-    services.version_approve(
+    version_approve(
         actor=luis,
         version=proposal,
         step=1,
@@ -204,9 +206,9 @@ def test_it_resets_approvals_when_a_reviewer_edits_then_approves(
     told = [m for m in mailoutbox if lena.email in m.to]
     assert told and "THE TEXT CHANGED DURING THE REVIEW: luis edited the text" in told[-1].body
     # lena approves the edited text: step 1 is done; a reviewer publishes it.
-    services.version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=lena, version=proposal, step=1)
     assert _status(proposal) == (VersionStatus.IN_REVIEW, 2)
-    services.version_approve(actor=reviewer, version=proposal, step=2)
+    version_approve(actor=reviewer, version=proposal, step=2)
     assert live(refunds).body == "Seven days. Send refunds to account 1234.\n"
 
 
@@ -214,10 +216,10 @@ def test_it_sends_the_review_back_to_step_one_when_the_last_step_edits(
     refunds: Page, people: list[User], reader: User, reviewer: User
 ) -> None:
     lena, luis = people[:2]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
-    services.version_approve(actor=lena, version=proposal, step=1)
-    services.version_approve(actor=luis, version=proposal, step=1)
-    services.version_approve(
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=luis, version=proposal, step=1)
+    version_approve(
         actor=reviewer,
         version=proposal,
         step=2,
@@ -227,8 +229,8 @@ def test_it_sends_the_review_back_to_step_one_when_the_last_step_edits(
     # Legal approved other words: they decide again; the reviewer's approval still counts.
     assert _status(proposal) == (VersionStatus.IN_REVIEW, 1)
     assert live(refunds).body == "Refunds take five days.\n"
-    services.version_approve(actor=lena, version=proposal, step=1)
-    services.version_approve(actor=luis, version=proposal, step=1)
+    version_approve(actor=lena, version=proposal, step=1)
+    version_approve(actor=luis, version=proposal, step=1)
     assert _status(proposal)[0] == VersionStatus.APPROVED
     assert live(refunds).body == "Seven working days.\n"
 
@@ -237,7 +239,7 @@ def test_it_allows_only_the_moves_its_table_names(
     refunds: Page, people: list[User], reader: User
 ) -> None:
     lena = people[0]
-    proposal = services.version_propose(actor=reader, page=refunds, body="Seven days.\n")
+    proposal = version_propose(actor=reader, page=refunds, body="Seven days.\n")
     review = Review.objects.get(version=proposal)
     assert set(Review.TRANSITIONS) == {
         "approve",
@@ -250,11 +252,11 @@ def test_it_allows_only_the_moves_its_table_names(
         "undo",
         "take_back",  # a step's approval, with the batch that gave it (reviews.batch)
     }
-    services.version_request_changes(actor=lena, version=proposal, comment="Which days?", step=1)
+    version_request_changes(actor=lena, version=proposal, comment="Which days?", step=1)
     with pytest.raises(Conflict, match="waits for its author's revision"):
-        services.version_request_changes(actor=lena, version=proposal, comment="Again.")
+        version_request_changes(actor=lena, version=proposal, comment="Again.")
     with pytest.raises(Conflict, match="waits for its author's revision"):
-        services.version_approve(actor=lena, version=proposal)
+        version_approve(actor=lena, version=proposal)
     review.refresh_from_db()
     assert review.status == ReviewStatus.CHANGES_REQUESTED
     with pytest.raises(Conflict):

@@ -14,7 +14,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from reviews import asking, services, workflows
+from reviews import asking, workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.models import WorkflowStep
 from wiki.models import Page, Version
 from wiki.roles import REVIEWERS
@@ -34,7 +36,7 @@ def _proposal(
     workflow = workflows.workflow_create(actor=admin_user, name="Legal review", steps=steps)
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=root)
     page = make_page("Refunds", "Five days.\n", parent=root)
-    return services.version_propose(actor=reader, page=page, body="Seven days.\n")
+    return version_propose(actor=reader, page=page, body="Seven days.\n")
 
 
 def test_it_reminds_at_the_steps_own_due_time(
@@ -71,7 +73,7 @@ def test_it_uses_the_global_due_time_at_a_step_without_one_and_the_next_steps_ow
     proposal = _proposal(make_page, admin_user, reader, steps)
     start = timezone.now()
     assert asking.reviews_remind(now=start + timedelta(hours=5)) == {"deciders": 0, "admins": 0}
-    services.version_approve(actor=lawyers[0], version=proposal)
+    version_approve(actor=lawyers[0], version=proposal)
     assert asking.reviews_remind(now=start + timedelta(hours=1)) == {"deciders": 0, "admins": 0}
     assert asking.reviews_remind(now=start + timedelta(hours=3)) == {"deciders": 1, "admins": 0}
 

@@ -24,7 +24,9 @@ from django.utils import timezone
 from agents import services as agent_services
 from core.actors import SystemActor
 from people import services as people_services
-from reviews import asking, delivery, services, tasks, webhooks, workflows
+from reviews import asking, delivery, tasks, webhooks, workflows
+from reviews.actions.decide import version_approve, version_reject
+from reviews.actions.propose import version_propose
 from reviews.models import GroupWebhook, WebhookPost
 from tests.fixtures_mail import SMTPServer, celery_settings
 from tests.fixtures_mcp import rpc_tool
@@ -103,7 +105,7 @@ def test_it_posts_a_review_request_to_the_steps_group_webhook(
     GroupWebhook.objects.create(group=Group.objects.get(name=REVIEWERS), url=hook.url)
     page = make_page("Refund policy", "Refunds take five days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        version = services.version_propose(
+        version = version_propose(
             actor=reader, page=page, body="Refunds take seven days.\n", change_summary="Slower"
         )
     (posted,) = hook.received
@@ -126,14 +128,14 @@ def test_it_posts_nothing_for_a_group_without_a_webhook_or_when_the_hook_is_down
 ) -> None:
     page = make_page("Refund policy", "Refunds take five days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_propose(actor=reader, page=page, body="Seven days.\n")
+        version_propose(actor=reader, page=page, body="Seven days.\n")
     assert hook.received == []
     GroupWebhook.objects.create(
         group=Group.objects.get(name=REVIEWERS), url="http://127.0.0.1:9/nobody-listens"
     )
     other = make_page("Returns", "Thirty days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        proposal = services.version_propose(actor=reader, page=other, body="Sixty days.\n")
+        proposal = version_propose(actor=reader, page=other, body="Sixty days.\n")
     # The proposal stands; the post waits in the outbox for the sweep, not on the author.
     assert proposal.status == "in_review"
     post = WebhookPost.objects.get(version=proposal)
@@ -173,7 +175,7 @@ def test_it_lets_an_admin_set_and_clear_a_groups_webhook_on_the_group_screen(
 
 def _propose(page: Page, author: User, capture: Any) -> Version:
     with capture(execute=True):
-        return services.version_propose(
+        return version_propose(
             actor=author, page=page, body="Refunds take seven days.\n", change_summary="Slower"
         )
 
@@ -303,7 +305,7 @@ def test_it_does_not_post_late_about_a_proposal_decided_meanwhile(
     chat.answers.append(503)
     version = propose()
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=version)
+        version_approve(actor=reviewer, version=version)
     _sweep_a_minute_later()
     assert len(chat.received) == 1  # the try that met the outage
     [post] = WebhookPost.objects.filter(version=version)
@@ -467,7 +469,7 @@ def test_it_posts_the_first_at_once_and_gathers_a_bulk_import_into_one_message(
     # The 39 that came within the window wait; one of them is decided meanwhile.
     assert len(chat.received) == 1
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=rest[0])
+        version_approve(actor=reviewer, version=rest[0])
 
     _close_the_window()
     tasks.retry_pending_notifications.delay()
@@ -570,7 +572,7 @@ def test_it_retries_a_failed_post_in_process_after_a_change_that_posts_nothing(
 
     _a_minute_later()
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_reject(actor=reviewer, version=earlier, comment="Not now.")
+        version_reject(actor=reviewer, version=earlier, comment="Not now.")
 
     assert len(hook.received) == 2
     post.refresh_from_db()

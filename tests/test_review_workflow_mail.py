@@ -8,7 +8,9 @@ from collections.abc import Callable
 from django.contrib.auth.models import User
 from django.core.mail import EmailMessage
 
-from reviews import outbox, services, workflows
+from reviews import outbox, workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.models import Notification, NotificationStatus
 from wiki.models import Page
 
@@ -34,13 +36,13 @@ def test_it_does_not_email_a_step_the_proposal_has_already_passed(
     workflows.workflow_assign(actor=admin_user, workflow=workflow, page=policies)
     privacy = make_page("Privacy", "We keep little.\n", parent=policies)
 
-    proposal = services.version_propose(actor=reader, page=privacy, body="We keep nothing.\n")
+    proposal = version_propose(actor=reader, page=privacy, body="We keep nothing.\n")
     owed = Notification.objects.filter(version=proposal, recipient=lara)
     assert owed.get().status == NotificationStatus.PENDING  # Legal is asked first
 
     # Legal decides before lara's email went out: the proposal now waits on another step.
-    services.version_approve(actor=lena, version=proposal)
-    services.version_approve(actor=luis, version=proposal)
+    version_approve(actor=lena, version=proposal)
+    version_approve(actor=luis, version=proposal)
     proposal.refresh_from_db()
     assert proposal.review.current_step["group"] == "Compliance"
 

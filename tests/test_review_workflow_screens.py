@@ -12,7 +12,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from reviews.models import ReviewComment, ReviewStatus, Workflow
 from tests.conftest import live, open_review_page
 from wiki.models import Page, Version, VersionStatus
@@ -46,7 +48,7 @@ def policies(make_page: Callable[..., Page], admin_user: User, lawyers: list[Use
 @pytest.fixture
 def proposal(make_page: Callable[..., Page], policies: Page, reader: User) -> Version:
     page = make_page("Refunds", "Five days.\nKeep the receipt.\n", parent=policies)
-    return services.version_propose(
+    return version_propose(
         actor=reader, page=page, body="Seven days.\nKeep the receipt.\n", change_summary="7."
     )
 
@@ -101,7 +103,7 @@ def test_it_says_when_a_group_does_not_exist(admin_user: User) -> None:
 def test_it_shows_the_whole_path_on_the_review_page(
     proposal: Version, lawyers: list[User], admin_user: User
 ) -> None:
-    services.version_approve(actor=lawyers[0], version=proposal, comment="Fine.")
+    version_approve(actor=lawyers[0], version=proposal, comment="Fine.")
     html = _client(lawyers[1]).get(_review_url(proposal)).content.decode()
     assert "Review path: Legal review" in html
     assert "Step 1: Legal" in html and "1 of 2 · 1 still needed" in html
@@ -130,7 +132,7 @@ def test_it_requests_changes_and_keeps_the_conversation_across_revisions(
     assert proposal.review.status == ReviewStatus.CHANGES_REQUESTED
     author_view = _client(reader).get(url).content.decode()
     assert "Changes requested." in author_view and "Say business days." in author_view
-    revision = services.version_propose(
+    revision = version_propose(
         actor=reader,
         page=proposal.page,
         body="Seven business days.\nKeep the receipt.\n",
@@ -150,7 +152,7 @@ def test_it_puts_what_awaits_you_first_and_filters_by_step(
     make_page: Callable[..., Page],
     reader: User,
 ) -> None:
-    plain = services.version_propose(
+    plain = version_propose(
         actor=reader, page=make_page("Lunch", "Noon.\n"), body="One.\n", change_summary="1."
     )
     rows = _client(reviewer).get("/reviews/").context["rows"]

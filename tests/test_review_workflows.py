@@ -10,7 +10,10 @@ from django.contrib.auth.models import Group, User
 
 from agents.models import Agent
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.comments import review_comment_add
+from reviews.actions.decide import version_approve, version_reject, version_request_changes
+from reviews.actions.propose import version_propose
 from reviews.models import Approval, ReviewComment, ReviewStatus
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
@@ -45,7 +48,7 @@ def agent(make_user: Callable[..., User]) -> Agent:
 
 
 def propose(actor: Any, page: Page, body: str) -> Version:
-    return services.version_propose(actor=actor, page=page, body=body, change_summary="Edit.")
+    return version_propose(actor=actor, page=page, body=body, change_summary="Edit.")
 
 
 def test_it_applies_the_default_single_step_without_workflows(
@@ -54,7 +57,7 @@ def test_it_applies_the_default_single_step_without_workflows(
     page = make_page("Plain", "old\n")
     proposal = propose(reader, page, "new\n")
     assert proposal.review.steps == [{"name": "Review", "group": REVIEWERS, "approvals": 1}]
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).body == "new\n"
 
 
@@ -85,17 +88,17 @@ def test_it_walks_a_proposal_through_two_steps(
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(agent, page, "Seven days.\n")
     with pytest.raises(Forbidden, match="members of Legal decide"):
-        services.version_approve(actor=reviewer, version=proposal)
-    services.version_approve(actor=lawyers[0], version=proposal, comment="Fine by me.")
+        version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=lawyers[0], version=proposal, comment="Fine by me.")
     proposal.refresh_from_db()
     assert (proposal.status, proposal.review.step) == (VersionStatus.IN_REVIEW, 0)
     with pytest.raises(Conflict, match="already approved this text"):
-        services.version_approve(actor=lawyers[0], version=proposal)
-    services.version_approve(actor=lawyers[1], version=proposal)
+        version_approve(actor=lawyers[0], version=proposal)
+    version_approve(actor=lawyers[1], version=proposal)
     proposal.refresh_from_db()
     assert (proposal.status, proposal.review.step) == (VersionStatus.IN_REVIEW, 1)
     assert live(page).body == "Five days.\n"
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.APPROVED
     assert proposal.review.status == ReviewStatus.APPROVED
@@ -116,7 +119,7 @@ def test_it_keeps_the_steps_a_proposal_started_with(
     )
     proposal.refresh_from_db()
     assert proposal.review.steps == LEGAL_THEN_REVIEWERS
-    services.version_approve(actor=lawyers[0], version=proposal)
+    version_approve(actor=lawyers[0], version=proposal)
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.IN_REVIEW
 
@@ -126,8 +129,8 @@ def test_it_rejects_at_any_step(
 ) -> None:
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(reader, page, "Seven days.\n")
-    services.version_approve(actor=lawyers[0], version=proposal)
-    services.version_reject(actor=lawyers[1], version=proposal, comment="Not legal.")
+    version_approve(actor=lawyers[0], version=proposal)
+    version_reject(actor=lawyers[1], version=proposal, comment="Not legal.")
     proposal.refresh_from_db()
     assert (proposal.status, proposal.review.status) == ("rejected", "rejected")
 
@@ -137,13 +140,13 @@ def test_it_continues_the_review_when_the_author_revises_after_changes_requested
 ) -> None:
     page = make_page("Refunds", "Five days.\nKeep the receipt.\n", parent=policies)
     first = propose(agent, page, "Seven days.\nKeep the receipt.\n")
-    services.version_approve(actor=lawyers[0], version=first)
-    services.review_comment_add(actor=lawyers[1], version=first, comment="Which days?", line=1)
-    services.version_request_changes(actor=lawyers[1], version=first, comment="Say business days.")
+    version_approve(actor=lawyers[0], version=first)
+    review_comment_add(actor=lawyers[1], version=first, comment="Which days?", line=1)
+    version_request_changes(actor=lawyers[1], version=first, comment="Say business days.")
     first.refresh_from_db()
     assert first.review.status == ReviewStatus.CHANGES_REQUESTED
     with pytest.raises(Conflict, match="changes were requested"):
-        services.version_approve(actor=lawyers[2], version=first)
+        version_approve(actor=lawyers[2], version=first)
     second = propose(agent, page, "Seven business days.\nKeep the receipt.\n")
     first.refresh_from_db()
     assert first.status == VersionStatus.WITHDRAWN
@@ -156,7 +159,7 @@ def test_it_continues_the_review_when_the_author_revises_after_changes_requested
     )
     assert ReviewComment.objects.filter(review=review).count() == 2
     # The approval of the first revision does not count for the second.
-    services.version_approve(actor=lawyers[0], version=second)
+    version_approve(actor=lawyers[0], version=second)
     second.refresh_from_db()
     assert second.review.step == 0
 
@@ -166,7 +169,7 @@ def test_it_refuses_a_request_for_changes_without_a_comment(
 ) -> None:
     proposal = propose(reader, make_page("Plain", "old\n"), "new\n")
     with pytest.raises(InvalidArgument, match="say what to change"):
-        services.version_request_changes(actor=reviewer, version=proposal, comment=" ")
+        version_request_changes(actor=reviewer, version=proposal, comment=" ")
 
 
 def test_it_refuses_a_workflow_naming_a_missing_group(admin_user: User, reviewer: User) -> None:
@@ -187,7 +190,7 @@ def test_it_never_lets_an_author_approve_at_a_later_step(
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(lawyers[0], page, "Seven days.\n")
     with pytest.raises(Forbidden, match="your own proposal"):
-        services.version_approve(actor=lawyers[0], version=proposal)
+        version_approve(actor=lawyers[0], version=proposal)
 
 
 def test_it_hands_a_reviewers_edit_at_an_earlier_step_to_the_next(
@@ -199,20 +202,20 @@ def test_it_hands_a_reviewers_edit_at_an_earlier_step_to_the_next(
 ) -> None:
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(agent, page, "Seven days.\n")
-    services.version_approve(
+    version_approve(
         actor=lawyers[0],
         version=proposal,
         edited_body="Seven calendar days.\n",
         expected_live_number=1,
     )
-    services.version_approve(actor=lawyers[1], version=proposal)
+    version_approve(actor=lawyers[1], version=proposal)
     proposal.refresh_from_db()
     assert (proposal.body, proposal.proposed_body, proposal.edited_by_reviewer) == (
         "Seven calendar days.\n",
         "Seven days.\n",
         True,
     )
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).body == "Seven calendar days.\n"
 
 
@@ -227,12 +230,12 @@ def test_it_refuses_a_conflicting_stale_proposal_at_every_step(
     page = make_page("Refunds", "Five days.\n", parent=policies)
     proposal = propose(reader, page, "Seven days.\n")
     # The editor's change is a proposal too under the workflow; it goes live through it.
-    newer = services.version_propose(actor=editor, page=page, body="Six days.\n", publish=False)
+    newer = version_propose(actor=editor, page=page, body="Six days.\n", publish=False)
     for decider in (*lawyers[:2], reviewer):
-        services.version_approve(actor=decider, version=newer)
+        version_approve(actor=decider, version=newer)
     assert live(page).body == "Six days.\n"
     with pytest.raises(Conflict, match="overlap"):
-        services.version_approve(actor=lawyers[0], version=proposal)
+        version_approve(actor=lawyers[0], version=proposal)
     assert not Approval.objects.filter(version=proposal).exists()
 
 
@@ -251,9 +254,9 @@ def test_it_keeps_a_proposal_in_its_workflow_when_the_workflow_is_deleted(
     workflows.workflow_delete(actor=admin_user, workflow=workflow)
     assert workflows.applicable_workflow(page) == workflows.DEFAULT
     with pytest.raises(Forbidden, match="members of Legal decide"):
-        services.version_approve(actor=reviewer, version=proposal)
+        version_approve(actor=reviewer, version=proposal)
     for lawyer in lawyers[:2]:
-        services.version_approve(actor=lawyer, version=proposal)
+        version_approve(actor=lawyer, version=proposal)
     # The caller's copy still says step 1: the service decides on the locked rows.
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).body == "Seven days.\n"

@@ -12,7 +12,10 @@ from django.core.management import call_command
 from django.db import connection
 from pytest_django import DjangoAssertNumQueries
 
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.revert import page_revert
 from tests.bulk import make_live
 from wiki import search
 from wiki import services as wiki_services
@@ -163,7 +166,7 @@ def test_it_finds_a_proposal_only_once_approved(
     make_page: MakePage, reader: User, reviewer: User
 ) -> None:
     page = make_page("Lunch", "We order pizza on Fridays.\n")
-    proposal = services.version_propose(
+    proposal = version_propose(
         actor=reader, page=page, body="We order sushi on Fridays.\n", change_summary="Sushi."
     )
     assert proposal.status == VersionStatus.IN_REVIEW
@@ -171,14 +174,14 @@ def test_it_finds_a_proposal_only_once_approved(
     assert search_pages("sushi") == []
     assert titles(search_pages("pizza")) == ["Lunch"]
 
-    services.version_approve(actor=reviewer, version=proposal)
+    version_approve(actor=reviewer, version=proposal)
 
     assert titles(search_pages("sushi")) == ["Lunch"]
     assert search_pages("pizza") == []
 
 
 def test_it_does_not_find_a_page_that_was_never_approved(reader: User) -> None:
-    services.page_create(actor=reader, title="Secret draft", body="Unreviewed zeppelin.\n")
+    page_create(actor=reader, title="Secret draft", body="Unreviewed zeppelin.\n")
 
     assert search_pages("zeppelin") == []
     assert search_pages("secret draft") == []
@@ -187,13 +190,13 @@ def test_it_does_not_find_a_page_that_was_never_approved(reader: User) -> None:
 def test_it_follows_a_revert(make_page: MakePage, editor: User) -> None:
     page = make_page("Wifi", "The password is on the fridge.\n")
     first = live(page)
-    services.version_propose(
+    version_propose(
         actor=editor, page=page, title="Wireless", body="Ask the office manager.\n", publish=True
     )
     assert search_pages("fridge") == []
     assert titles(search_pages("manager")) == ["Wireless"]
 
-    services.page_revert(actor=editor, page=page, to_version=first)
+    page_revert(actor=editor, page=page, to_version=first)
 
     assert titles(search_pages("fridge")) == ["Wifi"]
     assert search_pages("manager") == []

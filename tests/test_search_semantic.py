@@ -21,7 +21,8 @@ from pytest_django import DjangoCaptureOnCommitCallbacks
 
 from agents import services as agent_services
 from core.actors import SystemActor
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from wiki import search, semantic
 from wiki import services as wiki_services
 from wiki.models import Page, PageChunk
@@ -203,14 +204,14 @@ def test_it_embeds_a_version_when_it_goes_live(
 
     # A proposal changes nothing until it is approved.
     with django_capture_on_commit_callbacks(execute=True):
-        proposal = services.version_propose(
+        proposal = version_propose(
             actor=reader, page=page, body="## Storage\n\nScooters go to the loading dock.\n"
         )
     assert titles("where do I leave my scooter")[:1] != ["Bikes"] or (
         PageChunk.objects.get(page=page).heading == "Parking"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        services.version_approve(actor=reviewer, version=proposal)
+        version_approve(actor=reviewer, version=proposal)
     [chunk] = PageChunk.objects.filter(page=page)
     assert (chunk.heading, chunk.version_id) == ("Storage", proposal.pk)
 
@@ -255,10 +256,10 @@ def test_a_batch_writes_every_page_but_one_whose_version_moved_on_meanwhile(
         name, dimensions = model.name, model.dimensions
 
         def passages(self, texts: list[str]) -> Any:
-            newer = services.version_propose(
+            newer = version_propose(
                 actor=editor, page=moved, body="## Booking\n\nDesks are first come.\n"
             )
-            services.version_approve(actor=reviewer, version=newer)
+            version_approve(actor=reviewer, version=newer)
             return model.passages(texts)
 
     PageChunk.objects.all().delete()
@@ -377,7 +378,7 @@ def test_a_text_embedded_before_is_not_embedded_again(make_page: MakePage, edito
     # A copy of the page (an import run twice, a duplicate) costs no embedding.
     copy = make_page("Bikes", body, parent=make_page("Elsewhere"))
     # A new version where one section changed embeds that section only.
-    services.version_propose(
+    version_propose(
         actor=editor, page=first, body=body.replace("2nd floor", "3rd floor"), publish=True
     )
     counting.embedded.clear()
@@ -611,7 +612,7 @@ def test_a_page_whose_vectors_are_pending_ranks_by_its_words(
     # A page edited to hold the words waits for its new vectors too (its old ones are of a
     # version no longer live): it ranks by its words meanwhile.
     lockout = next(page for page in near if page.title == "Account lockout")
-    services.version_propose(
+    version_propose(
         actor=editor,
         page=lockout,
         body="Five wrong passwords lock the account: reset the VPN password at the portal.\n",

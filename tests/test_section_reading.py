@@ -22,7 +22,8 @@ from agents import services as agent_services
 from core.actors import SystemActor
 from core.errors import Forbidden
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from reviews.models import Notification
 from wiki.models import Page, PageGrant
 from wiki.roles import REVIEWERS
@@ -84,9 +85,7 @@ def test_it_hides_the_section_from_a_person_outside_it_through_web_and_rest(
 ) -> None:
     section, nda, public = legal.section, legal.nda, legal.public
     # A proposal inside the section: its history and diff exist for those who may read it.
-    services.version_propose(
-        actor=legal.lana, page=nda, body=f"Sign the {INSIDE} form twice. {DRAFT}\n"
-    )
+    version_propose(actor=legal.lana, page=nda, body=f"Sign the {INSIDE} form twice. {DRAFT}\n")
     nick = client_as(legal.nick)
     hidden = [
         f"/p/{section.public_id}/",
@@ -141,9 +140,7 @@ def test_it_mails_nobody_about_a_section_they_may_not_read(
     legal: Legal, mailoutbox: list[EmailMessage], make_user: Callable[..., User]
 ) -> None:
     nda = legal.nda
-    proposal = services.version_propose(
-        actor=make_user("lara", "Legal"), page=nda, body=f"New {DRAFT}.\n"
-    )
+    proposal = version_propose(actor=make_user("lara", "Legal"), page=nda, body=f"New {DRAFT}.\n")
     asked = set(Notification.objects.filter(version=proposal).values_list("recipient", flat=True))
     assert legal.nick.pk not in asked
     assert legal.lana.pk in asked
@@ -246,7 +243,7 @@ def test_it_lifts_a_subsection_granted_back_into_the_hidden_sections_place(
     tree nor the breadcrumbs name the section or the page between."""
 
     def make(title: str, parent: Page) -> Page:  # an admin publishes anywhere
-        version = services.page_create(
+        version = page_create(
             actor=admin_user, title=title, body="Text.\n", parent=parent, publish=True
         )
         return Page.objects.get(pk=version.page_id)

@@ -12,7 +12,9 @@ from django.test import Client
 from django.urls import reverse
 
 from core.errors import Forbidden
-from reviews import services, workflows
+from reviews import workflows
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki import services as wiki_services
 from wiki.models import Page, Version, VersionStatus
@@ -78,11 +80,9 @@ def test_it_refuses_an_editors_direct_publish_under_a_workflow_in_the_service(
 ) -> None:
     for person in (editor, admin_user):
         with pytest.raises(Forbidden, match="“Legal review” review workflow applies here"):
-            services.version_propose(
-                actor=person, page=section["nda"], body="Gone.\n", publish=True
-            )
+            version_propose(actor=person, page=section["nda"], body="Gone.\n", publish=True)
         with pytest.raises(Forbidden, match="submit a proposal instead"):
-            services.page_create(
+            page_create(
                 actor=person, title="Side letter", body="x\n", parent=section["legal"], publish=True
             )
     assert live(section["nda"]).body == "Sign before day one.\n"
@@ -137,7 +137,7 @@ def test_it_has_the_stricter_workflow_review_a_move_into_the_section(
     outside = section["outside"]
     with pytest.raises(Forbidden, match="crosses the border"):
         wiki_services.page_move(actor=editor, page=outside, parent=section["legal"])
-    proposal = services.version_propose(actor=reader, page=outside, parent=section["legal"])
+    proposal = version_propose(actor=reader, page=outside, parent=section["legal"])
     assert proposal.review.workflow_name == "Legal review"
     assert [step["group"] for step in proposal.review.steps] == ["Legal", REVIEWERS]
 

@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from core.errors import Conflict
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki.models import Page, VersionStatus
 
@@ -37,15 +38,15 @@ def test_it_gives_one_success_and_one_conflict_for_two_renames_to_one_title(
     parent = make_page("Tools")
     first = make_page("Slack", parent=parent)
     second = make_page("Zoom", parent=parent)
-    rename_first = services.version_propose(actor=reader, page=first, title="Chat")
-    rename_second = services.version_propose(actor=reader, page=second, title="Chat")
+    rename_first = version_propose(actor=reader, page=first, title="Chat")
+    rename_second = version_propose(actor=reader, page=second, title="Chat")
     first_approved, release = threading.Event(), threading.Event()
     outcome: dict[str, object] = {}
 
     def approve_first_and_hold() -> None:
         try:
             with transaction.atomic():
-                services.version_approve(actor=reviewer, version=rename_first)
+                version_approve(actor=reviewer, version=rename_first)
                 first_approved.set()
                 release.wait(timeout=30)
             outcome["first"] = "approved"
@@ -54,7 +55,7 @@ def test_it_gives_one_success_and_one_conflict_for_two_renames_to_one_title(
 
     def approve_second() -> None:
         try:
-            services.version_approve(actor=second_reviewer, version=rename_second)
+            version_approve(actor=second_reviewer, version=rename_second)
             outcome["second"] = "approved"
         except Conflict as exc:
             outcome["second"] = exc
@@ -82,7 +83,7 @@ def test_it_gives_one_success_and_one_conflict_for_two_renames_to_one_title(
     assert live(second).title == "Zoom"
     assert live(first).title == "Chat"
 
-    services.version_approve(actor=second_reviewer, version=rename_second)  # decided again
+    version_approve(actor=second_reviewer, version=rename_second)  # decided again
 
     second.refresh_from_db()
     assert (second.title, second.path) == ("Chat", "tools/chat-2")

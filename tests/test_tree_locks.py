@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from core.errors import InvalidArgument
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -91,9 +91,7 @@ def renaming(page: Page, editor: User) -> Writer:
     """A started writer publishing `page` under the title "Staff handbook"."""
     writer = Writer(
         "rename",
-        lambda: services.version_propose(
-            actor=editor, page=page, title="Staff handbook", publish=True
-        ),
+        lambda: version_propose(actor=editor, page=page, title="Staff handbook", publish=True),
     )
     writer.start()
     return writer
@@ -115,7 +113,7 @@ def test_it_publishes_a_child_while_its_parent_is_renamed(
         assert reached.wait(WAIT_SECONDS)
         publish = Writer(
             "publish",
-            lambda: services.version_propose(
+            lambda: version_propose(
                 actor=editor, page=child, body="Book trains first.\n", publish=True
             ),
         )
@@ -137,13 +135,13 @@ def test_it_moves_a_under_b_while_b_moves_under_a_without_a_cycle(
     with held_at_check_parent(monkeypatch, "a-under-b") as (reached, release):
         first = Writer(
             "a-under-b",
-            lambda: services.version_propose(actor=editor, page=a, parent=b, publish=True),
+            lambda: version_propose(actor=editor, page=a, parent=b, publish=True),
         )
         first.start()
         assert reached.wait(WAIT_SECONDS)
         second = Writer(
             "b-under-a",
-            lambda: services.version_propose(actor=editor, page=b, parent=a, publish=True),
+            lambda: version_propose(actor=editor, page=b, parent=a, publish=True),
         )
         second.start()
         wait_until_waiting_on_a_lock(second)

@@ -11,7 +11,10 @@ from django.core.management import call_command
 
 from core.errors import Conflict
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.withdraw import version_withdraw
 from wiki.models import Page, Version, VersionStatus
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +24,7 @@ def test_it_moves_a_proposal_out_of_review_once(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", "Old.\n")
-    version = services.version_propose(actor=reader, page=page, body="New.\n", change_summary="x")
+    version = version_propose(actor=reader, page=page, body="New.\n", change_summary="x")
     version.move_to(VersionStatus.REJECTED, by=reviewer, comment="No.")
     assert version.status == VersionStatus.REJECTED and version.decided_by == reviewer
     for status in (VersionStatus.APPROVED, VersionStatus.WITHDRAWN, VersionStatus.IN_REVIEW):
@@ -34,19 +37,19 @@ def test_it_refuses_to_approve_a_withdrawn_proposal_naming_its_state(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Refunds", "Old.\n")
-    version = services.version_propose(actor=reader, page=page, body="New.\n", change_summary="x")
-    services.version_withdraw(actor=reader, version=version)
+    version = version_propose(actor=reader, page=page, body="New.\n", change_summary="x")
+    version_withdraw(actor=reader, version=version)
     with pytest.raises(Conflict, match="already withdrawn"):
-        services.version_approve(actor=reviewer, version=version)
+        version_approve(actor=reviewer, version=version)
     assert Version.objects.get(pk=version.pk).status == VersionStatus.WITHDRAWN
 
 
 def test_it_refuses_an_append_to_a_page_that_is_not_live_with_the_same_words_everywhere(
     reader: User, editor: User
 ) -> None:
-    draft = services.page_create(actor=reader, title="Draft", body="Body.\n")
+    draft = page_create(actor=reader, title="Draft", body="Body.\n")
     with pytest.raises(Conflict, match="not live yet, so there is nothing to append to"):
-        services.version_propose(
+        version_propose(
             actor=editor, page=draft.page, kind="append", body="More.\n", change_summary="x"
         )
 

@@ -16,7 +16,9 @@ from django.test import Client
 from agents.models import Agent
 from core.errors import InvalidArgument
 from core.models import AuditEvent
-from reviews import services
+from reviews.actions.decide import version_approve
+from reviews.actions.propose import version_propose
+from reviews.actions.revert import page_revert
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
 
@@ -31,11 +33,11 @@ def test_it_publishes_a_merged_stale_proposal_as_the_newest_number(
     make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    stale = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     assert (stale.number, live(page).number) == (2, 3)
 
-    returned = services.version_approve(actor=reviewer, version=stale, comment="Fine.")
+    returned = version_approve(actor=reviewer, version=stale, comment="Fine.")
 
     now = live(page)
     assert now.number == 4 and now.body == "ALPHA\n\nbeta\n\nGAMMA\n"
@@ -62,9 +64,9 @@ def test_it_publishes_an_append_over_later_changes_as_the_newest_number(
     make_page: Callable[..., Page], editor: User, reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("FAQ", "Q1?\n")
-    append = services.version_propose(actor=proposing_agent, page=page, kind="append", body="Q2?")
-    services.version_propose(actor=editor, page=page, body="Q1? Yes.\n", publish=True)
-    services.version_approve(actor=reviewer, version=append)
+    append = version_propose(actor=proposing_agent, page=page, kind="append", body="Q2?")
+    version_propose(actor=editor, page=page, body="Q1? Yes.\n", publish=True)
+    version_approve(actor=reviewer, version=append)
     now = live(page)
     assert (now.number, now.body, now.author_agent) == (4, "Q1? Yes.\n\nQ2?\n", proposing_agent)
     append.refresh_from_db()
@@ -75,8 +77,8 @@ def test_it_keeps_the_number_of_a_proposal_written_against_what_is_live(
     make_page: Callable[..., Page], reader: User, reviewer: User
 ) -> None:
     page = make_page("Fresh", "one\n")
-    proposal = services.version_propose(actor=reader, page=page, body="two\n")
-    services.version_approve(actor=reviewer, version=proposal)
+    proposal = version_propose(actor=reader, page=page, body="two\n")
+    version_approve(actor=reviewer, version=proposal)
     assert live(page).pk == proposal.pk and Version.objects.filter(page=page).count() == 2
 
 
@@ -88,9 +90,9 @@ def test_it_shows_merged_into_in_the_history_and_offers_no_revert_to_it(
     client_as: Callable[[User], Client],
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
-    services.version_approve(actor=reviewer, version=stale)
+    stale = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    version_approve(actor=reviewer, version=stale)
     html = client_as(editor).get(f"/reviews/pages/{page.public_id}/history/").content.decode()
     assert "merged into v4" in html
     assert "Revert to v2" not in html and "Revert to v3" in html and "Revert to v4" not in html
@@ -98,7 +100,7 @@ def test_it_shows_merged_into_in_the_history_and_offers_no_revert_to_it(
     assert html.index(">v4</a>") < html.index(">v3</a>") < html.index(">v2</a>")
     stale.refresh_from_db()
     with pytest.raises(InvalidArgument, match="merged with newer changes as v4; revert to v4"):
-        services.page_revert(actor=editor, page=page, to_version=stale)
+        page_revert(actor=editor, page=page, to_version=stale)
 
 
 def test_it_says_where_the_merged_proposal_went_live(
@@ -109,8 +111,8 @@ def test_it_says_where_the_merged_proposal_went_live(
     client_as: Callable[[User], Client],
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    stale = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     client = client_as(reviewer)
     response = client.post(
         f"/reviews/pages/{page.public_id}/v{stale.number}/",
@@ -130,8 +132,8 @@ def test_it_tells_the_api_where_a_merged_proposal_went_live(
     client_as: Callable[[User], Client],
 ) -> None:
     page = make_page("Merge", "alpha\n\nbeta\n\ngamma\n")
-    stale = services.version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
-    services.version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
+    stale = version_propose(actor=reader, page=page, body="ALPHA\n\nbeta\n\ngamma\n")
+    version_propose(actor=editor, page=page, body="alpha\n\nbeta\n\nGAMMA\n", publish=True)
     client = client_as(reviewer)
     approved = client.post(
         f"/api/v1/pages/{page.public_id}/versions/{stale.number}/approve",

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.db import connections
 
 from core.errors import Forbidden, InvalidArgument
-from reviews import services
+from reviews.actions.propose import version_propose
 from tests.conftest import live
 from wiki.models import Page, Version, VersionStatus
 
@@ -20,8 +20,8 @@ def test_it_numbers_versions_from_one_without_gaps(
     make_page: Callable[..., Page], reader: User, editor: User
 ) -> None:
     page = make_page("Numbers")
-    services.version_propose(actor=reader, page=page, body="two", change_summary="2")
-    services.version_propose(actor=editor, page=page, body="three", publish=True)
+    version_propose(actor=reader, page=page, body="two", change_summary="2")
+    version_propose(actor=editor, page=page, body="three", publish=True)
     assert list(page.versions.values_list("number", flat=True)) == [1, 2, 3]
 
 
@@ -29,8 +29,8 @@ def test_it_withdraws_the_authors_older_pending_proposal(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Pending")
-    first = services.version_propose(actor=reader, page=page, body="first")
-    second = services.version_propose(actor=reader, page=page, body="second")
+    first = version_propose(actor=reader, page=page, body="first")
+    second = version_propose(actor=reader, page=page, body="second")
     first.refresh_from_db()
     assert first.status == VersionStatus.WITHDRAWN
     assert second.status == VersionStatus.IN_REVIEW
@@ -41,7 +41,7 @@ def test_it_keeps_the_live_version_while_a_proposal_waits(
     make_page: Callable[..., Page], reader: User
 ) -> None:
     page = make_page("Waiting", "live text")
-    services.version_propose(actor=reader, page=page, body="proposed text")
+    version_propose(actor=reader, page=page, body="proposed text")
     page.refresh_from_db()
     assert page.live_version is not None
     assert page.live_version.body == "live text"
@@ -53,7 +53,7 @@ def test_it_enforces_one_pending_proposal_in_the_database(
     from django.db import IntegrityError, transaction
 
     page = make_page("Constraint")
-    services.version_propose(actor=reader, page=page, body="a")
+    version_propose(actor=reader, page=page, body="a")
     with pytest.raises(IntegrityError), transaction.atomic():
         Version.objects.create(
             page=page, number=99, title="x", author_user=reader, status="in_review"
@@ -76,7 +76,7 @@ def test_it_refuses_input_over_the_limits_and_stores_nothing(
     page = make_page("Limits")
     before = Version.objects.count()
     with pytest.raises(InvalidArgument) as info:
-        services.version_propose(actor=reader, page=page, **kwargs)
+        version_propose(actor=reader, page=page, **kwargs)
     assert info.value.field == field
     assert Version.objects.count() == before
 
@@ -84,7 +84,7 @@ def test_it_refuses_input_over_the_limits_and_stores_nothing(
 def test_it_refuses_to_publish_for_a_reader(make_page: Callable[..., Page], reader: User) -> None:
     page = make_page("Publish")
     with pytest.raises(Forbidden):
-        services.version_propose(actor=reader, page=page, body="x", publish=True)
+        version_propose(actor=reader, page=page, body="x", publish=True)
 
 
 # Row locks under 20 threads are a PostgreSQL test: SQLite serialises writers anyway.
@@ -101,7 +101,7 @@ def test_it_gives_concurrent_proposals_distinct_gap_free_numbers(
     def propose(author: User) -> None:
         try:
             barrier.wait()
-            services.version_propose(actor=author, page=page, body=f"from {author.username}")
+            version_propose(actor=author, page=page, body=f"from {author.username}")
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -135,7 +135,7 @@ def test_it_keeps_one_pending_proposal_when_an_author_submits_many_at_once(
     def propose(attempt: int) -> None:
         try:
             barrier.wait()
-            services.version_propose(actor=reader, page=page, body=f"attempt {attempt}")
+            version_propose(actor=reader, page=page, body=f"attempt {attempt}")
         except BaseException as exc:
             errors.append(exc)
         finally:

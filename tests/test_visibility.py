@@ -15,7 +15,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -32,12 +33,12 @@ def _plant(make_page: MakePage, editor: User, reader: User) -> dict[str, Page]:
     outside = make_page(f"The {OUTSIDE} page", f"Only {OUTSIDE} lives here.\n")
     archived = make_page(f"The {ARCHIVED} page", f"Old {ARCHIVED} notes.\n")
     wiki_services.page_archive(actor=editor, page=archived)
-    draft = services.page_create(
+    draft = page_create(
         actor=reader, title=f"The {DRAFT} page", body=f"Unapproved {DRAFT} text.\n"
     ).page
     links = " ".join(f"[[{p.public_id}]]" for p in (outside, archived, draft))
     shared = make_page("Shared handbook", f"See also {links} for more.\n")
-    services.version_propose(
+    version_propose(
         actor=reader,
         page=shared,
         body=f"See also {links} and {PENDING}.\n",
@@ -137,7 +138,7 @@ def test_it_shows_a_renamed_pages_new_title_on_the_pages_that_link_to_it(
 ) -> None:
     target = make_page("Escalation ladder", "Call the lead.\n")
     linking = make_page("Rota", f"Follow [[{target.public_id}]].\n")
-    services.version_propose(
+    version_propose(
         actor=editor, page=target, title="Incident steps", change_summary="rename", publish=True
     )
     html = client_as(reader).get(f"/p/{linking.public_id}/").content.decode()
@@ -157,7 +158,7 @@ def test_it_keeps_hidden_ids_paths_parents_and_slugs_out_of_every_mcp_answer(
     team = make_page("Platform team", "Also above it.\n", parent=department)
     # (A page's own text may name any id: that is its content, not something inferred.)
     entry = make_page("Runbooks", "How we run things.\n")
-    services.version_propose(actor=editor, page=entry, parent=team, publish=True)
+    version_propose(actor=editor, page=entry, parent=team, publish=True)
     child = make_page("Pager duty", "Answer the pager.\n", parent=entry)
     make_page(f"Runbook {SIBLING}", "A hidden sibling of the agent's new page.\n")
     editor_agent.give(entry)

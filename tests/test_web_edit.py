@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from reviews.merge import is_stale
 from tests.conftest import live
 from wiki import services as wiki_services
@@ -104,7 +105,7 @@ def test_it_starts_the_form_from_the_readers_own_proposal(
     make_page: Callable[..., Page], reader: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "Old rule.\n")
-    services.version_propose(actor=reader, page=page, body="My pending rule.\n")
+    version_propose(actor=reader, page=page, body="My pending rule.\n")
     html = client_as(reader).get(reverse("wiki:edit", args=[page.public_id])).content.decode()
     assert "My pending rule." in html
     assert "This form starts from your proposal v2" in html
@@ -114,7 +115,7 @@ def test_it_starts_the_form_from_the_live_version_for_anyone_but_the_author(
     make_page: Callable[..., Page], reader: User, outsider: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "Old rule.\n")
-    services.version_propose(actor=reader, page=page, body="My pending rule.\n")
+    version_propose(actor=reader, page=page, body="My pending rule.\n")
     html = client_as(outsider).get(reverse("wiki:edit", args=[page.public_id])).content.decode()
     assert "Old rule." in html
     assert "My pending rule." not in html and "starts from your proposal" not in html
@@ -126,7 +127,7 @@ def test_it_shows_the_conflict_when_an_editor_saves_over_an_overlapping_newer_ve
     make_page: Callable[..., Page], editor: User, admin_user: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "Old rule.\n")
-    services.version_propose(actor=admin_user, page=page, body="Admin's rule.\n", publish=True)
+    version_propose(actor=admin_user, page=page, body="Admin's rule.\n", publish=True)
     url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
     response = client_as(editor).post(url, form(body="Editor's rule.\n", base_number=1))
     assert response.status_code == 200
@@ -153,7 +154,7 @@ def test_it_merges_an_editors_save_with_a_newer_version_that_changed_other_lines
     make_page: Callable[..., Page], editor: User, admin_user: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "# Expenses\n\nRule one.\n\nRule two.\n")
-    services.version_propose(
+    version_propose(
         actor=admin_user,
         page=page,
         body="# Expenses\n\nRule one, revised.\n\nRule two.\n",
@@ -175,7 +176,7 @@ def test_it_keeps_the_base_of_a_late_proposal_so_the_reviewer_sees_it_stale(
     make_page: Callable[..., Page], reader: User, editor: User, client_as: ClientAs
 ) -> None:
     page = make_page("Expenses", "Old rule.\n")
-    services.version_propose(actor=editor, page=page, body="Editor's rule.\n", publish=True)
+    version_propose(actor=editor, page=page, body="Editor's rule.\n", publish=True)
     url = reverse("wiki:edit", kwargs={"public_id": page.public_id})
     client_as(reader).post(url, form(body="Reader's rule.\n", base_number=1))
     proposal = Version.objects.select_related("page").get(page=page, number=3)
@@ -297,7 +298,7 @@ def test_it_asks_for_text_in_an_empty_addition(
 def test_it_refuses_to_edit_a_page_in_review_for_someone_else(
     reader: User, outsider: User, client_as: ClientAs
 ) -> None:
-    version = services.page_create(actor=reader, title="Draft", body="Draft text.\n")
+    version = page_create(actor=reader, title="Draft", body="Draft text.\n")
     url = reverse("wiki:edit", kwargs={"public_id": version.page.public_id})
     response = client_as(outsider).get(url)
     # Someone else's page not live yet is no page at all for the outsider.

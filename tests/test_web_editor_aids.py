@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agents.models import Agent
-from reviews import services
+from reviews.actions.propose import version_propose
 from wiki import services as wiki_services
 from wiki.models import Page
 
@@ -79,7 +79,7 @@ def test_it_tells_an_editor_that_proposals_are_waiting_before_they_edit(
     make_page: Callable[..., Page], editor: User, reviewer: User, proposing_agent: Agent
 ) -> None:
     page = make_page("Refunds", "30 days\n")
-    waiting = services.version_propose(
+    waiting = version_propose(
         actor=proposing_agent, page=page, body="60 days\n", change_summary="Longer window"
     )
     html = _client(editor).get(f"/p/{page.public_id}/edit/").content.decode()

@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from tests.fixtures_web import count_queries
 from wiki import services as wiki_services
 from wiki.models import Page, Version
@@ -35,7 +36,7 @@ def test_it_renders_the_live_version_not_a_waiting_proposal(
     make_page: Callable[..., Page], reader: User, client_as: ClientAs
 ) -> None:
     page = make_page("Refunds", "Refunds take **five** days.\n")
-    services.version_propose(actor=reader, page=page, body="Refunds take ninety days.\n")
+    version_propose(actor=reader, page=page, body="Refunds take ninety days.\n")
     html = client_as(reader).get(page_url(page)).content.decode()
     assert "five" in html
     assert "ninety" not in html
@@ -47,7 +48,7 @@ def test_it_links_a_reviewer_to_the_single_waiting_proposal(
     make_page: Callable[..., Page], reader: User, reviewer: User, client_as: ClientAs
 ) -> None:
     page = make_page("Refunds")
-    version = services.version_propose(actor=reader, page=page, body="New text.\n")
+    version = version_propose(actor=reader, page=page, body="New text.\n")
     html = client_as(reviewer).get(page_url(page)).content.decode()
     review = reverse("reviews:review", kwargs={"page_id": page.public_id, "number": version.number})
     assert review in html
@@ -76,7 +77,7 @@ def test_it_shows_breadcrumbs_children_tags_and_instructions(
 def test_it_shows_a_page_in_review_only_as_waiting(
     reader: User, editor: User, reviewer: User, outsider: User, client_as: ClientAs
 ) -> None:
-    version = services.page_create(actor=reader, title="Draft plan", body="Secret draft body.\n")
+    version = page_create(actor=reader, title="Draft plan", body="Secret draft body.\n")
     page = version.page
     # Its title is text no reviewer approved: someone else's draft is no page for the outsider.
     refused = client_as(outsider).get(page_url(page))
@@ -178,7 +179,7 @@ def test_it_renders_the_page_view_with_the_same_queries_for_10_and_200_pages(
     page = make_page("Subject", "Body with a [link](https://example.com).\n", tags=["a", "b"])
     make_page("Child one", parent=page)
     make_page("Child two", parent=page)
-    services.version_propose(actor=reader, page=page, body="A proposal.\n")
+    version_propose(actor=reader, page=page, body="A proposal.\n")
     grow_wiki(10)
     client = client_as(reader)
     client.get(page_url(page))  # warm the session and caches

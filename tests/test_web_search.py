@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from reviews import services
+from reviews.actions.create import page_create
 from tests.fixtures_web import count_queries
 from wiki.models import Page
 from wiki.views import highlight
@@ -78,7 +78,7 @@ def test_it_leaves_archived_pages_out_of_the_results(
 
 
 def test_it_leaves_pages_in_review_out_of_the_results(reader: User, client_as: ClientAs) -> None:
-    version = services.page_create(actor=reader, title="Wombat draft", body="Wombats.\n")
+    version = page_create(actor=reader, title="Wombat draft", body="Wombats.\n")
     html = search(client_as(reader), "wombat")
     assert reverse("wiki:page", args=[version.page.public_id]) not in html
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from reviews import services
+from reviews.actions.create import page_create
 from tests.fixtures_web import count_queries
 from wiki import selectors
 from wiki import services as wiki_services
@@ -137,7 +137,7 @@ def test_it_keeps_pages_in_review_out_of_the_tree_and_counts(
     make_page: Callable[..., Page], reader: User, client_as: ClientAs
 ) -> None:
     tools = make_page("Tools")
-    services.page_create(actor=reader, title="Secret draft", body="Draft.\n", parent=tools)
+    page_create(actor=reader, title="Secret draft", body="Draft.\n", parent=tools)
     html = client_as(reader).get(reverse("wiki:search")).content.decode()
     assert "Secret draft" not in html
     assert "+1</span>" not in sidebar(html)

@@ -28,6 +28,9 @@ from functools import cache
 from typing import Any
 
 from django.db import connection, connections
+from django.db.models import Count
+
+from wiki.models import SearchDocument
 
 logger = logging.getLogger(__name__)
 
@@ -259,10 +262,6 @@ def wait_for_reading() -> None:
 
 def count_languages() -> Mapping[str, int]:
     """Read the languages of the indexed pages again, and keep them for wiki_languages."""
-    from django.db.models import Count
-
-    from wiki.models import SearchDocument
-
     rows = (
         SearchDocument.objects.exclude(language__isnull=True)
         .exclude(language=UNKNOWN)

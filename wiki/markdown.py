@@ -25,6 +25,7 @@ from markdown.treeprocessors import Treeprocessor
 from markdown.util import AtomicString
 
 from wiki.markdown_bounds import Footnotes, LinearTime
+from wiki.models import Page
 from wiki.scope import EVERYTHING, Scope
 
 PAGE_REF_RE = re.compile(r"\[\[(pg_[a-z2-7]{8})\]\]")
@@ -195,8 +196,6 @@ def _page_titles(public_ids: list[str], reader: Scope) -> dict[str, str]:
     by their read grants (one query)."""
     if not public_ids:
         return {}
-    from wiki.models import Page
-
     return dict(
         Page.objects.filter(reader.q(), public_id__in=public_ids).values_list("public_id", "title")
     )

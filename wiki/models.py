@@ -209,13 +209,17 @@ class Version(models.Model):
             models.Index(fields=["decided_at"], name="version_decided_at"),
         ]
 
+    # Not a status: where a version goes when its row is deleted (`Version.remove`).
+    REMOVED: ClassVar[str] = "removed"
     # The life of a version, stated once: a proposal waits in review until a reviewer
-    # approves or rejects it, or its author takes it back; a decided version never changes.
+    # approves or rejects it, or its author takes it back; a decided version never changes,
+    # but for an approval taken back within its window (reviews.actions.undo): the proposal
+    # waits in review again (`reopen`), and the copy it went live as is removed (`remove`).
     TRANSITIONS: ClassVar[dict[str, frozenset[str]]] = {
         VersionStatus.IN_REVIEW: frozenset(
             {VersionStatus.APPROVED, VersionStatus.REJECTED, VersionStatus.WITHDRAWN}
         ),
-        VersionStatus.APPROVED: frozenset(),
+        VersionStatus.APPROVED: frozenset({VersionStatus.IN_REVIEW, REMOVED}),
         VersionStatus.REJECTED: frozenset(),
         VersionStatus.WITHDRAWN: frozenset(),
     }
@@ -226,17 +230,18 @@ class Version(models.Model):
     def move_to(self, status: str, *, by: User | None = None, comment: str = "") -> None:
         """Decide or withdraw this version (the caller saves it); anything else is refused."""
         self.check_move(status)
+        if status in (VersionStatus.IN_REVIEW, self.REMOVED):
+            raise ValueError("a version goes back through reopen() and away through remove()")
         self.status = status
         self.decided_by = by
         self.decided_at = timezone.now()
         self.decision_comment = comment
 
     def reopen(self) -> None:
-        """An approval taken back in time (reviews.services.version_approve_undo): the
+        """An approval taken back in time (reviews.actions.undo.version_approve_undo): the
         proposal waits again, as if undecided. The one way back from approved; the caller
         has checked that nothing else happened since."""
-        if self.status != VersionStatus.APPROVED:
-            raise self._refusal(VersionStatus.IN_REVIEW)
+        self.check_move(VersionStatus.IN_REVIEW)
         self.status = VersionStatus.IN_REVIEW
         self.decided_by = None
         self.decided_at = None
@@ -244,6 +249,12 @@ class Version(models.Model):
         self.edited_by_reviewer = False
         self.merged = False
         self.merged_into = None
+
+    def remove(self) -> None:
+        """Delete the copy an approval taken back in time had published under a new number
+        (reviews.actions.undo); the caller has checked it is the page's newest number."""
+        self.check_move(self.REMOVED)
+        self.delete()
 
     def check_move(self, status: str) -> None:
         """Refuse, saying why, a move the life of a version does not allow."""

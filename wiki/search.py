@@ -28,7 +28,6 @@ Choices, so that both databases behave alike:
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 import math
@@ -65,10 +64,12 @@ from wiki.language import (
     wiki_languages,
 )
 from wiki.models import Attachment, Page, SearchDocument, Version
+from wiki.plain_text import plain_text
 from wiki.scope import READABLE, SPELLED_OUT_MAX, Scope, readable_sql, tree_key_sql
 from wiki.search_limits import search_rows, time_limit
 from wiki.semantic import ChunkHit, embedder, nearest_chunks, query_vectors
 from wiki.semantic import status as semantic_status
+from wiki.tasks import embed_pages
 
 CONFIG = "english"
 # ts_rank weights in PostgreSQL's order: D (unused), C (body), B (tags), A (title).
@@ -157,8 +158,6 @@ def queue_embedding(page_ids: list[int]) -> None:
 
 
 def _send_to_embed(page_ids: list[int]) -> None:
-    from wiki.tasks import embed_pages
-
     try:
         embed_pages.delay(page_ids)
     except BrokerError as exc:
@@ -280,38 +279,6 @@ _NOT_A_MARK = re.compile(r"\[{3,}|\]{3,}")
 
 def _index_text(text: str) -> str:
     return _space_cjk(_NOT_A_MARK.sub(lambda m: m[0][:2], text))
-
-
-_MD_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"<!--.*?-->", re.S), " "),
-    (re.compile(r"^\s{0,3}(```|~~~).*$", re.M), ""),  # code fence lines; the code stays
-    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images: their alt text
-    (re.compile(r"\[\[(?:file:)?([^\]\n]+)\]\]"), r"\1"),  # [[pg_...]] and [[file:NAME]]
-    (re.compile(r"\[\^[^\]\n]*\]:?"), ""),  # footnote markers
-    (re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)"), r"\1"),  # inline links: their text
-    (re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]"), r"\1"),  # reference links
-    (re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*\S.*$", re.M), ""),  # link definitions
-    (re.compile(r"</?[A-Za-z][^>\n]*>"), " "),  # HTML tags
-    (re.compile(r"^\s{0,3}#{1,6}[ \t]+|[ \t]+#+[ \t]*$", re.M), ""),  # heading marks
-    (re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M), ""),  # blockquotes
-    (re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?", re.M), ""),  # lists
-    (re.compile(r"^[ \t]*[-*_=|: \t]{3,}$", re.M), ""),  # rules and table separators
-    (re.compile(r"(\*{1,3}|~~)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
-    (re.compile(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),
-    (re.compile(r"`+"), ""),
-    (re.compile(r"\|"), " "),
-    (re.compile(r"[ \t]+"), " "),
-    (re.compile(r"\n\s*\n\s*"), "\n\n"),
-]
-
-
-def plain_text(markdown: str) -> str:
-    """Markdown reduced to its words, for indexing and excerpts (an approximation, not a parser)."""
-    text = markdown
-    for pattern, replacement in _MD_RULES:
-        text = pattern.sub(replacement, text)
-    # Entities as the rendered page shows them (`D&iacute;as` is `Días`, issue 37).
-    return html.unescape(text).strip() if "&" in text else text.strip()
 
 
 # Han, kana and Hangul: every character is indexed as a word, split from the next by this

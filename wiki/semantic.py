@@ -39,6 +39,7 @@ from django.db.models import Exists, OuterRef
 
 from wiki import outline, quantized
 from wiki.models import Page, PageChunk
+from wiki.plain_text import plain_text
 from wiki.scope import readable_sql
 from wiki.search_limits import search_rows
 
@@ -76,7 +77,7 @@ UNREADABLE_QUERY_SHARE = 0.5
 class Chunk:
     position: int
     heading: str | None  # the heading above the chunk's text; None before the first one
-    text: str  # plain text (wiki.search.plain_text), what excerpts are cut from
+    text: str  # plain text (wiki.plain_text), what excerpts are cut from
 
 
 def sections(markdown: str) -> list[tuple[str | None, str]]:
@@ -96,8 +97,6 @@ def sections(markdown: str) -> list[tuple[str | None, str]]:
 
 def page_chunks(title: str, body: str) -> list[Chunk]:
     """The chunks of a page: one per section with text, long sections cut at paragraphs."""
-    from wiki.search import plain_text
-
     chunks: list[Chunk] = []
     for heading, markdown in sections(body):
         text = plain_text(markdown)
@@ -134,8 +133,6 @@ def _pieces(text: str) -> list[str]:
 
 def embedding_text(title: str, chunk: Chunk) -> str:
     """What the model reads for a chunk: the page title, the heading, the start of the text."""
-    from wiki.search import plain_text
-
     parts = [title]
     heading = plain_text(chunk.heading) if chunk.heading else None
     if heading and heading != title:

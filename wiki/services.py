@@ -1,6 +1,6 @@
 """State changes of pages, the tree and attachments: one transactional function each.
 
-The life of a version (propose, approve, reject, withdraw, revert) is in reviews/services.py;
+The life of a version (propose, approve, reject, withdraw, revert) is in reviews/actions/;
 it builds on the primitives here (`lock_page`, `page_rows_create`, `page_make_live`), which
 keep a page's tree position, path and search index right. Every function here that changes
 something on its own validates first, locks the page row, writes its audit event in the same
@@ -20,6 +20,7 @@ from datetime import timedelta
 from itertools import groupby
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
@@ -32,6 +33,7 @@ from core.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from core.transactions import atomic_retried
 from wiki import permissions, search
 from wiki.credentials import refuse_credentials
+from wiki.extract import extract_text
 from wiki.models import (
     CHANGE_SUMMARY_MAX,
     SIBLING_ORDER,
@@ -653,10 +655,6 @@ def submit_once(*, actor: User, token: str) -> Iterator[FormSubmission | None]:
 @atomic_retried
 def attachment_add(*, actor: User, page: Page, upload: UploadedFile) -> Attachment:
     """Attach a file to a page, with its text extracted for agents and search."""
-    from django.conf import settings
-
-    from wiki.extract import extract_text
-
     if not actor.is_authenticated:
         raise Forbidden("log in to attach files.")
     refusal = permissions.refusal(actor, PUBLISH, page, grants_only=True)

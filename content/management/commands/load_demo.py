@@ -23,7 +23,8 @@ from agents.models import Agent
 from agents.selectors import agent_by_name, curated_entries, own_newest_version
 from content.importer import split_frontmatter
 from core.errors import NotFound
-from reviews import services
+from reviews.actions.create import page_create
+from reviews.actions.propose import version_propose
 from wiki.models import Page, Version, VersionKind
 from wiki.selectors import newest_version, pages_from_source, person_by_username
 
@@ -174,7 +175,7 @@ def load_pages(admin: User) -> LoadReport:
         parent = report.pages[parent_source] if parent_source else None
         page = existing.get(SOURCE_PREFIX + relative)
         if page is None:
-            version = services.page_create(
+            version = page_create(
                 actor=admin,
                 title=title,
                 body=body,
@@ -191,7 +192,7 @@ def load_pages(admin: User) -> LoadReport:
         elif not _loaded_by_demo(page.live_version, admin):
             report.kept += 1
         else:
-            services.version_propose(
+            version_propose(
                 actor=admin,
                 page=page,
                 title=title,
@@ -258,7 +259,7 @@ def ensure_proposals(agent: Agent, pages: dict[str, Page]) -> int:
     made = 0
     faq = pages.get("faq.md")
     if faq is not None and not faq.archived and not _has_proposed(agent, faq):
-        services.version_propose(
+        version_propose(
             actor=agent,
             page=faq,
             kind=VersionKind.APPEND,
@@ -274,7 +275,7 @@ def ensure_proposals(agent: Agent, pages: dict[str, Page]) -> int:
             "4. **Tag sparingly.** Three to five tags that people actually search for beat "
             "twenty;\n   reuse existing tags before inventing new ones.",
         )
-        services.version_propose(
+        version_propose(
             actor=agent,
             page=style,
             body=body,
