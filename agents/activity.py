@@ -45,18 +45,7 @@ def recent_activity(
     decisions on its own proposals (a reviewer's request for changes among them), newest
     first, `limit` versions at a time (at most PAGE_SIZE)."""
     limit = max(1, min(limit, PAGE_SIZE))
-    start = _parse_since(since) if since is not None else None
-    after: tuple[datetime, int] | None = None
-    if cursor:
-        from_cursor, after = _decode_cursor(cursor)
-        if start is not None and start != from_cursor:
-            raise InvalidArgument(
-                "this cursor continues a recent_activity with another since; pass the same "
-                "since, or leave since out with a cursor."
-            )
-        start = from_cursor
-    if start is None:
-        start = timezone.now() - timedelta(days=DEFAULT_DAYS)
+    start, after = _start_and_place(since, cursor)
     scope = selectors.agent_scope(agent)
     readable = Page.objects.filter(scope.q())
     wanted = Q(status=VersionStatus.APPROVED, page__in=readable)
@@ -94,18 +83,8 @@ def recent_activity(
         decisions = [_decision(v) for v in rows if v.author_agent_id == agent.pk]
         # The same stretch of time as this answer's versions: from the last one (or `start`
         # on the last answer) to the cursor's place (or now).
-        requests = ReviewComment.objects.filter(
-            kind=CommentKind.CHANGES_REQUESTED,
-            version__author_agent=agent,
-            version__page__in=own_pages,
-            created_at__gte=rows[-1].decided_at if more and rows[-1].decided_at else start,
-        )
-        if after is not None:
-            requests = requests.filter(created_at__lt=after[0])
-        decisions += [
-            _change_request(comment)
-            for comment in requests.select_related("version__page").order_by("-created_at")
-        ]
+        oldest = rows[-1].decided_at if more and rows[-1].decided_at else start
+        decisions += _change_requests(agent, own_pages, oldest, after[0] if after else None)
         decisions.sort(key=lambda decision: decision["decidedAt"], reverse=True)
     return Activity(
         since=start,
@@ -117,6 +96,45 @@ def recent_activity(
         decisions=decisions,
         next_cursor=next_cursor,
     )
+
+
+def _start_and_place(
+    since: str | None, cursor: str | None
+) -> tuple[datetime, tuple[datetime, int] | None]:
+    """Where an answer starts (`since`, the cursor's own, or 7 days ago) and the place in
+    the versions a cursor continues from (None: the newest)."""
+    start = _parse_since(since) if since is not None else None
+    after: tuple[datetime, int] | None = None
+    if cursor:
+        from_cursor, after = _decode_cursor(cursor)
+        if start is not None and start != from_cursor:
+            raise InvalidArgument(
+                "this cursor continues a recent_activity with another since; pass the same "
+                "since, or leave since out with a cursor."
+            )
+        start = from_cursor
+    if start is None:
+        start = timezone.now() - timedelta(days=DEFAULT_DAYS)
+    return start, after
+
+
+def _change_requests(
+    agent: Agent, own_pages: Any, oldest: datetime, before: datetime | None
+) -> list[dict[str, Any]]:
+    """Reviewers' requests for changes to the agent's proposals on pages of its set, made
+    from `oldest` up to `before` (None: now), newest first."""
+    requests = ReviewComment.objects.filter(
+        kind=CommentKind.CHANGES_REQUESTED,
+        version__author_agent=agent,
+        version__page__in=own_pages,
+        created_at__gte=oldest,
+    )
+    if before is not None:
+        requests = requests.filter(created_at__lt=before)
+    return [
+        _change_request(comment)
+        for comment in requests.select_related("version__page").order_by("-created_at")
+    ]
 
 
 def _iso(moment: datetime | None) -> str:

@@ -294,6 +294,20 @@ class ToolCallRow:
         )
 
 
+def _edit_form(agent: Agent) -> AgentForm:
+    """The agent's settings form as they stand."""
+    return AgentForm(
+        current_owner_id=agent.owner_id,
+        initial={
+            "name": agent.name,
+            "description": agent.description,
+            "owner": agent.owner_id,
+            "can_edit_pages": agent.can_edit_pages,
+            "connector_tools": agent.connector_tools,
+        },
+    )
+
+
 def _agent_page(
     request: HttpRequest,
     agent: Agent,
@@ -336,17 +350,7 @@ def _agent_page(
                 last=index == len(order) - 1,
             )
         )
-    if edit_form is None:
-        edit_form = AgentForm(
-            current_owner_id=agent.owner_id,
-            initial={
-                "name": agent.name,
-                "description": agent.description,
-                "owner": agent.owner_id,
-                "can_edit_pages": agent.can_edit_pages,
-                "connector_tools": agent.connector_tools,
-            },
-        )
+    edit_form = _edit_form(agent) if edit_form is None else edit_form
     events = [ToolCallRow.of(event) for event in selectors.tool_calls(agent, limit=AUDIT_LIMIT)]
     admin_changes = selectors.admin_changes(agent, limit=ADMIN_CHANGES_LIMIT)
     return render(

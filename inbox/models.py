@@ -13,6 +13,7 @@ class Kind(models.TextChoices):
     NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
     REVIEW_ASKED = "review_asked", "Asked of you by name"
     REVIEW_REMINDER = "review_reminder", "Reminder: still waiting"
+    REVIEW_WITHDRAWN = "review_withdrawn", "No longer waits on you"
 
 
 # The kinds of news that ask the recipient to act on a proposal while it waits for review.

@@ -91,9 +91,12 @@ def items_read_all(*, actor: Any) -> int:
     )
 
 
-def withdraw(*, version_id: int, kind: str) -> int:
-    """News taken back before anyone read it (an approval undone): its unread items go."""
-    deleted, _ = InboxItem.objects.filter(
-        version_id=version_id, kind=kind, read_at__isnull=True
-    ).delete()
+def withdraw(*, version_id: int, kind: str, besides: Iterable[int] = ()) -> int:
+    """News taken back before anyone read it (an approval undone): its unread items go,
+    but those of the people in `besides` (for whom it still holds)."""
+    deleted, _ = (
+        InboxItem.objects.filter(version_id=version_id, kind=kind, read_at__isnull=True)
+        .exclude(recipient_id__in=list(besides))
+        .delete()
+    )
     return deleted

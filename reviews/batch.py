@@ -21,10 +21,11 @@ from core.actors import Actor, is_agent
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, InvalidArgument, NotFound, QuireError
 from core.transactions import atomic_retried
+from reviews import outbox
 from reviews.actions.decide import version_approve, version_reject
 from reviews.actions.rules import approval_undo_seconds, validate_comment
 from reviews.actions.undo import version_approve_undo
-from reviews.classify import labels
+from reviews.classify import kept_out_of_batches, labels
 from reviews.merge import is_stale
 from reviews.models import Approval, BatchDecision, DecisionBatch, DecisionBatchItem
 from reviews.selectors import review_of
@@ -123,7 +124,7 @@ def _kept_out(version: Version) -> str | None:
     workflow = review.workflow if review is not None else None
     if workflow is None:
         return None
-    kept_out = [name for name in version.change_classes.split() if name in workflow.never_in_batch]
+    kept_out = kept_out_of_batches(version, workflow.never_in_batch)
     if not kept_out:
         return None
     return (
@@ -242,6 +243,8 @@ def _take_back_step(actor: User, version: Version, step: int) -> None:
     review.move_to("take_back")
     review.step = step - 1
     review.save(update_fields=["step", "status", "updated_at"])
+    # The next step's deciders were told it waits on them: it no longer does.
+    outbox.withdraw_review_requests(version, since=approval.created_at)
     audit_record(
         action="version.approval_undo",
         actor=actor,

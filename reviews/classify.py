@@ -193,6 +193,12 @@ def is_low_risk(version: Version) -> bool:
     return version.change_lines is not None and not set(version.change_classes.split()) & RISKY
 
 
+def kept_out_of_batches(version: Version, never_in_batch: list[str]) -> list[str]:
+    """The kinds of `version`'s change that its workflow (`never_in_batch`) never approves
+    in a batch."""
+    return [name for name in version.change_classes.split() if name in never_in_batch]
+
+
 def labels(classes: str | list[str]) -> list[str]:
     """The short labels of stored classes ("numbers wording" or a list)."""
     names = classes.split() if isinstance(classes, str) else classes

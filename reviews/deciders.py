@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet, prefetch_related_objects
+from django.db.models import QuerySet
 
-from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Review
+from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
 from wiki import permissions
 from wiki.models import Version
 from wiki.roles import REVIEWERS
@@ -36,19 +36,40 @@ def step_group(review: Review) -> str:
     return str(review.current_step["group"])
 
 
+def deciding_groups(review: Review, access: permissions.Access) -> list[str]:
+    """The groups that decide `review`'s current step, as every door names them: at a
+    workflow step its group; at the default step the groups holding `decide` on the page
+    (`access`, wiki.permissions: Reviewers unless a grant names others)."""
+    if is_default_step(review):
+        return sorted(access.groups(permissions.DECIDE) or ())
+    return [step_group(review)]
+
+
 def counted_approvers(reviews: Sequence[Review]) -> dict[int, set[int]]:
     """Who approved the revision under review in each review (approvals a reviewer's edit
-    reset do not count). One query for the reviews whose approvals the caller did not
-    prefetch (`prefetch_related_objects` skips those it did), none when it did them all."""
-    saved = [review for review in reviews if review.pk is not None]
-    prefetch_related_objects(saved, "approvals")
+    reset do not count), from the prefetched approvals when the caller loaded them."""
     found: dict[int, set[int]] = {review.pk: set() for review in reviews}
-    for review in saved:
-        found[review.pk] = {
-            a.user_id
-            for a in review.approvals.all()
-            if a.version_id == review.version_id and not a.reset
-        }
+    missing = []
+    for review in reviews:
+        if review.pk is None:
+            continue
+        cache = getattr(review, "_prefetched_objects_cache", {})
+        if "approvals" in cache:
+            found[review.pk] = {
+                a.user_id
+                for a in cache["approvals"]
+                if a.version_id == review.version_id and not a.reset
+            }
+        else:
+            missing.append(review)
+    if missing:
+        rows = Approval.objects.filter(
+            review__in=[review.pk for review in missing], reset=False
+        ).values_list("review_id", "version_id", "user_id")
+        versions = {review.pk: review.version_id for review in missing}
+        for review_id, version_id, user_id in rows:
+            if versions[review_id] == version_id:
+                found[review_id].add(user_id)
     return found
 
 
@@ -62,16 +83,20 @@ def _never(review: Review, version: Version) -> set[int]:
     return excluded  # type: ignore[return-value]
 
 
-def deciders_of(reviews: Iterable[Review]) -> dict[int, set[int]]:
+def deciders_of(
+    reviews: Iterable[Review], accesses: dict[str, permissions.Access] | None = None
+) -> dict[int, set[int]]:
     """The ids of the people who may decide each review's current step now, by the pk of the
     version under review (defined for a proposal from before workflows too). Three queries
     whatever the number of reviews and of section grants: the grants above their pages
-    (wiki.permissions.accesses_at), the people of every group concerned with their groups,
-    and the approvals (none when the caller prefetched them)."""
+    (wiki.permissions.accesses_at, none when the caller gives them), the people of every
+    group concerned with their groups, and the approvals (none when the caller prefetched
+    them)."""
     reviews = list(reviews)
     if not reviews:
         return {}
-    accesses = permissions.accesses_at([review.version.page for review in reviews])
+    if accesses is None:
+        accesses = permissions.accesses_at([review.version.page for review in reviews])
     groups = {REVIEWERS} | {step_group(r) for r in reviews if not is_default_step(r)}
     for access in accesses.values():
         for right in (permissions.READ, permissions.DECIDE):

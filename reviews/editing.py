@@ -24,7 +24,7 @@ from reviews.merge import appended_body
 from wiki import selectors
 from wiki.forms import AppendForm, PageForm, add_service_error, sentence
 from wiki.models import FormSubmission, Page, Version, VersionKind
-from wiki.permissions import PUBLISH, can
+from wiki.permissions import PROPOSE, PUBLISH, can, refusal
 from wiki.roles import can_review
 from wiki.services import AlreadySubmitted, submit_once
 from wiki.views import page_or_404, page_url, raise_for, tree_context
@@ -158,13 +158,26 @@ def _picked_parent(request: HttpRequest) -> Page | str | None:
     return page
 
 
+def _cannot_edit(request: HttpRequest, page: Page) -> HttpResponse | None:
+    """Why `page` opens no editor: archived (back to the page, saying so), or the person may
+    neither publish nor propose there (wiki.permissions: 403 saying who may), before they
+    write anything."""
+    if page.archived:
+        messages.error(request, "This page is archived. Restore it before editing it.")
+        return redirect(page_url(page))
+    user = request.user
+    refused = None if can(user, PUBLISH, page) else refusal(user, PROPOSE, page)
+    if refused is not None:
+        raise PermissionDenied(sentence(refused))
+    return None
+
+
 @login_required
 def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
     page = page_or_404(request, public_id)
     user = request.user
-    if page.archived:
-        messages.error(request, "This page is archived. Restore it before editing it.")
-        return redirect(page_url(page))
+    if (cannot := _cannot_edit(request, page)) is not None:
+        return cannot
     own, own_append = _own_pending(page, user)
     live = page.live_version
     initial = _edit_initial(page, user, own, own_append)

@@ -101,6 +101,10 @@ def compose(notification: Notification) -> EmailMessage | None:
         body = render_to_string(
             "email/review_requested.txt", {"recipient": recipient, **context, **extra}
         )
+    elif notification.kind == NotificationKind.REVIEW_WITHDRAWN:
+        context = _version_context(version, recipient)
+        subject = f"[Quire] {version.title} (v{version.number}) no longer waits on you"
+        body = render_to_string("email/review_withdrawn.txt", {"recipient": recipient, **context})
     elif notification.kind == NotificationKind.NOBODY_DECIDES:
         if version.status != VersionStatus.IN_REVIEW:
             return None

@@ -42,6 +42,7 @@ class NotificationKind(models.TextChoices):
     NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
     REVIEW_ASKED = "review_asked", "Asked by name"
     REVIEW_REMINDER = "review_reminder", "Reminder"
+    REVIEW_WITHDRAWN = "review_withdrawn", "No longer waits on you"
 
 
 class NotificationDelivery(models.TextChoices):

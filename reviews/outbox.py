@@ -208,6 +208,37 @@ def drop_decision(version: Version) -> int:
     ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
 
 
+def withdraw_review_requests(version: Version, *, since: datetime) -> list[int]:
+    """An approval that moved `version` on to its next step (at `since`) was taken back: the
+    review emails that step's deciders were owed and not sent yet are dropped, their unread
+    "waiting on you" items go, as do the step's chat posts not made yet, and each one
+    already emailed is told it no longer waits on them. Those it waits on again (the step
+    before) are not told anything new."""
+    waits_on = deciders_of([version.review]).get(version.pk, set())
+    asked = Notification.objects.filter(
+        version=version, kind=NotificationKind.REVIEW_REQUESTED, created_at__gte=since
+    ).exclude(recipient_id__in=waits_on)
+    told = sorted(
+        set(
+            asked.filter(
+                status__in=(NotificationStatus.SENT, NotificationStatus.SENDING)
+            ).values_list("recipient_id", flat=True)
+        )
+    )
+    asked.filter(status=NotificationStatus.PENDING).update(
+        status=NotificationStatus.SKIPPED, last_error="the approval was taken back"
+    )
+    inbox_services.withdraw(
+        version_id=version.pk, kind=NotificationKind.REVIEW_REQUESTED, besides=waits_on
+    )
+    webhooks.drop_posts_since(version, since)
+    notices = [
+        Notification(kind=NotificationKind.REVIEW_WITHDRAWN, version=version, recipient_id=pk)
+        for pk in told
+    ]
+    return _save_and_dispatch(notices)
+
+
 def queue_changes_requested(version: Version, *, requested_by: AbstractBaseUser) -> list[int]:
     """Owe the author (an agent's owner, or the person who wrote it) the reviewer's request."""
     recipient_id = _author_recipient(version)

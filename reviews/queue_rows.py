@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 
 from reviews.actions.rules import decision_refusal
-from reviews.classify import ChangeLabel, change_labels, is_low_risk
-from reviews.deciders import deciders_of, transient_review
+from reviews.classify import ChangeLabel, change_labels, is_low_risk, kept_out_of_batches
+from reviews.deciders import deciders_of, deciding_groups, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
 from reviews.models import ReviewStatus
 from reviews.selectors import asks, review_of, reviewing_now
+from wiki import permissions
 from wiki.models import Version, VersionKind
 from wiki.scope import EVERY_PAGE, shown_path
 
@@ -55,8 +56,14 @@ class QueueRow:
 
     @property
     def low_risk(self) -> bool:
-        """What "Select the low-risk ones" ticks: one-click rows of no risky kind."""
-        return self.one_click and is_low_risk(self.version)
+        """What "Select the low-risk ones" ticks: one-click rows of no risky kind, and of
+        no kind their workflow keeps out of batches (which would refuse the whole batch)."""
+        if not (self.one_click and is_low_risk(self.version)):
+            return False
+        review = review_of(self.version)
+        # The workflow comes with the queue's rows (selectors._with_people): no query.
+        workflow = review.workflow if review is not None else None
+        return workflow is None or not kept_out_of_batches(self.version, workflow.never_in_batch)
 
     @property
     def shows_whole(self) -> bool:
@@ -82,7 +89,12 @@ def _changed_lines(old: str, new: str) -> int:
     )
 
 
-def queue_row(version: Version, reviewer: User, deciders: set[int] | None = None) -> QueueRow:
+def queue_row(
+    version: Version,
+    reviewer: User,
+    deciders: set[int] | None = None,
+    access: permissions.Access | None = None,
+) -> QueueRow:
     page = version.page
     live = page.live_version
     stale = is_stale(version)
@@ -120,7 +132,7 @@ def queue_row(version: Version, reviewer: User, deciders: set[int] | None = None
         fits = live is not None and version.base_version_id == live.pk and preview is not None
     else:
         fits = live is not None and not stale and preview is not None
-    step, waiting_on = _step(version, reviewer, refusal)
+    step, waiting_on = _step(version, reviewer, refusal, access)
     one_click = fits and not invisible and waiting_on == "you" and not page.archived
     return QueueRow(
         version,
@@ -140,8 +152,11 @@ def queue_row(version: Version, reviewer: User, deciders: set[int] | None = None
     )
 
 
-def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, str]:
-    """Which step the row waits on, and on whom: you, the step's group, or its author."""
+def _step(
+    version: Version, reviewer: User, refusal: str | None, access: permissions.Access | None
+) -> tuple[str, str]:
+    """Which step the row waits on, and on whom: you, the groups deciding the step (the
+    policy's, as the mail and the buttons ask it: reviews.deciders), or its author."""
     review = review_of(version)
     if review is None:
         return "", "you" if refusal is None else "others"
@@ -160,15 +175,21 @@ def _step(version: Version, reviewer: User, refusal: str | None) -> tuple[str, s
         return label, "the author"
     if refusal is None:
         return label, "you"
-    return label, current["group"]
+    if access is None:
+        access = permissions.access_at(version.page)
+    return label, ", ".join(deciding_groups(review, access)) or "nobody"
 
 
 def queue_rows(versions: list[Version], reviewer: User) -> list[QueueRow]:
     """The rows of a screen of the queue: those awaiting the reviewer first, then the others
     (each part oldest first), with who else is looking at each."""
     # Who may decide each row's step: one query for the whole screen (reviews.deciders).
-    deciders = deciders_of(review_of(v) or transient_review(v) for v in versions)
-    rows = [queue_row(version, reviewer, deciders[version.pk]) for version in versions]
+    accesses = permissions.accesses_at([version.page for version in versions])
+    deciders = deciders_of((review_of(v) or transient_review(v) for v in versions), accesses)
+    rows = [
+        queue_row(version, reviewer, deciders[version.pk], accesses[version.page.path])
+        for version in versions
+    ]
     by_review = {
         review.pk: deciders[version.pk]
         for version in versions

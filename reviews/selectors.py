@@ -37,7 +37,7 @@ from wiki.models import SIBLING_ORDER, Page, PageGrant, Version, VersionKind, Ve
 from wiki.roles import can_review
 from wiki.scope import EVERYTHING, Scope, person_scope
 from wiki.search import search_pages
-from wiki.selectors import in_scope, unapproved_text_readable_by
+from wiki.selectors import hidden_among, in_scope, unapproved_text_readable_by
 from wiki.validators import check_text
 
 AUTHOR_KINDS = ("agent", "human")
@@ -118,6 +118,7 @@ def _with_people(versions: QuerySet[Version]) -> QuerySet[Version]:
         "decided_by",
         "base_version",
         "review",
+        "review__workflow",
     )
 
 
@@ -279,6 +280,8 @@ def version_of(page: Page, number: int, *, reader: Any) -> Version:
             "history for the versions there are."
         )
     version.page = page  # share the page row (and its live version) already loaded
+    # Whose answer it is: what it names (its parent) is what they may read.
+    version.reader_scope = person_scope(reader)  # type: ignore[attr-defined]
     return version
 
 
@@ -382,6 +385,22 @@ def proposed_content(version: Version) -> dict[str, Any]:
         "title": version.title,
         "tags": version.tags,
         "parent": version.parent,
+    }
+
+
+# How a page a reader may not read is named where a version names its parent (as the
+# breadcrumbs name one): by no title, link or id.
+HIDDEN_PAGE = {"title": "…"}
+
+
+def parents_shown(reader: Scope, parents: dict[str, Any]) -> dict[str, Any]:
+    """`parents` (pages or stand-ins, by name) as `reader` may be shown them: a page they may
+    not read (an older version's parent in a section hidden from them) is HIDDEN_PAGE. One
+    query (wiki.selectors.hidden_among)."""
+    hidden = hidden_among(reader, [p for p in parents.values() if isinstance(p, Page)])
+    return {
+        name: HIDDEN_PAGE if isinstance(page, Page) and page.pk in hidden else page
+        for name, page in parents.items()
     }
 
 

@@ -301,6 +301,12 @@ class VersionDetailSerializer(VersionSerializer):
             shown = shown_path(page.path, EVERY_PAGE, getattr(page, "hidden_prefix", 0))
             if is_top_shown(shown):
                 return None
+        else:
+            # An older place (the page moved out of or into a section since): named only if
+            # the reader may read it (reviews.selectors.version_of says who reads).
+            reader = getattr(version, "reader_scope", None) or person_scope(None)
+            if selectors.parents_shown(reader, {"parent": parent})["parent"] is not parent:
+                return None
         return str(parent.public_id)
 
     def get_diffAgainstBase(self, version: Version) -> str:

@@ -36,12 +36,12 @@ from reviews.diff import diff_text
 from reviews.forms import ApproveForm, CommentForm, EditApproveForm, RejectForm, RequestChangesForm
 from reviews.models import ReviewStatus
 from reviews.partial import version_hunks
+from reviews.proposal_context import proposal_context
 from reviews.review_page import (
     approved_verb,
     as_seen,
     edit_initial,
     page_crumbs,
-    proposal_context,
 )
 from reviews.shown import page_shown_record, shown_confirm, shown_token
 from wiki.forms import sentence

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence, Set
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import requests
@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviews import delivery, mail, webhook_address
-from reviews.deciders import is_default_step, step_group
+from reviews.deciders import deciding_groups
 from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
 from wiki import permissions
 from wiki.models import Version, VersionStatus
@@ -105,14 +105,10 @@ def _chats_of(reviews: Sequence[Review]) -> list[list[tuple[str, int]]]:
     chats = []
     for review in reviews:
         access = accesses[review.version.page.path]
-        if is_default_step(review):
-            groups = sorted(access.groups(permissions.DECIDE) or ())
-        else:
-            groups = [step_group(review)]
         chats.append(
             [
                 (group, hooks[group])
-                for group in groups
+                for group in deciding_groups(review, access)
                 if group in hooks and permissions.group_holds(group, permissions.READ, access)
             ]
         )
@@ -149,6 +145,14 @@ def drop_posts(group_id: int) -> int:
             NotificationStatus.REFUSED,
         ],
     ).update(status=NotificationStatus.SKIPPED, last_error=TAKEN_OFF)
+
+
+def drop_posts_since(version: Version, since: datetime) -> int:
+    """An approval that moved `version` on (at `since`) was taken back: what the next step's
+    chats are still owed about it is not posted (a post already made stays in the chat)."""
+    return WebhookPost.objects.filter(
+        version=version, created_at__gte=since, status=NotificationStatus.PENDING
+    ).update(status=NotificationStatus.SKIPPED, last_error="the approval was taken back")
 
 
 def dispatch(ids: list[int]) -> None:
@@ -286,18 +290,15 @@ def _gathered_text(posts: list[WebhookPost]) -> str:
 def _post(hook: GroupWebhook, rows: delivery.Rows, text: str) -> str:
     """POST `text` standing for `rows` (claimed) to the chat, and mark them sent, refused (a
     4xx), or owed again with the error (raised for the task to retry)."""
-    refused = webhook_address.refusal(hook.url)
-    if refused is not None:
-        return _address_refused(rows, hook, refused)
     try:
-        # Never followed: a redirect could lead inside the network, past the address check.
-        answer = requests.post(
-            hook.url, json={"text": text}, timeout=TIMEOUT_SECONDS, allow_redirects=False
-        )
+        # Sent to the address checked; never redirected (it could lead inside the network).
+        answer = webhook_address.post(hook.url, {"text": text}, timeout=TIMEOUT_SECONDS)
         if 300 <= answer.status_code < 500 and answer.status_code not in RETRIED_4XX:
             return _refused(rows, hook, answer.status_code)
         if not 200 <= answer.status_code < 300:
             raise requests.HTTPError(f"HTTP {answer.status_code} from the chat's webhook")
+    except webhook_address.Refused as refused:
+        return _address_refused(rows, hook, str(refused))
     except requests.RequestException as exc:
         # The address is the chat's secret: it stays out of the row, the log and the retry.
         failure = ChatUnreachable(_without_address(delivery.describe(exc), hook.url))

@@ -6,10 +6,12 @@ groups and agents of theirs (all pages, or a set holding one page added before t
 and one with no owner. Then each reader asks every door it has: the MCP tools (through the
 test client, the tools' own code path; tests/test_hidden_names.py drives each tool on a live
 server with the official client), REST's page list, search, detail and children, its review
-list, and the web's tree, page view, search, picker, review queue and inbox. No answer may
-hold the title word, slug or id of a page that reader may not read, and every path shown is
-the one worked out here from `wiki.permissions.can`: it starts below the deepest page on it
-the reader may not read (for an agent, at its own entry at the highest).
+list, and the web's tree, page view, search, picker, review queue and inbox, and the review
+request mail sent to them. No answer may hold the title word, slug or id of a page that reader
+may not read, and every path shown is the one worked out here from `wiki.permissions.can`: it
+starts below the deepest page on it the reader may not read (for an agent, at its own entry at
+the highest). Each group has a chat webhook, and some grants give `decide` too: no post to a
+group's chat names a page the group itself may not read (`wiki.permissions.group_holds`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from agents import services as agent_services
 from core.actors import SystemActor
 from reviews.actions.create import page_create
 from reviews.actions.propose import version_propose
+from reviews.mail import compose
+from reviews.models import GroupWebhook, Notification, WebhookPost
 from wiki import permissions
 from wiki.models import Page, PageGrant
 from wiki.roles import REVIEWERS
@@ -58,6 +62,7 @@ class Wiki:
     people: tuple[frozenset[str], ...]
     set_page: int  # the page the set of the second person's agent holds
     proposed: int  # a page with a proposal waiting
+    decide: tuple[bool, ...] = ()  # whether each page's grant gives `decide` too
 
 
 @st.composite
@@ -78,6 +83,7 @@ def wikis(draw: st.DrawFn) -> Wiki:
         people,
         draw(st.integers(0, size - 1)),
         draw(st.integers(0, size - 1)),
+        tuple(draw(st.booleans()) for _ in range(size)),
     )
 
 
@@ -105,8 +111,10 @@ def build(wiki: Wiki, admin: User) -> tuple[list[Page], list[Reader]]:
             publish=True,
         )
         pages.append(Page.objects.get(pk=version.page_id))
-    for name in GROUPS:
-        Group.objects.get_or_create(name=name)
+    for name in (*GROUPS, REVIEWERS):
+        # Each group's chat hears of the proposals the group itself may read and decide.
+        chat = Group.objects.get_or_create(name=name)[0]
+        GroupWebhook.objects.create(group=chat, url=f"https://chat.example.com/hooks/{name}")
     people = []
     for n, groups in enumerate(wiki.people):
         person = User.objects.create_user(f"person{n}", email=f"person{n}@example.com")
@@ -127,10 +135,11 @@ def build(wiki: Wiki, admin: User) -> tuple[list[Page], list[Reader]]:
     _agent, ownerless = agent_services.agent_create(
         actor=SystemActor("tests"), name="nobodys-bot", all_pages=True
     )
-    for page, groups in zip(pages, wiki.grants, strict=True):
+    for page, groups, decide in zip(pages, wiki.grants, wiki.decide, strict=True):
+        rights = ["read", "decide"] if decide else ["read"]
         if groups:
             permissions.grants_set(
-                actor=admin, page=page, grants=[(name, ["read"]) for name in sorted(groups)]
+                actor=admin, page=page, grants=[(name, rights) for name in sorted(groups)]
             )
     version_propose(actor=admin, page=pages[wiki.proposed], body="Proposed text.\n", publish=False)
     can = {
@@ -249,6 +258,32 @@ def _ask_as_person(pages: list[Page], reader: Reader, forbidden: list[str]) -> N
         _check(answer, forbidden, f"{reader.name} {where}")
 
 
+def _ask_mail(pages: list[Page], reader: Reader, forbidden: list[str]) -> None:
+    """The review request mail to a person names only pages they may read."""
+    for asked in Notification.objects.filter(recipient=reader.person):
+        message = compose(asked)
+        if message is not None:
+            _check(f"{message.subject}\n{message.body}", forbidden, f"{reader.name} mail")
+
+
+def _ask_chats(pages: list[Page], proposed: int) -> None:
+    """No post to a group's chat names a page the group itself may not read; a proposal on a
+    page no grant restricts is posted to Reviewers' chat."""
+    posts = list(WebhookPost.objects.select_related("webhook__group"))
+    accesses = [permissions.access_at(page) for page in pages]
+    for post in posts:
+        group = post.webhook.group.name  # type: ignore[union-attr]
+        hidden = [
+            word
+            for n, page in enumerate(pages)
+            if not permissions.group_holds(group, permissions.READ, accesses[n])
+            for word in (WORDS[n], page.slug, page.public_id)
+        ]
+        _check(post.text, hidden, f"{group}'s chat")
+    if not _restricted(pages[proposed]) and accesses[proposed].source(permissions.DECIDE) is None:
+        assert [post.webhook.group.name for post in posts] == [REVIEWERS]  # type: ignore[union-attr]
+
+
 def _index(pages: list[Page], public_id: str) -> int:
     return next(n for n, page in enumerate(pages) if page.public_id == public_id)
 
@@ -302,6 +337,8 @@ def test_no_door_names_a_page_its_reader_may_not_read(
             forbidden = _forbidden(pages, reader)
             if reader.person is not None:
                 _ask_as_person(pages, reader, forbidden)
+                _ask_mail(pages, reader, forbidden)
             else:
                 _ask_as_agent(client, pages, reader, forbidden)
+        _ask_chats(pages, wiki.proposed)
         transaction.set_rollback(True)

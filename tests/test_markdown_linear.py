@@ -21,7 +21,7 @@ from tests.conftest import HANDBOOK
 from tests.fixtures_web import rest_client
 from wiki import markdown as wiki_markdown
 from wiki.markdown import render_markdown
-from wiki.markdown_bounds import closers_of
+from wiki.markdown_bounds import INLINE_MARKS, closers_of
 from wiki.models import Page
 
 # What a writer may type over and over: each family once cost time quadratic in its count.
@@ -85,6 +85,61 @@ def test_it_renders_in_work_linear_in_the_text(name: str) -> None:
     once = _lines_run(_complete(unit * count))
     twice = _lines_run(_complete(unit * 2 * count))
     assert twice <= 2.2 * once, (name, once, twice)
+
+
+# Shapes whose every match made Python-Markdown copy the whole paragraph again (a copy a count
+# of Python lines does not see): up to 5.5 s for 200,000 characters of `[a](b)`.
+COPIED = {
+    **REPEATED,
+    "images in text": "![a](b) ",
+    "full references": "[a][b] ",
+    "inline tags": "<b>",
+    "entities": "&amp; ",
+    "escaped stars": "\\* ",
+    "line breaks": "a  \n",
+    "page references": "[[pg_aaaaaaaa]] ",
+    "underscore emphasis": "_a_ ",
+    "nested emphasis": "*a **b ",
+    "code spans": "`a` ",
+    "autolinks closed": "<http://a> ",
+    "paragraphs of links": "[a](b) " * 300 + "\n\n",
+}
+
+
+def _copied(text: str) -> int:
+    """Characters of the texts the inline patterns were handed, each new text counted once
+    (Python-Markdown hands the paragraph again, copied, after each match), and of the
+    bracket tables."""
+    md = wiki_markdown.converter({})
+    handed: list[Any] = [0, None]
+    for processor in md.inlinePatterns:
+
+        def spy(match: Any, data: str, handle: Any = processor.handleMatch) -> Any:
+            if data is not handed[1]:
+                handed[0] += len(data)
+                handed[1] = data
+            return handle(match, data)
+
+        processor.handleMatch = spy
+    md.convert(text)
+    return int(handed[0]) + sum(table.steps for table in closers_of(md))
+
+
+@pytest.mark.parametrize("name", list(COPIED))
+def test_it_copies_text_linear_in_the_text(name: str) -> None:
+    unit = COPIED[name]
+    count = max(1, 24_000 // len(unit))
+    once = _copied(_complete(unit * count))
+    twice = _copied(_complete(unit * 2 * count))
+    assert twice <= 2.2 * once, (name, once, twice)
+
+
+def test_it_shows_a_block_with_too_many_marks_as_written() -> None:
+    marked = "[a](b) <i> " * (INLINE_MARKS // 2 + 1)
+    html = render_markdown(f"# Links\n\n{marked}\n\nAfter [a](b).\n")
+    assert html.count("<a ") == 1 and '<a href="b"' in html  # only after
+    assert "[a](b) &lt;i&gt; [a](b)" in html
+    assert ">Links</h1>" in html
 
 
 SAMPLE = (
@@ -151,6 +206,27 @@ def test_it_renders_a_live_page_once_for_the_web_and_rest(
         assert "<strong>kept</strong>" in web.get(f"/p/{page.public_id}/").content.decode()
         assert "<strong>kept</strong>" in api.get(f"/api/v1/pages/{page.public_id}/").json()["html"]
     assert sum("Rendered once" in text for text in conversions) <= 2  # the view and REST
+
+
+def test_it_renders_a_long_live_page_once_for_all_worker_processes(
+    make_page: Callable[..., Page],
+    reader: User,
+    conversions: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 47: each worker process rendered a heavy page again; the shared cache keeps it."""
+    body = "Heavy once: " + "[a](b) " * (wiki_markdown.SHARED_RENDER_CHARS // 7) + "\n\n**kept**\n"
+    page = make_page("Heavy", body)
+    conversions.clear()
+    for _worker in range(3):
+        # A fresh worker process: nothing rendered in its memory yet.
+        monkeypatch.setattr(wiki_markdown, "_rendered", wiki_markdown._Rendered(10_000_000))
+        web = Client()
+        web.force_login(reader)
+        assert "<strong>kept</strong>" in web.get(f"/p/{page.public_id}/").content.decode()
+        html = rest_client(reader).get(f"/api/v1/pages/{page.public_id}/").json()["html"]
+        assert "<strong>kept</strong>" in html
+    assert sum("Heavy once" in text for text in conversions) <= 2  # the view and REST
 
 
 def test_it_renders_again_for_a_reader_who_sees_other_titles(

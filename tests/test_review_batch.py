@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from core.errors import Conflict
@@ -20,10 +20,14 @@ from reviews.actions.propose import version_propose
 from reviews.models import (
     Approval,
     DecisionBatch,
+    GroupWebhook,
     Notification,
     NotificationKind,
+    NotificationPreference,
     NotificationStatus,
+    ReviewerSettings,
     ReviewStatus,
+    WebhookPost,
 )
 from tests.conftest import live, open_review_page
 from tests.fixtures_mail import SMTPServer
@@ -247,6 +251,73 @@ def test_it_takes_a_whole_batch_back(
     # Each can be decided again.
     _queue_seen_by(reviewer)
     batches.versions_decide_batch(actor=reviewer, items=_items(plain), decision="approve")
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_undoing_a_step_approval_tells_the_next_steps_deciders_it_no_longer_waits_on_them(
+    smtp_server: SMTPServer,
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    reader: User,
+    reviewer: User,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+) -> None:
+    """Issue 48: after a batch approval moved a proposal to Legal's step, Legal was mailed that
+    it waits on them; the batch's undo left them believing so. Whoever was mailed is told it
+    no longer waits on them; a mail not sent yet (a daily digest) is dropped; the unread
+    "waiting on you" goes from their inbox."""
+    lena, lars = make_user("lena", "Legal"), make_user("lars", "Legal")
+    ReviewerSettings.objects.create(user=lars, notifications=NotificationPreference.DAILY)
+    two_steps = workflows.workflow_create(
+        actor=admin_user,
+        name="Then Legal",
+        steps=[{"name": "First", "group": REVIEWERS}, {"name": "Legal", "group": "Legal"}],
+    )
+    section = make_page("Section", "S.\n")
+    workflows.workflow_assign(actor=admin_user, workflow=two_steps, page=section)
+    # Legal's chat is down: its post waits in the outbox for the sweep.
+    settings.QUIRE_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    GroupWebhook.objects.create(
+        group=Group.objects.get(name="Legal"), url="http://127.0.0.1:9/nobody-listens"
+    )
+    stepped = _proposals(make_page, reader, 1, parent=section)[0]
+    _queue_seen_by(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        batch = batches.versions_decide_batch(
+            actor=reviewer, items=_items([stepped]), decision="approve"
+        )
+    legal_mail = [m for m in smtp_server.messages if m["To"] == "lena@example.com"]
+    assert ["Review requested" in m["Subject"] for m in legal_mail] == [True]
+    asked = Notification.objects.filter(version=stepped, kind=NotificationKind.REVIEW_REQUESTED)
+    assert asked.get(recipient=lars).status == NotificationStatus.PENDING  # his digest
+    assert (
+        InboxItem.objects.filter(recipient__in=[lena, lars], kind=Kind.REVIEW_REQUESTED).count()
+        == 2
+    )
+    assert WebhookPost.objects.get(version=stepped).status == "pending"
+    sent_before = len(smtp_server.messages)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        batches.versions_decide_batch_undo(actor=reviewer, batch=batch)
+
+    [notice] = smtp_server.wait_for(sent_before + 1)[sent_before:]
+    assert notice["To"] == "lena@example.com"
+    assert "no longer waits on you" in notice["Subject"]
+    assert "taken back" in notice.get_payload()
+    dropped = asked.get(recipient=lars)
+    assert (dropped.status, dropped.last_error) == (
+        NotificationStatus.SKIPPED,
+        "the approval was taken back",
+    )
+    assert not InboxItem.objects.filter(
+        recipient__in=[lena, lars], kind=Kind.REVIEW_REQUESTED
+    ).exists()
+    chat = WebhookPost.objects.get(version=stepped)
+    assert (chat.status, chat.last_error) == ("skipped", "the approval was taken back")
+    # Reviewers, on whose step it waits again, are not told anything new.
+    assert all(m["To"] == "lena@example.com" for m in smtp_server.messages[sent_before:])
 
 
 def test_it_takes_back_nothing_when_one_page_moved_on(

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from reviews import batch as batches
+from reviews import workflows
 from reviews.actions.create import page_create
 from reviews.actions.decide import version_approve
 from reviews.actions.propose import version_propose
@@ -221,3 +222,47 @@ def test_it_keeps_kinds_out_of_batches_from_the_workflow_screen(
     assert workflow.never_in_batch == ["move", "structure"]
     screen = admin.get(f"/reviews/workflows/{workflow.pk}/").content.decode()
     assert 'id="never-move" name="never_in_batch" value="move" checked' in screen
+
+
+def test_select_low_risk_leaves_out_kinds_the_workflow_keeps_out_of_batches(
+    make_page: Callable[..., Page], admin_user: User, reader: User, reviewer: User
+) -> None:
+    """Issue 48: "Select the low-risk ones" ticked a wording change that the page's workflow
+    never approves in a batch, so the batch it made was refused whole."""
+    section = make_page("Careful", "Careful.\n")
+    careful = workflows.workflow_create(
+        actor=admin_user,
+        name="Careful wording",
+        steps=[{"group": "Reviewers"}],
+        never_in_batch=["wording"],
+    )
+    workflows.workflow_assign(actor=admin_user, workflow=careful, page=section)
+    kept_out = version_propose(
+        actor=reader,
+        page=make_page("Tone", "We are friendly.\n", parent=section),
+        body="We are very friendly.\n",
+    )
+    elsewhere = version_propose(
+        actor=reader, page=make_page("Voice", "We are calm.\n"), body="We are very calm.\n"
+    )
+    client = _reviewer_client(reviewer)
+
+    queue = client.get("/reviews/")
+
+    rows = {row.version.pk: row for row in queue.context["rows"]}
+    assert "wording" in kept_out.change_classes.split()
+    assert rows[elsewhere.pk].low_risk and not rows[kept_out.pk].low_risk
+    text = queue.content.decode()
+    assert text.count("data-low-risk") == 1
+    # Ticked by hand and sent anyway: refused, saying why, and nothing decided.
+    answer = client.post(
+        "/reviews/decide/",
+        {
+            "item": [f"{v.page.public_id}:{v.number}:1" for v in (elsewhere, kept_out)],
+            "decision": "approve",
+            "return_to": "/reviews/",
+        },
+        follow=True,
+    )
+    assert "never approves wording in a batch" in answer.content.decode()
+    assert Version.objects.get(pk=elsewhere.pk).status == VersionStatus.IN_REVIEW

@@ -247,3 +247,29 @@ def test_it_shows_the_policys_real_reason_in_the_queue_cell(
     ]
     assert "already approved this text" in cell, cell
     assert "Members of Reviewers decide this step" not in html
+
+
+def test_it_names_the_group_granted_decide_in_the_queue_row_at_the_default_step(
+    make_page: Callable[..., Page],
+    make_user: Callable[..., User],
+    admin_user: User,
+    lena: User,
+) -> None:
+    """Issue 46: in a section whose `decide` is granted to Legal only, a Legal member's queue
+    row of a proposal she may not decide (her agent's) said "Waits on Reviewers"; the
+    decision is Legal's, as the mail and the buttons say."""
+    legal = Group.objects.get(name="Legal")
+    section = make_page("Contracts", "Signed ones.\n")
+    page = make_page("NDA", "Two years.\n", parent=section)
+    permissions.grant_set(actor=admin_user, page=section, group=legal, rights=["read", "decide"])
+    bot = Agent.objects.create(name="legal-bot", owner=lena, can_edit_pages=True)
+    proposal = version_propose(actor=bot, page=page, body="Three years.\n")
+    response = _client(lena).get("/reviews/")
+    [row] = response.context["rows"]
+    assert row.version == proposal and not row.waits_on_you
+    assert row.waiting_on == "Legal"
+    html = response.content.decode()
+    assert "Waits on Legal" in html and "Waits on Reviewers" not in html
+    # A colleague in Legal decides it: the row waits on her.
+    [theirs] = _client(make_user("luis", "Legal")).get("/reviews/").context["rows"]
+    assert theirs.waits_on_you

@@ -7,6 +7,7 @@ a chat outage left owed, as it does for emails."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -690,6 +691,37 @@ def test_it_checks_the_address_again_at_each_post(
     assert "loopback" in post.last_error and "hooks/reviews" not in post.last_error
     assert "Not posting to the webhook of Reviewers" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_it_posts_to_the_address_it_checked_not_to_a_second_answer_of_dns(
+    hook: Hook, propose: Callable[[], Version], settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 47: the name answered a public address to the check and loopback to the post's
+    own lookup (DNS rebinding); the post must go to the address that was checked."""
+    settings.DEBUG = True  # plain http: the address alone decides
+    port = int(hook.url.split(":")[2].split("/")[0])
+    public, asked = "93.184.216.34", []
+    answers = [public, "127.0.0.1"]
+    real_getaddrinfo = socket.getaddrinfo
+
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(host)
+        if host == "chat.example.com":
+            address = answers.pop(0) if len(answers) > 1 else answers[0]
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+        if host == public:  # the world past DNS is not reached from a test
+            raise socket.gaierror(socket.EAI_NONAME, "not reached from tests")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    GroupWebhook.objects.create(
+        group=Group.objects.get(name=REVIEWERS), url=f"http://chat.example.com:{port}/hooks"
+    )
+    version = propose()
+    assert hook.received == []
+    assert asked.count("chat.example.com") == 1 and public in asked
+    post = WebhookPost.objects.get(version=version)
+    assert post.status != "sent" and "chat.example.com" not in post.last_error
 
 
 def test_it_posts_a_proposal_only_to_the_chats_of_groups_that_may_read_it(

@@ -6,7 +6,9 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from reviews.actions.create import page_create
@@ -14,6 +16,8 @@ from tests.fixtures_web import count_queries
 from wiki import selectors
 from wiki import services as wiki_services
 from wiki.models import Page
+from wiki.scope import person_scope
+from wiki.selectors import page_tree
 
 ClientAs = Callable[[User], Client]
 
@@ -157,3 +161,34 @@ def test_it_renders_a_deep_page_with_the_same_queries_as_a_shallow_one(
     assert count_queries(client, page_url(shallow)) == count_queries(client, page_url(page))
     tree = sidebar(client.get(page_url(page)).content.decode())
     assert all(f">Level {depth}<" in tree for depth in range(7)) and ">Deep child<" in tree
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL's: test_browse_plan")
+def test_the_trees_lists_are_read_from_the_sibling_order_index_on_sqlite(
+    grow_wiki: Callable[[int], list[Page]], editor: User
+) -> None:
+    """Issue 51: every list of children is one ordered range of page_sibling_order (parent,
+    position, slug, id) on SQLite too, and the counts come from the parent index."""
+    pages = grow_wiki(60)
+    with CaptureQueriesContext(connection) as captured:
+        page_tree(reader=person_scope(editor), unfold_top_level=True)
+        page_tree(pages[-1], reader=person_scope(editor))
+    assert len(captured) == 7
+    # The top level's lists, the home page's previews, the lists along the page's path.
+    lists = [
+        query["sql"] for query in captured if "FROM wiki_page p WHERE p.parent_id" in query["sql"]
+    ]
+    counts = [query["sql"] for query in captured if "COUNT(" in query["sql"]]
+    assert len(lists) == 3 and len(counts) == 2
+    for sql in lists + counts:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            plan = [row[-1] for row in cursor.fetchall()]
+        reads = [
+            step
+            for step in plan
+            if step.startswith(("SCAN p", "SEARCH p", "SEARCH wiki_page", "SCAN wiki_page"))
+        ]
+        assert reads and all("USING" in step for step in reads), plan
+        if sql in lists:
+            assert all("page_sibling_order (parent_id=?" in step for step in reads), plan

@@ -5,6 +5,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
+from wiki.permissions import is_admin
 from wiki.roles import can_publish, can_review
 from wiki.scope import person_scope
 from wiki.selectors import page_tree
@@ -18,5 +19,7 @@ def quire(request: HttpRequest) -> dict[str, Any]:
     return {
         "can_publish": can_publish(user),
         "can_review": can_review(user),
+        # Who is an admin, as wiki.permissions says it (an active superuser).
+        "is_admin": is_admin(user),
         "tree": tree,
     }

@@ -15,10 +15,12 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from html import escape
 from html.parser import HTMLParser
+from importlib import metadata
 from urllib.parse import urlsplit
 
 import markdown
 import nh3
+from django.core.cache import cache
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.treeprocessors import Treeprocessor
@@ -314,8 +316,9 @@ class _Rendered:
     most recently used first, up to RENDERED_KEPT_CHARS characters of HTML in all.
 
     A version's text never changes, so its page is rendered once per worker process, not
-    on each view; a reader who may open other referenced pages gets the rendering with
-    their titles (the titles are part of the key, read in one query as before)."""
+    on each view (and once for all of them when long: `_shared`); a reader who may open
+    other referenced pages gets the rendering with their titles (the titles are part of
+    the key, read in one query as before)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -346,6 +349,14 @@ class _Rendered:
 RENDERED_KEPT_CHARS = 32_000_000
 _rendered = _Rendered(RENDERED_KEPT_CHARS)
 
+# Texts at least this long are also kept in the shared cache (Redis in production), so each
+# is rendered once for all worker processes, not once per process; a shorter text renders in
+# less time than asking the cache takes (and, without Redis, costs no query).
+SHARED_RENDER_CHARS = 8_000
+SHARED_RENDER_SECONDS = 7 * 24 * 3600
+# Changes when the same text may render otherwise: bump it with a change to this module.
+RENDERER = f"1-{metadata.version('markdown')}-{metadata.version('nh3')}"
+
 
 def render_markdown(text: str, *, reader: Scope = EVERYTHING) -> str:
     """Render `text` to HTML that is safe to put in a page (sanitised with nh3).
@@ -364,8 +375,21 @@ def render_markdown(text: str, *, reader: Scope = EVERYTHING) -> str:
     )
     html = _rendered.get(key)
     if html is None:
-        html = _convert(text, titles)
+        html = _shared(text, key, titles)
         _rendered.put(key, html)
+    return html
+
+
+def _shared(text: str, key: tuple[str, tuple[tuple[str, str], ...]], titles: dict[str, str]) -> str:
+    """`text` rendered, from the shared cache when it is long (SHARED_RENDER_CHARS)."""
+    if len(text) < SHARED_RENDER_CHARS:
+        return _convert(text, titles)
+    shown = hashlib.sha256(repr(key[1]).encode("utf-8", "surrogatepass")).hexdigest()
+    shared_key = f"quire:rendered:{RENDERER}:{key[0]}:{shown}"
+    html = cache.get(shared_key)
+    if not isinstance(html, str):
+        html = _convert(text, titles)
+        cache.set(shared_key, html, SHARED_RENDER_SECONDS)
     return html
 
 

@@ -40,7 +40,8 @@ from markdown.inlinepatterns import (
     ShortReferenceInlineProcessor,
 )
 from markdown.preprocessors import Preprocessor
-from markdown.util import nearing_recursion_limit
+from markdown.treeprocessors import Treeprocessor
+from markdown.util import AtomicString, nearing_recursion_limit
 
 # How many characters past a link's closing `)` may be read in all, per rendering, when its
 # `(...)` holds a quote: Python-Markdown then reads on to the end of the paragraph, in case
@@ -401,6 +402,37 @@ class _UnclosedTags(Preprocessor):
         return "".join([*parts, text[done:]]).split("\n")
 
 
+# The most places an inline pattern can start at (`[`, `*`, `_`, a backtick, `<`, `&`, `\`, two
+# spaces ending a line) that one paragraph, list item, heading or table cell may hold and still
+# be formatted. Each link, emphasis or escape Python-Markdown finds makes it copy the whole text
+# of its block again (a paragraph of 33,000 `[a](b)` links took 5 seconds): past this many, the
+# block's text is shown as written. The 18F handbook's busiest block holds 33.
+INLINE_MARKS = 1_000
+_MARKS = "[*_`<&\\"
+
+
+def inline_marks(text: str) -> int:
+    """How many places of `text` an inline pattern could start at (see INLINE_MARKS)."""
+    return sum(text.count(mark) for mark in _MARKS) + text.count("  \n")  # a line break
+
+
+class _FewMarksOnly(Treeprocessor):
+    """Texts with more than INLINE_MARKS marks kept as written (escaped, unformatted), so
+    the inline patterns' work stays within INLINE_MARKS copies of each text."""
+
+    def run(self, root: etree.Element) -> None:
+        for element in root.iter():
+            text, tail = element.text, element.tail
+            if text is not None and _too_marked(text):
+                element.text = AtomicString(text)
+            if tail is not None and _too_marked(tail):
+                element.tail = AtomicString(tail)
+
+
+def _too_marked(text: str) -> bool:
+    return not isinstance(text, AtomicString) and inline_marks(text) > INLINE_MARKS
+
+
 class LinearTime(Extension):
     """Put the linear-time processors in place of Python-Markdown's own (same names,
     priorities and output). Listed after the extensions it replaces processors of."""
@@ -417,6 +449,8 @@ class LinearTime(Extension):
             md.inlinePatterns.register(marker, "footnote", _FOOTNOTE_PRIORITY)
         # Before the HTML block reader (20), after fenced code (25) has put code aside.
         md.preprocessors.register(_UnclosedTags(md), "quire_unclosed_tags", 21)
+        # Just before the inline patterns (20).
+        md.treeprocessors.register(_FewMarksOnly(md), "quire_few_marks_only", 21)
         blocks = md.parser.blockprocessors
         for name, (block_processor, priority) in _SEARCHING_BLOCKS.items():
             blocks.register(block_processor(md.parser), name, priority)

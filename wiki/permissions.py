@@ -408,22 +408,26 @@ def group_holds(group: str, right: str, access: Access) -> bool:
 # --- which pages: the queryset form, and its SQL -------------------------------------------
 
 
-def pages_where(actor: Any, right: str) -> QuerySet[Page]:
+def pages_where(actor: Any, right: str, *, grants_only: bool = False) -> QuerySet[Page]:
     """The pages (live or not, archived or not) on which `actor` holds `right`: `can` as one
-    query of pages, its SQL `held_sql` (the reader's read rule is also wiki.scope's)."""
+    query of pages, its SQL `held_sql` (the reader's read rule is also wiki.scope's);
+    `grants_only`: `holds`, a workflow aside."""
     _check_right(right)
     subject = subject_of(actor)
     if right not in subject.allowed:
         return Page.objects.none()
-    return Page.objects.filter(_Held(subject.reader, right))
+    return Page.objects.filter(_Held(subject.reader, right, grants_only=grants_only))
 
 
-def held_sql(key: str, reader: str, right: str, vendor: str) -> tuple[str, list[Any]]:
+def held_sql(
+    key: str, reader: str, right: str, vendor: str, *, grants_only: bool = False
+) -> tuple[str, list[Any]]:
     """The condition that the person whose pk the SQL expression `reader` gives (0: nobody's
     groups) holds `right` on the row whose tree key is `key`, by the grants (and, for
     publish, no workflow on or above it): the rule of `can` in SQL. For each right needed
     (read, and the right), the nearest page on the row's path carrying a grant of it must
-    name one of the reader's groups, or no page does and the default holds."""
+    name one of the reader's groups, or no page does and the default holds. `grants_only`:
+    the grants alone, a workflow aside (`holds`)."""
     vendor_key = tree_key_sql("{alias}", vendor)
     after = "chr(2)" if vendor == "postgresql" else "char(2)"
 
@@ -467,7 +471,7 @@ def held_sql(key: str, reader: str, right: str, vendor: str) -> tuple[str, list[
     )
     rule = nearest(READ) if right == READ else f"{nearest(READ)} AND {nearest(right)}"
     sql = f"({superuser} OR ({rule}))"
-    if right == PUBLISH:
+    if right == PUBLISH and not grants_only:
         sql += (
             " AND NOT EXISTS (SELECT 1 FROM reviews_workflowassignment wa INNER JOIN "  # noqa: S608
             f"wiki_page wp ON wp.id = wa.page_id WHERE {covering('wp')})"
@@ -481,9 +485,9 @@ class _Held(Expression):
     output_field = BooleanField()
     conditional = True
 
-    def __init__(self, reader: int, right: str) -> None:
+    def __init__(self, reader: int, right: str, *, grants_only: bool = False) -> None:
         super().__init__()
-        self.reader, self.right = int(reader), right
+        self.reader, self.right, self.grants_only = int(reader), right, grants_only
         self.path: Any = F("path")
 
     def get_source_expressions(self) -> list[Any]:
@@ -498,7 +502,9 @@ class _Held(Expression):
         path_sql, path_params = compiler.compile(self.path)
         assert not path_params
         key = TREE_KEY_SQL[connection.vendor].format(path=path_sql)
-        return held_sql(key, str(self.reader), self.right, connection.vendor)
+        return held_sql(
+            key, str(self.reader), self.right, connection.vendor, grants_only=self.grants_only
+        )
 
 
 # --- who: the users form, for many pages at once -------------------------------------------

@@ -28,7 +28,9 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 
+from config.replicas import read_connection
 from core.errors import NotFound, QuireError
+from wiki import permissions
 from wiki.models import (
     SIBLING_ORDER,
     Attachment,
@@ -198,69 +200,62 @@ def _sort_key(node: TreeNode) -> tuple[int, str, int]:
     return (node.position, node.slug, node.id)
 
 
+# A list's rows in the siblings' order, or backwards from a page (its earlier neighbours);
+# each one ordered range of the index page_sibling_order, read no further than its LIMIT.
+_ARM_SQL = (
+    "SELECT * FROM (SELECT p.id, p.public_id, p.title, p.slug, p.parent_id, p.position "
+    "FROM wiki_page p WHERE {parent} AND {visible}{bound} ORDER BY {order} LIMIT %s) AS a{n}"
+)
+_FORWARD = "p.position, p.slug, p.id"
+_BACKWARD = "p.position DESC, p.slug DESC, p.id DESC"
+
+
 def _children_lists(
-    tree: PageTree, holders: dict[int | None, TreeNode | None], limit: int, shown: Q
+    tree: PageTree, holders: dict[int | None, TreeNode | None], limit: int, reader: Scope
 ) -> dict[int | None, tuple[list[TreeNode], bool]]:
     """For each holder, its visible children (lifted ones included) in one query: the first
     `limit`, or, when the page on the path (the holder's value) comes later, the NEIGHBOURS
     on each side of it. The flag says the list starts past the first child."""
-    wanted = Q(pk__in=[])
+    visible, visible_params = reader.sql("p")
+    arms: list[str] = []
+    params: list[Any] = []
     owner: dict[int | None, int | None] = {}
+
+    def arm(source: int | None, bound: str, order: str, after: list[Any], rows: int) -> None:
+        parent = "p.parent_id IS NULL" if source is None else "p.parent_id = %s"
+        arms.append(
+            _ARM_SQL.format(parent=parent, visible=visible, bound=bound, order=order, n=len(arms))
+        )
+        params.extend([*([] if source is None else [source]), *visible_params, *after, rows])
+
     for holder, keep in holders.items():
         for source in tree.lifted_into(holder):
             owner[source] = holder
-            under = (
-                _VISIBLE
-                & shown
-                & (Q(parent__isnull=True) if source is None else Q(parent_id=source))
-            )
-            firsts = [Page.objects.filter(under).order_by(*_ORDER)[:limit]]
+            arm(source, "", _FORWARD, [], limit)
             if keep is not None:
-                same = Q(position=keep.position)
-                before = (
-                    Q(position__lt=keep.position)
-                    | (same & Q(slug__lt=keep.slug))
-                    | (same & Q(slug=keep.slug, id__lt=keep.id))
-                )
-                after = (
-                    Q(position__gt=keep.position)
-                    | (same & Q(slug__gt=keep.slug))
-                    | (same & Q(slug=keep.slug, id__gt=keep.id))
-                )
-                firsts.append(
-                    Page.objects.filter(under & before).order_by("-position", "-slug", "-id")[
-                        :NEIGHBOURS
-                    ]
-                )
-                firsts.append(Page.objects.filter(under & after).order_by(*_ORDER)[:NEIGHBOURS])
-            for first in firsts:
-                wanted |= Q(pk__in=first.values("pk"))
+                at = [keep.position, keep.slug, keep.id]
+                arm(source, f" AND ({_FORWARD}) < (%s, %s, %s)", _BACKWARD, at, NEIGHBOURS)
+                arm(source, f" AND ({_FORWARD}) > (%s, %s, %s)", _FORWARD, at, NEIGHBOURS)
     found: dict[int | None, list[TreeNode]] = {holder: [] for holder in holders}
-    rows = (
-        Page.objects.filter(wanted)
-        .order_by()
-        .values_list("id", "public_id", "title", "slug", "parent_id", "position")
-    )
-    for page_id, public_id, title, slug, parent_id, position in rows:
-        node = TreeNode(
-            id=page_id,
-            public_id=public_id,
-            title=title,
-            slug=slug,
-            parent_id=parent_id,
-            position=position,
-        )
-        found[owner[parent_id]].append(node)
-    lists: dict[int | None, tuple[list[TreeNode], bool]] = {}
-    for holder, nodes in found.items():
-        keep = holders[holder]
-        ordered = _keep(sorted(nodes, key=_sort_key), keep)
-        at = next((i for i, n in enumerate(ordered) if keep is not None and n.id == keep.id), 0)
-        if at < limit:
-            lists[holder] = (ordered[:limit], False)
-        else:
-            lists[holder] = (ordered[at - NEIGHBOURS : at + NEIGHBOURS + 1], True)
-    return lists
+    if not arms:  # no holders: the home page's previews of an empty top level
+        return {}
+    seen: set[int] = set()
+    with read_connection().cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(arms), params)
+        for row in cursor.fetchall():
+            node = TreeNode(*row)
+            if node.id not in seen:  # a neighbour may be among the first ones too
+                seen.add(node.id)
+                found[owner[node.parent_id]].append(node)
+    return {holder: _cut(nodes, holders[holder], limit) for holder, nodes in found.items()}
+
+
+def _cut(nodes: list[TreeNode], keep: TreeNode | None, limit: int) -> tuple[list[TreeNode], bool]:
+    ordered = _keep(sorted(nodes, key=_sort_key), keep)
+    at = next((i for i, n in enumerate(ordered) if keep is not None and n.id == keep.id), 0)
+    if at < limit:
+        return ordered[:limit], False
+    return ordered[at - NEIGHBOURS : at + NEIGHBOURS + 1], True
 
 
 def _keep(nodes: list[TreeNode], keep: TreeNode | None) -> list[TreeNode]:
@@ -278,51 +273,11 @@ def page_tree(
     """The tree around `current`, or just the top level, in three queries (four with
     `unfold_top_level`, which gives every top-level page its first SECTION_PREVIEW children
     for the home page), as the person whose Scope is `reader` (`person_scope`) may see it:
-    a section their read grants hide is not in it, nor counted."""
-    shown = reader.q(readable=False)
+    a section their read grants hide is not in it, nor counted. Each query reads index
+    ranges only (the siblings' order, the parent, archived and unpublished pages, the
+    path), so its cost follows what is shown, not the size of the wiki."""
     paths = _ancestor_paths(current.path) if current is not None else []
-    # 1. Hidden pages (archived, or new and still in review: usually few), the ancestors of
-    #    the current page, by the prefixes of its path, and the pages the reader's read
-    #    grants hide above a subsection granted back to them (its pages are lifted into the
-    #    hidden section's place, as under an archived page).
-    wanted = (_HIDDEN & shown) | Q(path__in=paths)
-    if reader.reader:
-        wanted |= Q(_above_granted(reader.reader)) & ~shown
-    rows = [
-        _TreeRow(*row)
-        for row in Page.objects.annotate(
-            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))),
-            in_reach=ExpressionWrapper(shown, output_field=BooleanField())
-            if shown
-            else Value(True),
-        )
-        .filter(wanted)
-        .order_by()
-        .values_list(*_TreeRow._fields)
-    ]
-    hidden: dict[int, int | None] = {}
-    hidden_children: Counter[int | None] = Counter()
-    by_path: dict[str, _TreeRow] = {}
-    for row in rows:
-        if not row.is_visible:
-            if row.in_reach:  # counted below with the reader's pages: taken off again
-                hidden_children[row.parent_id] += 1
-            if row.has_children:
-                hidden[row.id] = row.parent_id
-        if row.path in paths:
-            by_path[row.path] = row
-    chain = [by_path[p] for p in paths if p in by_path]
-    tree = PageTree(
-        roots=[],
-        ancestors=[
-            Ancestor(r.public_id, r.title, visible=r.is_visible)
-            if r.in_reach
-            else Ancestor("", "…", visible=False, in_reach=False)
-            for r in chain
-        ],
-        hidden=hidden,
-        counts={},
-    )
+    tree, chain, hidden_children = _tree_around(_hidden_and_path_rows(paths, reader), paths)
     path_nodes = [r.node() for r in chain if r.is_visible]
     if current is not None and is_readable(current.archived, current.live_version_id):
         tree.current = TreeNode(
@@ -335,31 +290,91 @@ def page_tree(
             current=True,
         )
         path_nodes.append(tree.current)
+    _unfold_path(tree, path_nodes, reader)
+    previews: dict[int | None, tuple[list[TreeNode], bool]] = {}
+    if unfold_top_level:
+        roots: dict[int | None, TreeNode | None] = dict.fromkeys(n.id for n in tree.roots)
+        previews = _children_lists(tree, roots, SECTION_PREVIEW, reader)
+    _count_children(tree, current, reader, hidden_children)
+    for root in tree.roots:
+        if root.id in previews:
+            root.children = previews[root.id][0]
+    return tree
 
-    # 2. The first children of the top level and of every page on the path.
-    # Each unfolded list must hold the next page on the path.
+
+def _hidden_and_path_rows(paths: list[str], reader: Scope) -> list[_TreeRow]:
+    """The tree's first query: hidden pages (archived, or new and still in review: usually
+    few), the ancestors of the current page, by the prefixes of its path, and the pages the
+    reader's read grants hide above a subsection granted back to them (its pages are lifted
+    into the hidden section's place, as under an archived page)."""
+    shown = reader.q(readable=False)
+    wanted = (_HIDDEN & shown) | Q(path__in=paths)
+    if reader.reader:
+        wanted |= Q(_above_granted(reader.reader)) & ~shown
+    in_reach = ExpressionWrapper(shown, output_field=BooleanField()) if shown else Value(True)
+    return [
+        _TreeRow(*row)
+        for row in Page.objects.annotate(
+            has_children=Exists(Page.objects.filter(parent_id=OuterRef("pk"))),
+            in_reach=in_reach,
+        )
+        .filter(wanted)
+        .order_by()
+        .values_list(*_TreeRow._fields)
+    ]
+
+
+def _tree_around(
+    rows: list[_TreeRow], paths: list[str]
+) -> tuple[PageTree, list[_TreeRow], Counter[int | None]]:
+    """The tree with its ancestors and hidden pages set from the first query's rows; the
+    rows on the path, top first; and per parent the hidden children the counts take off."""
+    hidden: dict[int, int | None] = {}
+    hidden_children: Counter[int | None] = Counter()
+    by_path: dict[str, _TreeRow] = {}
+    for row in rows:
+        if not row.is_visible:
+            if row.in_reach:  # counted below with the reader's pages: taken off again
+                hidden_children[row.parent_id] += 1
+            if row.has_children:
+                hidden[row.id] = row.parent_id
+        if row.path in paths:
+            by_path[row.path] = row
+    chain = [by_path[p] for p in paths if p in by_path]
+    ancestors = [
+        Ancestor(r.public_id, r.title, visible=r.is_visible)
+        if r.in_reach
+        else Ancestor("", "…", visible=False, in_reach=False)
+        for r in chain
+    ]
+    tree = PageTree(roots=[], ancestors=ancestors, hidden=hidden, counts={})
+    return tree, chain, hidden_children
+
+
+def _unfold_path(tree: PageTree, path_nodes: list[TreeNode], reader: Scope) -> None:
+    """The first children of the top level and of every page on the path, in one query;
+    each unfolded list holds the next page on the path."""
     holders: dict[int | None, TreeNode | None] = {None: path_nodes[0] if path_nodes else None}
     for depth, node in enumerate(path_nodes):
         holders[node.id] = path_nodes[depth + 1] if depth + 1 < len(path_nodes) else None
-    lists = _children_lists(tree, holders, SIBLING_LIMIT, shown)
+    lists = _children_lists(tree, holders, SIBLING_LIMIT, reader)
     tree.roots, tree.roots_cut = lists[None]
     for node in path_nodes:
         node.open = True
         node.children, node.children_cut = lists[node.id]
-    previews: dict[int | None, tuple[list[TreeNode], bool]] = {}
-    if unfold_top_level:
-        previews = _children_lists(
-            tree, dict.fromkeys(n.id for n in tree.roots), SECTION_PREVIEW, shown
-        )
 
-    # 3. How many visible children each page in view has, and the top level in all: every
-    #    child, counted from the parent index alone, less the hidden ones found above.
+
+def _count_children(
+    tree: PageTree, current: Page | None, reader: Scope, hidden_children: Counter[int | None]
+) -> None:
+    """How many visible children each page in view has, and the top level in all: every
+    child, counted from the parent index alone, less the hidden ones found first."""
     in_view = {n.id for n in _walk(tree.roots)}
     if current is not None:
         in_view.add(current.pk)
     counts = (
-        Page.objects.filter(shown)
-        .filter(Q(parent__isnull=True) | Q(parent_id__in=in_view | set(hidden)))
+        Page.objects.filter(reader.q(readable=False))
+        .filter(Q(parent__isnull=True) | Q(parent_id__in=in_view | set(tree.hidden)))
         .order_by()
         .values("parent_id")
         .annotate(n=Count("id"))
@@ -368,10 +383,6 @@ def page_tree(
     tree.counts = {parent: n - hidden_children[parent] for parent, n in counts}
     for node in _walk(tree.roots):
         node.child_count = tree.count_under(node.id)
-    for root in tree.roots:
-        if root.id in previews:
-            root.children = previews[root.id][0]
-    return tree
 
 
 def _walk(nodes: list[TreeNode]) -> list[TreeNode]:
@@ -579,6 +590,20 @@ def in_scope(reader: Scope) -> Q:
     return Q(page_id__in=Page.objects.filter(reader.q(readable=False)).values("pk"))
 
 
+def hidden_among(reader: Scope, pages: Iterable[Page | None]) -> set[int]:
+    """The pks of those of `pages` that `reader` may not read (their read grants): pages a
+    door names by title or id only when readable, such as an older version's parent (the
+    page has moved out of a hidden section since). One query; none for an unrestricted
+    reader or no page."""
+    wanted = {page.pk for page in pages if page is not None}
+    if not wanted or reader.unrestricted:
+        return set()
+    readable = Page.objects.filter(reader.q(readable=False), pk__in=wanted).values_list(
+        "pk", flat=True
+    )
+    return wanted - set(readable)
+
+
 def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     """The newest versions that went live, on pages still visible to `reader`."""
     return (
@@ -607,14 +632,19 @@ def recent_changes(limit: int = 15, *, reader: Scope) -> QuerySet[Version]:
     )
 
 
-def archived_pages(limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
-    """The most recently changed archived pages, and how many there are in all, in one query."""
+def archived_pages(user: Any, limit: int = SIBLING_LIMIT) -> tuple[list[Page], int]:
+    """The most recently changed archived pages `user` may restore (they hold `publish` on
+    them, a workflow aside: wiki.permissions), and how many there are in all, in one query;
+    each with `shown_path`, its path as they are shown it (wiki.scope)."""
     pages: list[Page] = list(
-        Page.objects.filter(archived=True)
-        .annotate(total=Window(Count("id")))
+        permissions.pages_where(user, permissions.PUBLISH, grants_only=True)
+        .filter(archived=True)
+        .annotate(total=Window(Count("id")), hidden_prefix=person_scope(user).hidden_prefix())
         .order_by("-updated_at", "-id")
         .only("id", "public_id", "title", "path")[:limit]
     )
+    for page in pages:
+        page.shown_path = shown_path(page.path, EVERY_PAGE, page.hidden_prefix)  # type: ignore[attr-defined]
     return pages, (getattr(pages[0], "total", 0) if pages else 0)
 
 

@@ -182,9 +182,8 @@ def page_url(page: Page) -> str:
 def home(request: HttpRequest) -> HttpResponse:
     context = tree_context(request, unfold_top_level=True)
     context["recent"] = list(selectors.recent_changes(reader=person_scope(request.user)))
-    # Archived pages are listed for editors, the only ones who can restore them.
-    if can_publish(request.user):
-        context["archived"], context["archived_total"] = selectors.archived_pages()
+    # Archived pages are listed for those who may restore them (wiki.permissions: publish).
+    context["archived"], context["archived_total"] = selectors.archived_pages(request.user)
     return render(request, "wiki/home.html", context)
 
 

@@ -15,17 +15,9 @@ from core.transactions import atomic_retried
 from reviews.actions.publish import lock_version
 from reviews.actions.rules import may_comment, validate_comment
 from reviews.merge import appended_body
-from reviews.models import (
-    ReviewComment,
-    ReviewVisit,
-)
+from reviews.models import ReviewComment, ReviewVisit
 from reviews.selectors import review_of
-from wiki.models import (
-    Page,
-    Version,
-    VersionKind,
-    VersionStatus,
-)
+from wiki.models import Page, Version, VersionKind, VersionStatus
 
 
 @atomic_retried

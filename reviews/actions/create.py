@@ -19,16 +19,8 @@ from reviews.actions.rules import (
     check_can_publish,
 )
 from reviews.classify import classify_into
-from wiki.models import (
-    Page,
-    Version,
-    VersionKind,
-)
-from wiki.services import (
-    PageRow,
-    new_pages_make_live,
-    page_rows_create,
-)
+from wiki.models import Page, Version, VersionKind
+from wiki.services import PageRow, new_pages_make_live, page_rows_create
 from wiki.validators import (
     validate_change_summary,
     validate_markdown,

@@ -24,23 +24,9 @@ from reviews.actions.rules import (
     validate_comment,
 )
 from reviews.merge import appended_body, is_stale, merge_proposal
-from reviews.models import (
-    Approval,
-    CommentKind,
-    Review,
-    ReviewComment,
-)
-from wiki.models import (
-    Page,
-    Version,
-    VersionKind,
-    VersionStatus,
-)
-from wiki.validators import (
-    validate_resolved_markdown,
-    validate_tags,
-    validate_title,
-)
+from reviews.models import Approval, CommentKind, Review, ReviewComment
+from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.validators import validate_resolved_markdown, validate_tags, validate_title
 
 
 def _counted(review: Review, version: Version) -> list[Approval]:

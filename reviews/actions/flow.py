@@ -6,15 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.actors import Actor, is_agent
-from reviews.models import (
-    Review,
-    ReviewRevision,
-)
+from reviews.models import Review, ReviewRevision
 from reviews.selectors import review_of
 from reviews.workflows import review_workflows
-from wiki.models import (
-    Version,
-)
+from wiki.models import Version
 
 
 def connector_of(actor: Actor) -> int | None:

@@ -22,20 +22,8 @@ from reviews.actions.rules import (
 )
 from reviews.classify import classify_into
 from reviews.merge import appended_body, merge_proposal
-from wiki.models import (
-    CHANGE_SUMMARY_MAX,
-    MARKDOWN_MAX,
-    Page,
-    Version,
-    VersionKind,
-    VersionStatus,
-)
-from wiki.services import (
-    allocate_version_number,
-    check_parent,
-    lock_page,
-    lock_page_under,
-)
+from wiki.models import CHANGE_SUMMARY_MAX, MARKDOWN_MAX, Page, Version, VersionKind, VersionStatus
+from wiki.services import allocate_version_number, check_parent, lock_page, lock_page_under
 from wiki.validators import (
     validate_change_summary,
     validate_markdown,

@@ -9,19 +9,12 @@ from django.contrib.auth.models import User
 
 from core.actors import Actor, is_agent
 from reviews.merge import appended_body
-from wiki.models import (
-    Page,
-    Version,
-    VersionStatus,
-)
-from wiki.services import (
-    allocate_version_number,
-    lock_page_under,
-    page_make_live,
-)
+from wiki.models import Page, Version, VersionStatus
+from wiki.services import allocate_version_number, lock_page_under, page_make_live
 
 
 def author_fields(actor: Actor) -> dict[str, Any]:
+    """A new version's author fields: the agent's or the person's, the other one empty."""
     if is_agent(actor):
         return {"author_agent": actor, "author_user": None}
     return {"author_user": actor, "author_agent": None}

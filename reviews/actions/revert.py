@@ -8,19 +8,9 @@ from core.errors import Forbidden, InvalidArgument
 from core.transactions import atomic_retried
 from reviews.actions.publish import author_fields, publish_version
 from wiki import permissions
-from wiki.models import (
-    Page,
-    Version,
-    VersionKind,
-    VersionStatus,
-)
-from wiki.services import (
-    allocate_version_number,
-    lock_page_under,
-)
-from wiki.validators import (
-    validate_change_summary,
-)
+from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.services import allocate_version_number, lock_page_under
+from wiki.validators import validate_change_summary
 
 
 @atomic_retried

@@ -7,10 +7,8 @@ from django.db import transaction
 
 from core.audit import audit_record
 from core.errors import Forbidden, InvalidArgument
-from reviews.models import (
-    NotificationPreference,
-    ReviewerSettings,
-)
+from reviews.models import NotificationPreference, ReviewerSettings
+from wiki import permissions
 from wiki.roles import can_review
 
 
@@ -23,7 +21,7 @@ def reviewer_notifications_set(
     A reviewer sets their own; an admin (superuser) may set anyone's, e.g. in the Django admin.
     """
     reviewer = reviewer or actor
-    if reviewer.pk != actor.pk and not actor.is_superuser:
+    if reviewer.pk != actor.pk and not permissions.is_admin(actor):
         raise Forbidden("only admins can change another reviewer's email preference.")
     if not can_review(reviewer):
         raise Forbidden(

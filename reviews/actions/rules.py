@@ -13,22 +13,12 @@ from core.actors import Actor, is_agent
 from core.errors import Conflict, Forbidden, InvalidArgument
 from core.unset import UNSET, Unset
 from reviews.deciders import counted_approvers, deciders_of, refusal_reason, transient_review
-from reviews.models import (
-    Review,
-)
+from reviews.models import Review
 from reviews.selectors import review_of
 from wiki import permissions
 from wiki.credentials import refuse_credentials
-from wiki.models import (
-    Page,
-    Version,
-    VersionStatus,
-)
-from wiki.roles import can_review
-from wiki.validators import (
-    check_text,
-    check_visible_text,
-)
+from wiki.models import Page, Version, VersionStatus
+from wiki.validators import check_text, check_visible_text
 
 COMMENT_MAX = 5000
 
@@ -156,11 +146,14 @@ def approved_twice(review: Review) -> Conflict:
 
 
 def may_comment(actor: Actor, version: Version) -> bool:
-    """Reviewers, the people deciding its steps and the proposal's author (a person, or the
+    """Those holding `decide` on its page (wiki.permissions: Reviewers unless a grant names
+    others), the people deciding its steps and the proposal's author (a person, or the
     owner of the agent) talk on it."""
     if is_agent(actor) or not actor.is_authenticated or not actor.is_active:
         return False
-    if can_review(actor) or version.author_user_id == actor.pk:
+    if version.author_user_id == actor.pk or permissions.can(
+        actor, permissions.DECIDE, version.page
+    ):
         return True
     agent = version.author_agent
     if agent is not None and agent.owner_id == actor.pk:

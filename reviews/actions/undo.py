@@ -12,19 +12,10 @@ from core.transactions import atomic_retried
 from reviews import outbox
 from reviews.actions.publish import lock_version
 from reviews.actions.rules import approval_undo_refusal
-from reviews.models import (
-    Approval,
-)
+from reviews.models import Approval
 from reviews.selectors import review_of
-from wiki.models import (
-    Page,
-    Version,
-    VersionKind,
-    VersionStatus,
-)
-from wiki.services import (
-    page_make_live,
-)
+from wiki.models import Page, Version, VersionKind, VersionStatus
+from wiki.services import page_make_live
 
 
 @atomic_retried

@@ -8,10 +8,7 @@ from core.errors import Forbidden
 from core.transactions import atomic_retried
 from reviews.actions.flow import reviews_end
 from reviews.actions.publish import lock_version
-from wiki.models import (
-    Version,
-    VersionStatus,
-)
+from wiki.models import Version, VersionStatus
 
 
 @atomic_retried
