@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django import forms
 from django.contrib.auth.models import User
@@ -12,6 +13,11 @@ from agents.selectors import page_to_give, possible_owners
 from agents.services import NAME_MAX, USE_WHEN_LINE_MAX, USE_WHEN_MAX_LINES
 from core.errors import InvalidArgument, QuireError
 from wiki.forms import TextField, sentence
+
+if TYPE_CHECKING:
+    from agents.models import Agent
+
+T = TypeVar("T")
 
 USE_WHEN_HELP = (
     f"One instruction per line, at most {USE_WHEN_MAX_LINES} lines of {USE_WHEN_LINE_MAX} "
@@ -62,6 +68,24 @@ class AgentForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Fresh per form, so a user created since start-up is offered.
         self.fields["owner"].queryset = possible_owners(current_owner_id)  # type: ignore[attr-defined]
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentForm:
+        """The form showing `agent`'s settings, to edit them."""
+        shown = {name: getattr(agent, name) for name in cls.base_fields if name != "owner"}
+        return cls(current_owner_id=agent.owner_id, initial={**shown, "owner": agent.owner_id})
+
+    def save_with(self, save: Callable[..., T]) -> T | None:
+        """What `save` (the service that creates or updates an agent) returns for the
+        settings entered, or None when they are invalid or the service refuses them (its
+        reason then shown on the form)."""
+        if not self.is_valid():
+            return None
+        try:
+            return save(**{name: self.cleaned_data[name] for name in self.base_fields})
+        except QuireError as error:
+            self.add_service_error(error)
+            return None
 
     def add_service_error(self, error: QuireError) -> None:
         field = getattr(error, "field", "") if isinstance(error, InvalidArgument) else ""

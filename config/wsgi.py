@@ -3,7 +3,7 @@
 Each server process gets ready as it starts rather than on its first requests: it imports the
 URLconf (every view, the MCP tools: about 120 ms, which the first request of each gunicorn
 worker waited for) and starts loading the search's models and reading the wiki's languages
-(wiki/search.py `warm_up`: 0.4 to 0.6 s that the first search of each worker waited for).
+(wiki/search/warmup.py `warm_up`: 0.4 to 0.6 s that the first search of each worker waited for).
 """
 
 import os

@@ -67,7 +67,7 @@ def merge_value(*, base: Any, live: Any, proposal: Any) -> tuple[Any, bool]:
 
 
 # What a version holds as content: two versions equal in these read the same.
-CONTENT_FIELDS = ("body", "title", "tags", "parent_id", "instructions")
+CONTENT_FIELDS = Version.CONTENT_FIELDS
 
 
 def is_stale(version: Version) -> bool:

@@ -33,7 +33,7 @@ def test_it_finds_no_import_circle_in_the_code_as_it_is() -> None:
 
 def test_it_fails_on_a_circle_made_by_an_import_inside_a_function(tmp_path: Path) -> None:
     root = _copy_project(tmp_path)
-    semantic = root / "wiki" / "semantic.py"
+    semantic = root / "wiki" / "semantic" / "__init__.py"
     semantic.write_text(semantic.read_text() + CIRCLE)
     result = _check(root)
     assert result.returncode == 1
@@ -43,7 +43,7 @@ def test_it_fails_on_a_circle_made_by_an_import_inside_a_function(tmp_path: Path
 
 def test_import_linter_fails_on_the_same_circle(tmp_path: Path) -> None:
     root = _copy_project(tmp_path)
-    semantic = root / "wiki" / "semantic.py"
+    semantic = root / "wiki" / "semantic" / "__init__.py"
     semantic.write_text(semantic.read_text() + CIRCLE)
     result = _lint(root)
     assert result.returncode != 0

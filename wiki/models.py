@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -224,8 +224,28 @@ class Version(models.Model):
         VersionStatus.WITHDRAWN: frozenset(),
     }
 
+    # What a version says, apart from who wrote it and its review: two versions equal in these
+    # read the same (reviews.merge), and a version made from another copies them (`content`).
+    CONTENT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "title",
+        "body",
+        "tags",
+        "parent_id",
+        "instructions",
+    )
+
     def __str__(self) -> str:
         return f"{self.page.public_id} v{self.number} ({self.status})"
+
+    def content(self, **changes: Any) -> dict[str, Any]:
+        """The fields of a new version made from this one (a copy published, a revert, a
+        move): its CONTENT_FIELDS, its body also as what the new version's author wrote, and
+        `changes` (`parent=` in place of the parent's id)."""
+        copied = {name: getattr(self, name) for name in self.CONTENT_FIELDS}
+        copied["proposed_body"] = self.body
+        if "parent" in changes:
+            del copied["parent_id"]
+        return {**copied, **changes}
 
     def move_to(self, status: str, *, by: User | None = None, comment: str = "") -> None:
         """Decide or withdraw this version (the caller saves it); anything else is refused."""
@@ -310,7 +330,7 @@ class Attachment(models.Model):
 
 
 class SearchDocument(models.Model):
-    """The search index row of one live page (see wiki/search.py, which alone writes it).
+    """The search index row of one live page (see wiki/search/, whose indexing.py alone writes it).
 
     The columns hold the indexed plain text; the database derives the searchable form from
     them with triggers made by migration 0003: on PostgreSQL `vector` (weighted tsvector,
@@ -366,7 +386,7 @@ class FormSubmission(models.Model):
 class PageChunk(models.Model):
     """A piece of a page's live version, cut along its headings, with its embedding.
 
-    Written by wiki/semantic.py alone. `vector` holds the embedding as float32 bytes; on
+    Written by wiki/semantic/ alone. `vector` holds the embedding as float32 bytes; on
     PostgreSQL with pgvector the column `embedding` (vector(384), HNSW index, made by
     migration 0013 when the extension is there) holds it too, for the index.
     """

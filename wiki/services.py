@@ -496,12 +496,7 @@ def page_move(*, actor: User, page: Page, parent: Page | None) -> Version:
     version = Version.objects.create(
         page=page,
         number=allocate_version_number(page),
-        title=live.title,
-        body=live.body,
-        proposed_body=live.body,
-        tags=live.tags,
-        parent=parent,
-        instructions=live.instructions,
+        **live.content(parent=parent),
         change_summary=summary[:CHANGE_SUMMARY_MAX],
         base_version=live,
         author_user=actor,

@@ -51,12 +51,9 @@ def page_revert(*, actor: Actor, page: Page, to_version: Version, comment: str =
         page=page,
         number=allocate_version_number(page),
         kind=VersionKind.REPLACE,
-        title=to_version.title,
-        body=to_version.body,
-        proposed_body=to_version.body,
-        tags=to_version.tags,
-        parent=parent if parent is None or not parent.archived else page.parent,
-        instructions=to_version.instructions,
+        **to_version.content(
+            parent=parent if parent is None or not parent.archived else page.parent
+        ),
         change_summary=validate_change_summary(comment) or f"Reverted to v{to_version.number}.",
         base_version=page.live_version,
         reverted_from=to_version,
