@@ -155,6 +155,8 @@ class BrowseResult(TypedDict):
     # Only for sets larger than one answer (200 pages): their size, and where to go on.
     total: NotRequired[int]
     nextCursor: NotRequired[str | None]
+    # Only when counting stopped (past 10,000 pages): the set holds at least `total`.
+    totalIsLowerBound: NotRequired[bool]
 
 
 class CopyOut(TypedDict):
@@ -1052,10 +1054,10 @@ class PageTools(MCPToolset):
             Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> BrowseResult:
-        """List the pages you may use, in curated order, each with useWhen lines saying when to
-        use it. Call this first, then read the pages marked alwaysInclude with get_page. Over
-        200 pages come 200 at a time with total and nextCursor: call browse(cursor=nextCursor)
-        for more, browse(under=...) for a subtree, or search_pages to find one page.
+        """List your pages, in curated order, each with useWhen: when to use it.
+        Call this first, then get_page the ones marked alwaysInclude. Over 200 pages come 200
+        at a time with total and nextCursor: browse(cursor=nextCursor) for more,
+        browse(under=...) for a subtree, or search_pages for one page.
         """
         shown = browse_page(self._agent(), cursor=cursor, under=under)
         # A compact audit row: how much was shown and where, not every page id.
@@ -1069,6 +1071,8 @@ class PageTools(MCPToolset):
         if shown.paged:
             result["total"] = shown.total
             result["nextCursor"] = shown.next_cursor
+            if shown.total_is_lower_bound:
+                result["totalIsLowerBound"] = True
         return result  # type: ignore[return-value]
 
     @tool("Search your pages", read_only=True)
