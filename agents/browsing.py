@@ -49,6 +49,15 @@ class BrowsePage:
     paged: bool  # False: the whole set, in today's unpaged shape
     total_is_lower_bound: bool = False  # counting stopped: the set holds at least `total`
 
+    def answer(self) -> dict[str, Any]:
+        """browse's result: the pages, and for a paged set its total and the cursor on."""
+        if not self.paged:
+            return {"pages": self.entries}
+        result = {"pages": self.entries, "total": self.total, "nextCursor": self.next_cursor}
+        if self.total_is_lower_bound:
+            result["totalIsLowerBound"] = True
+        return result
+
 
 def entry_json(row: SetRow) -> dict[str, Any]:
     return {

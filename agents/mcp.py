@@ -1067,13 +1067,7 @@ class PageTools(MCPToolset):
             first=shown.entries[0]["pageId"] if shown.entries else None,
             last=shown.entries[-1]["pageId"] if shown.entries else None,
         )
-        result: dict[str, Any] = {"pages": shown.entries}
-        if shown.paged:
-            result["total"] = shown.total
-            result["nextCursor"] = shown.next_cursor
-            if shown.total_is_lower_bound:
-                result["totalIsLowerBound"] = True
-        return result  # type: ignore[return-value]
+        return shown.answer()  # type: ignore[return-value]
 
     @tool("Search your pages", read_only=True)
     def search_pages(
