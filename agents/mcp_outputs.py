@@ -27,6 +27,8 @@ class BrowseResult(TypedDict):
     # Only for sets larger than one answer (200 pages): their size, and where to go on.
     total: NotRequired[int]
     nextCursor: NotRequired[str | None]
+    # Only when counting stopped (past 10,000 pages): the set holds at least `total`.
+    totalIsLowerBound: NotRequired[bool]
 
 
 class CopyOut(TypedDict):

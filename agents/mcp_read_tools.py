@@ -55,10 +55,10 @@ class ReadTools(ToolBase):
             Field(description="Only pages under this pageId or path, e.g. 'tools/slack'."),
         ] = None,
     ) -> BrowseResult:
-        """List the pages you may use, in curated order, each with useWhen lines saying when to
-        use it. Call this first, then read the pages marked alwaysInclude with get_page. Over
-        200 pages come 200 at a time with total and nextCursor: call browse(cursor=nextCursor)
-        for more, browse(under=...) for a subtree, or search_pages to find one page.
+        """List your pages, in curated order, each with useWhen: when to use it.
+        Call this first, then get_page the ones marked alwaysInclude. Over 200 pages come 200
+        at a time with total and nextCursor: browse(cursor=nextCursor) for more,
+        browse(under=...) for a subtree, or search_pages for one page.
         """
         shown = browse_page(self._agent(), cursor=cursor, under=under)
         # A compact audit row: how much was shown and where, not every page id.
@@ -68,11 +68,7 @@ class ReadTools(ToolBase):
             first=shown.entries[0]["pageId"] if shown.entries else None,
             last=shown.entries[-1]["pageId"] if shown.entries else None,
         )
-        result: dict[str, Any] = {"pages": shown.entries}
-        if shown.paged:
-            result["total"] = shown.total
-            result["nextCursor"] = shown.next_cursor
-        return result  # type: ignore[return-value]
+        return shown.answer()  # type: ignore[return-value]
 
     @tool("Search your pages", read_only=True)
     def search_pages(
