@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby, pairwise
 from typing import Any
 
@@ -32,6 +32,9 @@ from wiki.scope import (
 )
 
 PAGE_SIZE = 200
+# browse counts at most this many pages past where the answer starts: a larger set's `total`
+# is then a lower bound, said by `total_is_lower_bound` (docs/decisions.md).
+COUNT_CAP = 10_000
 # Every answer stays under 100,000 characters of pretty JSON; the rest is the envelope.
 CHARS_MAX = 98_000
 
@@ -44,6 +47,16 @@ class BrowsePage:
     total: int
     next_cursor: str | None
     paged: bool  # False: the whole set, in today's unpaged shape
+    total_is_lower_bound: bool = False  # counting stopped: the set holds at least `total`
+
+    def answer(self) -> dict[str, Any]:
+        """browse's result: the pages, and for a paged set its total and the cursor on."""
+        if not self.paged:
+            return {"pages": self.entries}
+        result = {"pages": self.entries, "total": self.total, "nextCursor": self.next_cursor}
+        if self.total_is_lower_bound:
+            result["totalIsLowerBound"] = True
+        return result
 
 
 def entry_json(row: SetRow) -> dict[str, Any]:
@@ -71,7 +84,10 @@ def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> Brows
     if under:
         scope = narrow_to(scope, under)
     ranked = sorted(entries, key=lambda entry: not entry.always_include)
-    window = SetWindow(ranked, scope)
+    # Counted far enough for the window asked for (a cursor's offset plus room for pages
+    # added before it meanwhile), never the whole of a large set.
+    cap = COUNT_CAP if position is None else max(COUNT_CAP, position["offset"] + 2 * PAGE_SIZE)
+    window = SetWindow(ranked, scope, cap=cap)
     if window.nested or (scope.under is not None and window.total == 0):
         return _browse_in_python(agent, position=position, under=under, scope=scope)
     if window.total <= PAGE_SIZE and not under and position is None:
@@ -85,7 +101,8 @@ def browse_page(agent: Agent, *, cursor: str | None, under: str | None) -> Brows
     if position is not None:
         start = window.position_after(position["after"], int(position["offset"]))
     rows = window.rows(start, PAGE_SIZE)
-    return _paged(rows, start=start, total=window.total, under=under or "")
+    shown = _paged(rows, start=start, total=window.total, under=under or "")
+    return replace(shown, total_is_lower_bound=window.capped)
 
 
 def _paged(rows: list[SetRow], *, start: int, total: int, under: str) -> BrowsePage:
@@ -142,14 +159,21 @@ class SetWindow:
     For entries none of which lies inside another's subtree (the usual set), every page
     belongs to exactly one entry, so the order is: entries by rank, each one's pages in
     tree order. Two queries whatever the set's size: the pages per entry (counted by index
-    ranges), then the window's rows, entry by entry.
+    ranges, each up to `cap` + 1: enough to place any window that ends by `cap`), then the
+    window's rows, entry by entry. `capped`: some entry holds more than was counted.
     """
 
     def __init__(
-        self, ranked: list[PageSetEntry], scope: Scope, counts: list[int] | None = None
+        self,
+        ranked: list[PageSetEntry],
+        scope: Scope,
+        counts: list[int] | None = None,
+        *,
+        cap: int = COUNT_CAP,
     ) -> None:
         self.entries = ranked
         self.scope = scope
+        self.cap = cap
         paths = sorted({entry.page.path for entry in ranked}, key=tree_key)
         # In tree order a root's subtree follows it, so a nested entry follows the one above.
         self.nested = any(covers(a, b) for a, b in pairwise(paths))
@@ -157,11 +181,13 @@ class SetWindow:
             counts = [] if self.nested or not ranked else self._counts()
         self.counts = counts
         self.total = sum(self.counts)
+        self.capped = any(count > cap for count in self.counts)
 
     def in_order(self, entries: list[PageSetEntry]) -> SetWindow:
         """The same set with its entries in another order (no query)."""
         count_of = {entry.pk: count for entry, count in zip(self.entries, self.counts, strict=True)}
-        return SetWindow(entries, self.scope, [count_of[entry.pk] for entry in entries])
+        counts = [count_of[entry.pk] for entry in entries]
+        return SetWindow(entries, self.scope, counts, cap=self.cap)
 
     def _ranges(self, entries: list[PageSetEntry]) -> list[tuple[str, str]]:
         """Each entry's tree-key range, narrowed to the scope's `under` (empty outside it)."""
@@ -171,8 +197,10 @@ class SetWindow:
         # Each entry is one range of the readable pages' tree-key index: counted from it.
         key, readable = tree_key_sql("p"), self.scope.visible_sql("p")
         ranges = self._ranges(self.entries)
+        # Up to cap + 1 index entries each: the count of a huge entry stops there.
         count = (
-            f"SELECT count(*) FROM wiki_page p WHERE {key} >= e.lo AND {key} < e.hi AND {readable}"  # noqa: S608
+            f"SELECT count(*) FROM (SELECT 1 FROM wiki_page p WHERE {key} >= e.lo "  # noqa: S608
+            f"AND {key} < e.hi AND {readable} LIMIT {int(self.cap) + 1}) AS counted"
         )
         connection = read_connection()
         if connection.vendor == "postgresql":

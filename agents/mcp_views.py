@@ -27,13 +27,9 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from agents import selectors
-from agents.mcp import (
-    RATE_COUNTER_SECONDS,
-    audit_text,
-    call_tool_for,
-    quire_mcp,
-    rate_counter,
-)
+from agents.mcp import call_tool_for, quire_mcp
+from agents.mcp_audit import audit_text
+from agents.mcp_rate import RATE_COUNTER_SECONDS, rate_counter
 from agents.models import Agent
 from agents.services import agent_mark_used
 from connect import mcp_auth

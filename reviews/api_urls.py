@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from reviews import api, api_batch, api_partial
+from reviews import api, api_batch, api_grants, api_partial
 
 urlpatterns = [
     path("pages/", api.PageListView.as_view(), name="api-pages"),
@@ -49,13 +49,15 @@ urlpatterns = [
         name="api-comments",
     ),
     path("pages/<str:page_id>/workflow", api.PageWorkflowView.as_view(), name="api-page-workflow"),
-    path("pages/<str:page_id>/grants/", api.PageGrantsView.as_view(), name="api-page-grants"),
+    path(
+        "pages/<str:page_id>/grants/", api_grants.PageGrantsView.as_view(), name="api-page-grants"
+    ),
     path(
         "pages/<str:page_id>/grants/<int:grant_id>/",
-        api.PageGrantView.as_view(),
+        api_grants.PageGrantView.as_view(),
         name="api-page-grant",
     ),
-    path("pages/<str:page_id>/access", api.PageAccessView.as_view(), name="api-page-access"),
+    path("pages/<str:page_id>/access", api_grants.PageAccessView.as_view(), name="api-page-access"),
     path("reviews/", api.ReviewListView.as_view(), name="api-reviews"),
     path("reviews/decide", api_batch.BatchDecideView.as_view(), name="api-reviews-decide"),
     path(

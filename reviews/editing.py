@@ -7,6 +7,8 @@ config/urls.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -62,35 +64,9 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
         if twin is not None:
             form.add_error("title", _twin_message(twin, parent))
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
-                version = page_create(
-                    actor=request.user,  # type: ignore[arg-type]
-                    title=data["title"],
-                    body=data["body"],
-                    parent=parent,
-                    tags=data["tags"],
-                    instructions=data["instructions"],
-                    change_summary=data["change_summary"],
-                    publish=publish,
-                )
-                _saved_at(claim, page_url(version.page))
-        except AlreadySubmitted as error:
-            return _already_saved(request, error)
-        except QuireError as error:
-            raise_for(error)
-            add_service_error(form, error)
-        else:
-            if publish:
-                messages.success(request, f"Published “{version.title}”.")
-            else:
-                messages.success(
-                    request,
-                    f"Submitted “{version.title}” for review. It will appear in the wiki "
-                    "once a reviewer approves it.",
-                )
-            return redirect(page_url(version.page))
+        created = _page_create(request, form, parent, publish)
+        if created is not None:
+            return created
     context = tree_context(request, parent)
     context.update(
         form=form,
@@ -101,6 +77,41 @@ def page_new(request: HttpRequest, public_id: str | None = None) -> HttpResponse
         twin=twin,
     )
     return render(request, "wiki/page_form.html", context)
+
+
+def _page_create(
+    request: HttpRequest, form: PageForm, parent: Page | None, publish: bool
+) -> HttpResponse | None:
+    """Save the new page once; None when the service refused it (the form says why)."""
+    data = form.cleaned_data
+    try:
+        with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
+            version = page_create(
+                actor=request.user,  # type: ignore[arg-type]
+                title=data["title"],
+                body=data["body"],
+                parent=parent,
+                tags=data["tags"],
+                instructions=data["instructions"],
+                change_summary=data["change_summary"],
+                publish=publish,
+            )
+            _saved_at(claim, page_url(version.page))
+    except AlreadySubmitted as error:
+        return _already_saved(request, error)
+    except QuireError as error:
+        raise_for(error)
+        add_service_error(form, error)
+        return None
+    if publish:
+        messages.success(request, f"Published “{version.title}”.")
+    else:
+        messages.success(
+            request,
+            f"Submitted “{version.title}” for review. It will appear in the wiki "
+            "once a reviewer approves it.",
+        )
+    return redirect(page_url(version.page))
 
 
 def _twin_message(twin: Page, parent: Page | None, *, renaming: bool = False) -> str:
@@ -167,39 +178,15 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
     user = request.user
     if (cannot := _cannot_edit(request, page)) is not None:
         return cannot
-    own = selectors.own_pending_version(page, user)
+    own, own_append = _own_pending(page, user)
     live = page.live_version
-    own_append = own if own is not None and own.kind == VersionKind.APPEND else None
-    if own_append is not None:
-        own = None
-    source: Version | None = own or live
-    if source is None:
-        if not can_review(user):
-            raise PermissionDenied(
-                "This page is waiting for review. You can edit it once a reviewer approves it."
-            )
-        source = page.versions.order_by("-number").first()
-        if source is None:
-            raise Http404("This page has no content yet.")
-    base_number: int | None = live.number if live else None
-    if own is not None and own.base_version is not None:
-        base_number = own.base_version.number
-    publish = can(user, PUBLISH, page)
-    initial = {
-        "title": source.title,
-        # A waiting addition of one's own is part of the text one edits: saving keeps it.
-        "body": appended_body(source.body, own_append.proposed_body)
-        if own_append is not None
-        else source.body,
-        "tags": _tag_text(source.tags),
-        "instructions": source.instructions,
-        "base_number": base_number,
-    }
+    initial = _edit_initial(page, user, own, own_append)
     form = (
         PageForm(request.POST, initial=initial)
         if request.method == "POST"
         else PageForm(initial=initial)
     )
+    publish = can(user, PUBLISH, page)
     conflict: dict[str, int] | None = None
     twin: Page | None = None
     if request.method == "POST" and form.is_valid():
@@ -210,54 +197,9 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         if twin is not None:
             form.add_error("title", _twin_message(twin, page.parent, renaming=True))
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            with submit_once(actor=user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
-                version = version_propose(
-                    actor=user,  # type: ignore[arg-type]
-                    page=page,
-                    kind=VersionKind.REPLACE,
-                    body=data["body"],
-                    title=data["title"],
-                    tags=data["tags"],
-                    instructions=data["instructions"],
-                    change_summary=data["change_summary"],
-                    publish=publish,
-                    base_number=data["base_number"],
-                )
-                _saved_at(claim, page_url(page))
-        except AlreadySubmitted as error:
-            return _already_saved(request, error)
-        except QuireError as error:
-            raise_for(error)
-            add_service_error(form, error)
-            if isinstance(error, Conflict) and "liveVersion" in error.detail:
-                conflict = {"a": data["base_number"], "b": error.detail["liveVersion"]}
-                # The form now holds the merge to resolve, against what is live now.
-                data_again = request.POST.copy()
-                data_again["base_number"] = str(error.detail["liveVersion"])
-                if "mergedText" in error.detail:
-                    data_again["body"] = error.detail["mergedText"]
-                    data_again["resolving"] = "1"
-                form.data = data_again
-        else:
-            if publish:
-                merged = (
-                    " Someone published a newer version while you were editing; your changes "
-                    "were merged with theirs, and both are kept."
-                    if version.merged
-                    else ""
-                )
-                messages.success(
-                    request, f"Published v{version.number} of “{version.title}”.{merged}"
-                )
-            else:
-                messages.success(
-                    request,
-                    f"Your change was submitted for review as v{version.number}. The page "
-                    "shows the live version until a reviewer approves it.",
-                )
-            return redirect(page_url(page))
+        saved, conflict = _page_propose(request, page, form, publish)
+        if saved is not None:
+            return saved
     context = tree_context(request, page)
     context.update(
         form=form,
@@ -271,6 +213,99 @@ def page_edit(request: HttpRequest, public_id: str) -> HttpResponse:
         others_pending=[v for v in selectors.pending_versions(page) if v.author_user_id != user.pk],
     )
     return render(request, "wiki/page_form.html", context)
+
+
+def _own_pending(page: Page, user: Any) -> tuple[Version | None, Version | None]:
+    """The person's own waiting proposal on the page: (a replacement, an addition)."""
+    own = selectors.own_pending_version(page, user)
+    if own is not None and own.kind == VersionKind.APPEND:
+        return None, own
+    return own, None
+
+
+def _edit_initial(
+    page: Page, user: Any, own: Version | None, own_append: Version | None
+) -> dict[str, Any]:
+    """The edit form as it opens: one's own waiting proposal, else the live version (a
+    reviewer may edit a page that waits for its first review)."""
+    live = page.live_version
+    source: Version | None = own or live
+    if source is None:
+        if not can_review(user):
+            raise PermissionDenied(
+                "This page is waiting for review. You can edit it once a reviewer approves it."
+            )
+        source = page.versions.order_by("-number").first()
+        if source is None:
+            raise Http404("This page has no content yet.")
+    base_number: int | None = live.number if live else None
+    if own is not None and own.base_version is not None:
+        base_number = own.base_version.number
+    return {
+        "title": source.title,
+        # A waiting addition of one's own is part of the text one edits: saving keeps it.
+        "body": appended_body(source.body, own_append.proposed_body)
+        if own_append is not None
+        else source.body,
+        "tags": _tag_text(source.tags),
+        "instructions": source.instructions,
+        "base_number": base_number,
+    }
+
+
+def _page_propose(
+    request: HttpRequest, page: Page, form: PageForm, publish: bool
+) -> tuple[HttpResponse | None, dict[str, int] | None]:
+    """Save the edit once: (the redirect, None), or (None, the versions a conflict is
+    between) when the service refused it (the form says why, holding the merge to resolve)."""
+    data = form.cleaned_data
+    try:
+        with submit_once(actor=request.user, token=data["form_token"]) as claim:  # type: ignore[arg-type]
+            version = version_propose(
+                actor=request.user,  # type: ignore[arg-type]
+                page=page,
+                kind=VersionKind.REPLACE,
+                body=data["body"],
+                title=data["title"],
+                tags=data["tags"],
+                instructions=data["instructions"],
+                change_summary=data["change_summary"],
+                publish=publish,
+                base_number=data["base_number"],
+            )
+            _saved_at(claim, page_url(page))
+    except AlreadySubmitted as error:
+        return _already_saved(request, error), None
+    except QuireError as error:
+        raise_for(error)
+        add_service_error(form, error)
+        if not (isinstance(error, Conflict) and "liveVersion" in error.detail):
+            return None, None
+        # The form now holds the merge to resolve, against what is live now.
+        data_again = request.POST.copy()
+        data_again["base_number"] = str(error.detail["liveVersion"])
+        if "mergedText" in error.detail:
+            data_again["body"] = error.detail["mergedText"]
+            data_again["resolving"] = "1"
+        form.data = data_again
+        return None, {"a": data["base_number"], "b": error.detail["liveVersion"]}
+    messages.success(request, _proposed_message(version, publish))
+    return redirect(page_url(page)), None
+
+
+def _proposed_message(version: Version, publish: bool) -> str:
+    if not publish:
+        return (
+            f"Your change was submitted for review as v{version.number}. The page "
+            "shows the live version until a reviewer approves it."
+        )
+    merged = (
+        " Someone published a newer version while you were editing; your changes "
+        "were merged with theirs, and both are kept."
+        if version.merged
+        else ""
+    )
+    return f"Published v{version.number} of “{version.title}”.{merged}"
 
 
 @login_required

@@ -8,7 +8,9 @@ import json
 from collections.abc import Sequence
 
 from django.contrib.auth.models import User
+from django.utils.crypto import constant_time_compare, salted_hmac
 
+from core.errors import Conflict
 from reviews.models import DiffShown
 from wiki.models import Version, VersionKind
 
@@ -57,3 +59,51 @@ def was_shown(viewer: User, version: Version, live: Version | None) -> bool:
     return DiffShown.objects.filter(
         user=viewer, version=version, digest=shown_digest(version, live)
     ).exists()
+
+
+# The review page carries what it showed in its forms: a keyed digest of the change as shown
+# to this person (below). A decision posted with it is refused when the proposal or its live
+# version changed since the page was opened; the page's "seen" POST records the DiffShown row
+# a batch asks for. A GET writes nothing.
+_SALT = "reviews.shown.page"
+
+
+def shown_token(viewer: User, version: Version, live: Version | None) -> str:
+    """What the review page showed `viewer`, keyed with the site's secret (only a page this
+    server rendered for this person carries it)."""
+    value = f"{viewer.pk}:{shown_digest(version, live)}"
+    return salted_hmac(_SALT, value, algorithm="sha256").hexdigest()
+
+
+def shown_token_is_current(viewer: User, version: Version, token: str) -> bool:
+    """Whether `token` names `version` as it stands now, against its page's live version."""
+    current = shown_token(viewer, version, version.page.live_version)
+    return constant_time_compare(token, current)
+
+
+def shown_confirm(viewer: User, version: Version, token: str | None) -> None:
+    """Refuse a decision taken on a diff that is no longer the proposal's: a revision, a
+    reviewer's edit or a newer live version since the page was opened; a current one is
+    recorded as shown. No token (a form without it, a script): nothing to compare, the
+    decision's own checks apply."""
+    if token is None:
+        return
+    if shown_token_is_current(viewer, version, token):
+        # Decided from a page that showed it as it stands: shown, whatever the decision
+        # meets next (its "seen" POST may not have arrived yet).
+        diffs_shown_record(viewer=viewer, versions=[version], where="page")
+        return
+    raise Conflict(
+        "the proposal changed since you opened it: review the new diff below, then "
+        "decide again. Nothing was recorded.",
+        detail={"reason": "shown_changed"},
+    )
+
+
+def page_shown_record(viewer: User, version: Version, token: str) -> bool:
+    """The review page's "seen" POST: note that `viewer` was shown `version` whole on its
+    page, when `token` is what the page showed and it is still current."""
+    if not shown_token_is_current(viewer, version, token):
+        return False
+    diffs_shown_record(viewer=viewer, versions=[version], where="page")
+    return True

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews import views, views_batch, views_partial
+from reviews import views, views_batch, views_partial, views_review
 
 app_name = "reviews"
 urlpatterns = [
@@ -10,7 +10,22 @@ urlpatterns = [
     path("settings/", views.notification_settings, name="notification_settings"),
     path("pages/<str:page_id>/history/", views.history, name="history"),
     path("pages/<str:page_id>/compare/", views.compare, name="compare"),
-    path("pages/<str:page_id>/v<int:number>/", views.review, name="review"),
+    path("pages/<str:page_id>/v<int:number>/", views_review.review, name="review"),
+    path("pages/<str:page_id>/v<int:number>/approve/", views_review.review_approve, name="approve"),
+    path(
+        "pages/<str:page_id>/v<int:number>/edit/",
+        views_review.review_edit_approve,
+        name="edit_approve",
+    ),
+    path(
+        "pages/<str:page_id>/v<int:number>/request-changes/",
+        views_review.review_request_changes,
+        name="request_changes",
+    ),
+    path("pages/<str:page_id>/v<int:number>/reject/", views_review.review_reject, name="reject"),
+    path("pages/<str:page_id>/v<int:number>/comment/", views_review.review_comment, name="comment"),
+    path("pages/<str:page_id>/v<int:number>/undo/", views_review.review_undo, name="undo"),
+    path("pages/<str:page_id>/v<int:number>/seen/", views_review.review_seen, name="seen"),
     path("pages/<str:page_id>/v<int:number>/ask/", views.review_ask, name="ask"),
     path(
         "pages/<str:page_id>/v<int:number>/partial/",

@@ -16,6 +16,7 @@ from reviews import selectors
 from reviews.actions.rules import decision_refusal
 from reviews.diff import diff_text, show_html
 from reviews.partial import partial_plan, version_approve_partial
+from reviews.shown import shown_confirm
 from wiki.forms import sentence
 from wiki.markdown import render_page_body
 from wiki.models import Version
@@ -42,6 +43,14 @@ def _version(request: HttpRequest, page_id: str, number: int) -> Version:
         raise Http404(error.message) from None
 
 
+def _approved_without(decided: Version, refused: dict[int, str]) -> str:
+    return (
+        f"v{decided.number} of “{decided.page.title}” approved without "
+        f"{len(refused)} refused change{'' if len(refused) == 1 else 's'}; its author "
+        "is told which and why."
+    )
+
+
 @login_required
 def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResponse:
     """POST: without `confirm`, the preview of what keeping the unticked changes makes;
@@ -58,12 +67,14 @@ def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResp
     expected = str(request.POST.get("expected_live_number") or "")
     live = version.page.live_version
     comment = str(request.POST.get("comment", ""))
+    shown = request.POST.get("shown")
     try:
         if not expected.isdigit() or live is None or int(expected) != live.number:
             raise Conflict(
                 "the live version changed while you chose; open the proposal again and "
                 "choose the changes to refuse against what is live now."
             )
+        shown_confirm(user, version, str(shown) if shown is not None else None)
         plan = partial_plan(version, refused)
         if request.POST.get("confirm"):
             decided = version_approve_partial(
@@ -74,12 +85,7 @@ def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResp
                 comment=comment,
                 step=_step(request),
             )
-            messages.success(
-                request,
-                f"v{decided.number} of “{decided.page.title}” approved without "
-                f"{len(refused)} refused change{'' if len(refused) == 1 else 's'}; its author "
-                "is told which and why.",
-            )
+            messages.success(request, _approved_without(decided, refused))
             return redirect("reviews:review", page_id=page_id, number=number)
     except Forbidden as error:
         raise PermissionDenied(sentence(error.message)) from None
@@ -102,5 +108,6 @@ def partial_approve(request: HttpRequest, page_id: str, number: int) -> HttpResp
             "expected_live_number": expected,
             "decision_step": _step(request),
             "comment": comment,
+            "shown": shown or "",
         },
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,25 @@ def live(page: Page) -> Version:
     page.refresh_from_db()
     assert page.live_version is not None
     return page.live_version
+
+
+_SEEN_FORM = re.compile(
+    r'<form id="rv-seen" method="post" action="([^"]+)" hidden>.*?name="shown" value="([^"]*)"',
+    re.S,
+)
+
+
+def open_review_page(client: Any, url: str) -> str:
+    """A reviewer opens a review page as a browser does: the GET (which writes nothing), then
+    the "seen" POST its script sends once it is shown (static/quire/reviews.js). Returns the
+    page's HTML."""
+    response = client.get(url)
+    assert response.status_code == 200, response.status_code
+    html = response.content.decode()
+    found = _SEEN_FORM.search(html)
+    if found is not None:
+        assert client.post(found.group(1), {"shown": found.group(2)}).status_code == 204
+    return html
 
 
 @pytest.fixture(autouse=True)

@@ -292,7 +292,7 @@ def test_it_counts_calls_to_unknown_tools_toward_the_rate_limit(
 ) -> None:
     settings.QUIRE_AGENT_RATE_LIMIT = 2
     # A window of days: three calls never straddle the turn of a minute.
-    monkeypatch.setattr("agents.mcp.RATE_WINDOW_SECONDS", 1_000_000)
+    monkeypatch.setattr("agents.mcp_rate.RATE_WINDOW_SECONDS", 1_000_000)
     for name in ("create_page", "no_such_tool"):
         error = mcp.error(reader_agent, name, title="x", markdown="y")
         assert error == f"Unknown tool: {name}"

@@ -15,7 +15,7 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from agents import mcp, selectors
+from agents import mcp_audit, mcp_rate, selectors
 from agents import services as agent_services
 from agents.models import PageRead
 from config.cache import counter_value
@@ -320,7 +320,7 @@ def test_a_tool_call_checks_its_kept_token_and_counts_itself_in_one_redis_round_
     for _ in range(3):
         rpc_tool(client, reader_agent.token, "get_page", pageId=page.public_id)
     assert trips == ["GET+SET+INCRBY+EXPIRE"] * 3
-    window = mcp.rate_counter(reader_agent.agent)
+    window = mcp_rate.rate_counter(reader_agent.agent)
     assert counter_value(window) == 4  # every call counted once
 
 
@@ -338,7 +338,7 @@ def test_a_kept_token_rotated_meanwhile_is_refused_and_its_call_not_counted(
     agent_services.agent_token_rotate(actor=SystemActor("tests"), agent=reader_agent.agent)
     selectors._agents_changed_everywhere()
     selectors._agents_by_token_hash.update(kept)
-    window = mcp.rate_counter(reader_agent.agent)
+    window = mcp_rate.rate_counter(reader_agent.agent)
     assert counter_value(window) == 1
     answer = rpc(
         client,
@@ -399,7 +399,7 @@ def test_a_read_whose_audit_row_fails_records_no_read_either(
 ) -> None:
     page = make_page("Travel", "Book trains.\n")
     editor_agent.give(page)
-    monkeypatch.setattr(mcp, "_record", _failing_record)
+    monkeypatch.setattr(mcp_audit, "record_call", _failing_record)
 
     with pytest.raises(RuntimeError):
         rpc_tool(client, editor_agent.token, "get_page", pageId=page.public_id)
@@ -407,5 +407,5 @@ def test_a_read_whose_audit_row_fails_records_no_read_either(
     assert not PageRead.objects.filter(agent=editor_agent.agent).exists()
 
 
-def _failing_record(call: mcp.ToolCall) -> None:
+def _failing_record(call: mcp_audit.ToolCall) -> None:
     raise RuntimeError("the audit row could not be written")

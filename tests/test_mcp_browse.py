@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from agents import browsing
 from core.models import AuditEvent
 from reviews.actions.create import page_create
 from wiki import services as wiki_services
@@ -164,3 +165,21 @@ def test_it_pages_through_the_official_client(
     assert first["total"] == second["total"] == 206
     assert len(first["pages"]) == 200 and len(second["pages"]) == 6
     assert second["nextCursor"] is None
+
+
+@pytest.mark.django_db
+def test_a_set_past_the_count_cap_says_its_total_is_a_lower_bound_and_pages_on(
+    client: Client, editor: User, make_agent: Callable[..., AgentKey], monkeypatch: Any
+) -> None:
+    """Issue 51: browse counts a large set only so far (10,000 pages; 250 here). Past that,
+    `total` is the count so far and `totalIsLowerBound` says so; a later page, counted
+    further, is exact again, and the cursors still list every page once."""
+    monkeypatch.setattr(browsing, "COUNT_CAP", 250)
+    pages = tree(editor, 1, 299)  # one entry of 300 pages
+    key = make_agent("big")
+    key.give(pages[0])
+    answers = browse_all(client, key.token)
+    assert [len(a["pages"]) for a in answers] == [200, 100]
+    assert answers[0]["total"] == 251 and answers[0]["totalIsLowerBound"] is True
+    assert answers[1]["total"] == 300 and "totalIsLowerBound" not in answers[1]
+    assert [p["pageId"] for a in answers for p in a["pages"]] == [p.public_id for p in pages]

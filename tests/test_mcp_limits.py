@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agents import mcp as agents_mcp
+from agents import mcp_rate
 from agents.models import PageSetEntry
 from core.models import AuditEvent
 from wiki.models import Page, Version
@@ -154,7 +154,7 @@ def test_it_rate_limits_each_agent_per_minute(
     settings.QUIRE_AGENT_RATE_LIMIT = 3
     # Every call below falls in one window, however slowly the machine runs them (a minute
     # turning between the third call and the fourth used to let the fourth through).
-    monkeypatch.setattr(agents_mcp, "rate_clock", lambda: 1_800_000_010.0)
+    monkeypatch.setattr(mcp_rate, "rate_clock", lambda: 1_800_000_010.0)
     reader_agent.give(target)
     for _ in range(3):
         mcp.ok(editor_agent, "browse")

@@ -491,7 +491,7 @@ def test_an_oauth_token_shares_the_agents_rate_limit_and_names_its_client(
 
     settings.QUIRE_AGENT_RATE_LIMIT = 2
     # The three calls fall in one window however slowly the machine runs them.
-    monkeypatch.setattr("agents.mcp.rate_clock", lambda: 1_800_000_010.0)
+    monkeypatch.setattr("agents.mcp_rate.rate_clock", lambda: 1_800_000_010.0)
     oauth = issue_tokens(
         owned_agent.agent, owner, resource=settings.QUIRE_BASE_URL + "/mcp", client_name="Claude"
     )

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db.models import F
 from django.test import Client
 
-from agents import mcp as agents_mcp
+from agents import mcp_rate
 from agents.models import Agent
 from config.cache import counter_hit, counter_value
 from reviews.actions.propose import version_propose
@@ -44,7 +44,7 @@ def test_it_answers_mcp_calls_while_redis_is_down_and_still_limits_the_rate(
     settings.QUIRE_AGENT_RATE_LIMIT = 3
     # The four calls fall in one window however slowly the machine runs them (a minute
     # turning between the third and the fourth let the fourth through in CI).
-    monkeypatch.setattr(agents_mcp, "rate_clock", lambda: 1_800_000_010.0)
+    monkeypatch.setattr(mcp_rate, "rate_clock", lambda: 1_800_000_010.0)
     page = make_page("Refunds", "Refunds take five days.\n")
     key = make_agent("support-bot", pages=(page,))
     mcp = MCP(live_server.url)

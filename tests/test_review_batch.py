@@ -29,7 +29,7 @@ from reviews.models import (
     ReviewStatus,
     WebhookPost,
 )
-from tests.conftest import live
+from tests.conftest import live, open_review_page
 from tests.fixtures_mail import SMTPServer
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
@@ -137,7 +137,7 @@ def test_it_refuses_a_change_the_reviewer_was_not_shown(
     _untouched([short, long])
 
     # Once its review page showed it, the batch may decide it.
-    assert client.get(f"/reviews/pages/{long_page.public_id}/v{long.number}/").status_code == 200
+    open_review_page(client, f"/reviews/pages/{long_page.public_id}/v{long.number}/")
     batches.versions_decide_batch(actor=reviewer, items=_items([short, long]), decision="approve")
     long.refresh_from_db()
     assert long.status == VersionStatus.APPROVED

@@ -16,7 +16,7 @@ from reviews import workflows
 from reviews.actions.decide import version_approve
 from reviews.actions.propose import version_propose
 from reviews.models import ReviewComment, ReviewStatus, Workflow
-from tests.conftest import live
+from tests.conftest import live, open_review_page
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
@@ -124,7 +124,7 @@ def test_it_requests_changes_and_keeps_the_conversation_across_revisions(
 ) -> None:
     url = _review_url(proposal)
     lena = _client(lawyers[0])
-    lena.get(url)
+    open_review_page(lena, url)
     lena.post(url, {"action": "comment", "comment": "Which days?", "line": "1"})
     response = lena.post(url, {"action": "request_changes", "comment": "Say business days."})
     assert response.status_code == 302
@@ -171,7 +171,7 @@ def test_it_puts_what_awaits_you_first_and_filters_by_step(
 
 
 def test_it_shows_who_is_reviewing_until_it_expires(proposal: Version, lawyers: list[User]) -> None:
-    _client(lawyers[0]).get(_review_url(proposal))
+    open_review_page(_client(lawyers[0]), _review_url(proposal))
     html = _client(lawyers[1]).get(_review_url(proposal)).content.decode()
     assert "lena is reviewing this now" in html
     queue = _client(lawyers[1]).get("/reviews/").context["rows"]

@@ -146,7 +146,19 @@
     };
   }
 
+  // The review page says once it is shown that this reviewer is looking at it (presence,
+  // "what changed since you last looked", what a batch counts as shown): a POST with the
+  // page's digest of the change, since a GET never writes (reviews.views_review.review_seen).
+  function seen() {
+    var form = document.getElementById("rv-seen");
+    if (form && window.fetch && window.FormData) {
+      fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin", keepalive: true })
+        .catch(function () { /* presence is a hint: nothing to tell the reviewer */ });
+    }
+  }
+
   function start() {
+    seen();
     var marker = document.querySelector("[data-shortcuts]");
     if (!marker) {
       return;
