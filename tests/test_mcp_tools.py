@@ -105,7 +105,8 @@ def test_it_declares_output_schemas_annotations_and_when_to_use_each_tool(
     outline = {"truncated", "sections", "section", "lines"}
     assert set(outputs["get_page"]["properties"]) == PACKED_KEYS | {"hint"} | outline
     assert set(outputs["get_page"]["required"]) == PACKED_KEYS
-    assert set(outputs["browse"]["properties"]) == {"pages", "total", "nextCursor", "totalIsLowerBound"}
+    browse_keys = {"pages", "total", "nextCursor", "totalIsLowerBound"}
+    assert set(outputs["browse"]["properties"]) == browse_keys
     assert outputs["browse"]["required"] == ["pages"]
     assert set(tools["browse"].inputSchema["properties"]) == {"cursor", "under"}
     assert set(tools["search_pages"].inputSchema["properties"]) == {"query", "under"}
