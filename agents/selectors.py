@@ -35,6 +35,7 @@ from config.replicas import read_connection
 from core.errors import NotFound
 from core.models import AuditEvent
 from core.tokens import token_hash
+from reviews.deciders import approvals_prefetch
 from wiki.models import Attachment, Page, Version, VersionStatus
 from wiki.scope import (
     EVERY_PAGE,
@@ -615,7 +616,7 @@ def own_pending_proposal(agent: Agent, page: Page, *, with_review: bool = False)
     ).order_by("-number")
     if with_review:
         pending = pending.select_related("review", "base_version").prefetch_related(
-            "review__approvals__user", "review__comments__author", "review__comments__version"
+            *approvals_prefetch("review__"), "review__comments__author", "review__comments__version"
         )
     return pending.first()
 

@@ -26,6 +26,7 @@ from reviews.actions.decide import version_approve, version_reject
 from reviews.actions.rules import approval_undo_seconds, validate_comment
 from reviews.actions.undo import version_approve_undo
 from reviews.classify import kept_out_of_batches, labels
+from reviews.deciders import approvals_changed
 from reviews.merge import is_stale
 from reviews.models import Approval, BatchDecision, DecisionBatch, DecisionBatchItem
 from reviews.selectors import review_of
@@ -240,6 +241,7 @@ def _take_back_step(actor: User, version: Version, step: int) -> None:
     ):
         raise Conflict("the next step approved it since the batch; decide it again on its own.")
     approval.delete()
+    approvals_changed(review)
     review.move_to("take_back")
     review.step = step - 1
     review.save(update_fields=["step", "status", "updated_at"])

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from reviews.models import DEFAULT_STEPS, DEFAULT_WORKFLOW_NAME, Approval, Review
 from wiki import permissions
@@ -45,20 +45,46 @@ def deciding_groups(review: Review, access: permissions.Access) -> list[str]:
     return [step_group(review)]
 
 
+# A listing that shows many reviews loads their approvals once, into this attribute of each
+# review (`approvals_prefetch`, Django's public `Prefetch(..., to_attr=...)`); the rule reads
+# it when present, else asks the database. Only reads load it; a write that adds, resets or
+# removes an approval drops it (`approvals_changed`), so no decision reads a stale list.
+LISTED_APPROVALS = "listed_approvals"
+
+
+def approvals_prefetch(through: str = "") -> list[Prefetch | str]:
+    """The prefetch lookups that load reviews' approvals with their people into
+    `LISTED_APPROVALS` (`through`: the path to the reviews, e.g. "review__")."""
+    return [
+        Prefetch(f"{through}approvals", queryset=Approval.objects.all(), to_attr=LISTED_APPROVALS),
+        f"{through}{LISTED_APPROVALS}__user",
+    ]
+
+
+def listed_approvals(review: Review) -> list[Approval]:
+    """Every approval of `review` (reset ones too), first given first: the listing's, when it
+    loaded them, else from the database."""
+    listed: list[Approval] | None = getattr(review, LISTED_APPROVALS, None)
+    return list(review.approvals.all()) if listed is None else listed
+
+
+def approvals_changed(review: Review) -> None:
+    """Forget the approvals a listing loaded into `review`: they changed since."""
+    review.__dict__.pop(LISTED_APPROVALS, None)
+
+
 def counted_approvers(reviews: Sequence[Review]) -> dict[int, set[int]]:
     """Who approved the revision under review in each review (approvals a reviewer's edit
-    reset do not count), from the prefetched approvals when the caller loaded them."""
+    reset do not count), from the approvals a listing loaded when it did."""
     found: dict[int, set[int]] = {review.pk: set() for review in reviews}
     missing = []
     for review in reviews:
         if review.pk is None:
             continue
-        cache = getattr(review, "_prefetched_objects_cache", {})
-        if "approvals" in cache:
+        listed: list[Approval] | None = getattr(review, LISTED_APPROVALS, None)
+        if listed is not None:
             found[review.pk] = {
-                a.user_id
-                for a in cache["approvals"]
-                if a.version_id == review.version_id and not a.reset
+                a.user_id for a in listed if a.version_id == review.version_id and not a.reset
             }
         else:
             missing.append(review)
@@ -90,8 +116,8 @@ def deciders_of(
     version under review (defined for a proposal from before workflows too). Three queries
     whatever the number of reviews and of section grants: the grants above their pages
     (wiki.permissions.accesses_at, none when the caller gives them), the people of every
-    group concerned with their groups, and the approvals (none when the caller prefetched
-    them)."""
+    group concerned with their groups, and the approvals (none when a listing loaded them:
+    `approvals_prefetch`)."""
     reviews = list(reviews)
     if not reviews:
         return {}

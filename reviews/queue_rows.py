@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from reviews.actions.rules import decision_refusal
 from reviews.classify import ChangeLabel, change_labels, is_low_risk, kept_out_of_batches
-from reviews.deciders import deciders_of, deciding_groups, transient_review
+from reviews.deciders import deciders_of, deciding_groups, listed_approvals, transient_review
 from reviews.diff import Diff, diff_text, invisible_characters
 from reviews.merge import appended_body, is_stale, staleness
 from reviews.models import ReviewStatus
@@ -164,7 +164,7 @@ def _step(
     # Prefetched with the queue (selectors.with_reviews): no query per row.
     approvals = [
         a
-        for a in review.approvals.all()
+        for a in listed_approvals(review)
         if a.version_id == version.pk and a.step == review.step and not a.reset
     ]
     label = (

@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from core.errors import Forbidden, NotFound
 from reviews.classify import CLASSES
-from reviews.deciders import deciders_of, is_default_step, step_group
+from reviews.deciders import (
+    approvals_prefetch,
+    deciders_of,
+    is_default_step,
+    listed_approvals,
+    step_group,
+)
 from reviews.merge import appended_body
 from reviews.models import (
     Approval,
@@ -424,7 +430,7 @@ def review_of(version: Version) -> Review | None:
 def with_reviews(versions: QuerySet[Version]) -> QuerySet[Version]:
     """`versions` with their reviews' approvals and comments, a fixed number of queries."""
     return versions.select_related("review").prefetch_related(
-        "review__approvals__user",
+        *approvals_prefetch("review__"),
         "review__comments__author",
         "review__comments__version",
         Prefetch("review__asks", ReviewAsk.objects.select_related("person", "asked_by")),
@@ -432,7 +438,7 @@ def with_reviews(versions: QuerySet[Version]) -> QuerySet[Version]:
 
 
 def _approvals(review: Review) -> list[Approval]:
-    return sorted(review.approvals.all(), key=lambda approval: (approval.created_at, approval.pk))
+    return sorted(listed_approvals(review), key=lambda approval: (approval.created_at, approval.pk))
 
 
 def _comments(review: Review) -> list[ReviewComment]:
@@ -574,7 +580,11 @@ def review_path(version: Version, *, viewer: User | None = None) -> ReviewPath |
     if review is None:
         return None
     prefetch_related_objects(
-        [review], "approvals__user", "comments__author", "comments__version", "revisions__version"
+        [review],
+        *approvals_prefetch(),
+        "comments__author",
+        "comments__version",
+        "revisions__version",
     )
     given = [a for a in _approvals(review) if a.version_id == version.pk]
     approvals = [a for a in given if not a.reset]

@@ -18,7 +18,6 @@ PRIVATE = re.compile(
 # file -> the private names it may use, and why (docs/decisions.md).
 ALLOWED = {
     "connect/client_documents.py": {"_read_document"},  # the one exception, pinned below
-    "reviews/deciders.py": {"_prefetched_objects_cache"},  # left to the review-page rework
 }
 APPS = ("agents", "config", "connect", "content", "core", "inbox", "people", "reviews", "wiki")
 

@@ -17,12 +17,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Agent
+from core.errors import Conflict
 from reviews import outbox, workflows
 from reviews.actions.decide import version_approve
 from reviews.actions.propose import version_propose
 from reviews.actions.rules import decision_refusal
 from reviews.deciders import deciders, deciders_of
 from reviews.models import Notification, Review
+from reviews.selectors import with_reviews
 from tests.conftest import live
 from tests.fixtures_web import rest_client
 from wiki import permissions
@@ -165,6 +167,35 @@ def test_it_answers_who_decides_with_one_rule_for_every_door(
     for person in (lena, luis, reviewer, admin_user):
         may = decision_refusal(person, proposal) is None
         assert may == (person in allowed), person
+
+
+def test_it_never_decides_from_approvals_a_listing_loaded_before_the_decision(
+    make_page: Callable[..., Page],
+    admin_user: User,
+    make_user: Callable[..., User],
+    agent: Agent,
+) -> None:
+    """The queue loads each review's approvals once, into a list on the review (a public
+    `Prefetch(..., to_attr=...)`); the rule reads that list, and a decision taken with such a
+    copy decides from the rows it locks, so a second one by the same person is refused."""
+    luis = make_user("luis", "Legal", REVIEWERS)
+    make_user("rosa", REVIEWERS)
+    page = _under(make_page, admin_user, LEGAL_THEN_REVIEWERS)
+    proposal = version_propose(actor=agent, page=page, body="Seven days.\n")
+    listed = with_reviews(Version.objects.filter(pk=proposal.pk)).get()
+    accesses = permissions.accesses_at([listed.page])
+    with CaptureQueriesContext(connection) as queries:
+        assert luis.pk in deciders_of([listed.review], accesses)[listed.pk]
+    assert not [q for q in queries.captured_queries if "reviews_approval" in q["sql"]]
+    version_approve(actor=luis, version=listed, step=1)
+    # Step 2 (Reviewers): luis is a reviewer, but he counts once in this review.
+    again = with_reviews(Version.objects.filter(pk=proposal.pk)).get()
+    assert again.review.step == 1
+    assert luis.pk not in deciders_of([again.review])[again.pk]
+    with pytest.raises(Conflict, match="counts once"):
+        version_approve(actor=luis, version=listed, step=2)
+    with pytest.raises(Conflict, match="counts once"):
+        version_approve(actor=luis, version=again, step=2)
 
 
 def test_it_mails_and_shows_admins_a_proposal_nobody_can_decide(

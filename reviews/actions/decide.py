@@ -23,6 +23,7 @@ from reviews.actions.rules import (
     check_decider_first,
     validate_comment,
 )
+from reviews.deciders import approvals_changed
 from reviews.merge import appended_body, is_stale, merge_proposal
 from reviews.models import Approval, CommentKind, Review, ReviewComment
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -51,6 +52,7 @@ def _record_approval(
 ) -> Approval:
     """One approval row; the partial unique constraint (one counted approval per person and
     text) makes a second one by the same person a 409 even if two requests of theirs race."""
+    approvals_changed(review)
     try:
         with transaction.atomic():
             return Approval.objects.create(
@@ -72,6 +74,7 @@ def _reset_approvals(review: Review, version: Version) -> list[str]:
         Approval.objects.filter(review=review, version=version, reset=False).select_related("user")
     )
     Approval.objects.filter(pk__in=[a.pk for a in earlier]).update(reset=True)
+    approvals_changed(review)
     return [a.user.get_username() for a in earlier]
 
 

@@ -12,6 +12,7 @@ from core.transactions import atomic_retried
 from reviews import outbox
 from reviews.actions.publish import lock_version
 from reviews.actions.rules import approval_undo_refusal
+from reviews.deciders import approvals_changed
 from reviews.models import Approval
 from reviews.selectors import review_of
 from wiki.models import Page, Version, VersionKind, VersionStatus
@@ -66,6 +67,7 @@ def version_approve_undo(*, actor: Actor, version: Version) -> Version:
     Approval.objects.filter(
         review=review, version=version, step=review.step, user_id=actor.pk
     ).delete()
+    approvals_changed(review)
     review.move_to("undo")
     review.save(update_fields=["status", "updated_at"])
     # The author was not told yet (the email waits out the window): now they never are.
