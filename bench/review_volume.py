@@ -526,8 +526,13 @@ class Walk:
     in_batch: int = 0
 
     def count_submit(self, request: Any) -> None:
-        if request.method == "POST" and "/reviews/" in request.url:
+        if is_submit(request):
             self.submits += 1
+
+
+def is_submit(request: Any) -> bool:
+    """A decision sent: a POST under /reviews/, not the "seen" POST a page sends itself."""
+    return request.method == "POST" and "/reviews/" in request.url and "/seen/" not in request.url
 
 
 REVIEW_URL = re.compile(r"/reviews/pages/([^/]+)/v(\d+)/")
@@ -583,9 +588,7 @@ def reviewer_walks(base: str, mode: str, proposals: list[Proposal]) -> Walk:
             page.on(
                 "request",
                 lambda request: (
-                    setattr(walk, "submits", walk.submits + 1)
-                    if request.method == "POST" and "/reviews/" in request.url
-                    else None
+                    setattr(walk, "submits", walk.submits + 1) if is_submit(request) else None
                 ),
             )
             started = time.monotonic()

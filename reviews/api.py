@@ -24,7 +24,6 @@ from core.errors import NotFound, QuireError, TryAgain
 from reviews import asking, selectors, workflows
 from reviews.actions.comments import review_comment_add
 from reviews.actions.decide import version_approve, version_reject, version_request_changes
-from reviews.actions.rules import decision_refusal
 from reviews.actions.withdraw import version_withdraw
 from reviews.api_tokens import HashedTokenAuthentication
 from reviews.serializers import (
@@ -44,8 +43,7 @@ from reviews.serializers import (
     WorkflowInputSerializer,
     WorkflowSerializer,
 )
-from reviews.shown import diffs_shown_record
-from wiki.models import Version, VersionStatus
+from wiki.models import Version
 from wiki.scope import person_scope
 from wiki.selectors import page_for_person
 from wiki.validators import QUERY_MAX, check_text, validate_query
@@ -342,10 +340,8 @@ class VersionDetailView(QuireAPIView):
     def get(self, request: Request, page_id: str, number: int) -> Response:
         user = self.user()
         version = _version(user, page_id, number)
-        if version.status == VersionStatus.IN_REVIEW and decision_refusal(user, version) is None:
-            # Its diff against live is in the answer: a batch of this person may decide it.
-            diffs_shown_record(viewer=user, versions=[version], where="api")
-        return Response(VersionDetailSerializer(version).data)
+        # A read writes nothing: what it showed travels as `shown`, for a batch decision.
+        return Response(VersionDetailSerializer(version, context={"viewer": user}).data)
 
 
 class ReviewListView(QuireListView):

@@ -33,6 +33,14 @@ class BatchItemInputSerializer(serializers.Serializer):
         help_text="The workflow step (from 1) you decide it at, as its review.step showed it; "
         "left out: the step it is at when the call arrives.",
     )
+    shown = serializers.RegexField(
+        r"^[0-9a-f]{64}$",
+        required=False,
+        help_text="The `shown` that GET .../versions/{number}/ answered: the item counts as "
+        "shown when it still names the change as it stands against what is live now. Left "
+        "out: only a change shown in the queue or on its review page counts; otherwise the "
+        "item is refused, saying to read the version first and pass its `shown`.",
+    )
 
 
 class BatchInputSerializer(serializers.Serializer):
@@ -112,7 +120,7 @@ def _items(user: User, rows: list[dict[str, Any]]) -> list[batches.BatchItem]:
                 f"items[{index}]: {error.message} Nothing was decided.",
                 detail={"item": index},
             ) from None
-        items.append(batches.BatchItem(version, row.get("step")))
+        items.append(batches.BatchItem(version, row.get("step"), row.get("shown")))
     return items
 
 
@@ -133,9 +141,10 @@ class BatchDecideView(QuireAPIView):
         summary="Approve or reject many versions in review at once, all or none",
         description="Each item is checked as a single approval or rejection is (still in "
         "review at that step, you may decide it, you count once), and a batch asks more: you "
-        "were shown its whole change against what is live now (in a queue row, on its review "
-        "page, or by GET .../versions/{number}/), it is not stale, and its workflow lets its "
-        "kind of change be approved in a batch. If any item is refused nothing is decided "
+        "were shown its whole change against what is live now (the item's `shown`, as GET "
+        ".../versions/{number}/ answered it; without one, in a queue row or on its review "
+        "page), it is not stale, and its workflow lets its kind of change be approved in a "
+        "batch. If any item is refused nothing is decided "
         "(409, `detail.refused`). Emails, inbox items and chat posts are sent only once the "
         "whole batch is decided.",
         request=BatchInputSerializer,

@@ -30,7 +30,7 @@ from reviews.deciders import approvals_changed
 from reviews.merge import is_stale
 from reviews.models import Approval, BatchDecision, DecisionBatch, DecisionBatchItem
 from reviews.selectors import review_of
-from reviews.shown import was_shown
+from reviews.shown import shown_token_is_current, was_shown
 from wiki.models import Version, VersionStatus
 from wiki.services import lock_pages
 
@@ -38,7 +38,13 @@ BATCH_MAX = 100
 
 NOT_SHOWN = (
     "you were not shown this change as it stands against what is live now; open it (or the "
-    "queue, where its whole change fits in its row) and decide it after reading it."
+    "queue, where its whole change fits in its row) and decide it after reading it. Over "
+    "REST, read the version first (GET /api/v1/pages/{pageId}/versions/{number}/) and pass "
+    "the `shown` it answers in the item."
+)
+SHOWN_CHANGED = (
+    "the proposal changed since you read it (a revision, a reviewer's edit or a newer live "
+    "version): read it again and pass the new `shown`."
 )
 STALE = (
     "the page changed since this was written (it is stale), so approving it would merge "
@@ -53,6 +59,9 @@ class BatchItem:
 
     version: Version
     step: int | None = None
+    # The digest a read of the version answered (REST's `shown`, reviews.shown.shown_token):
+    # given, it alone says whether the caller was shown the change as it stands.
+    shown: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,15 +113,19 @@ def _check_items(items: Sequence[BatchItem]) -> None:
         raise InvalidArgument("a proposal is listed twice; list each once.", field="items")
 
 
-def _batch_refusal(actor: User, version: Version, decision: str) -> str | None:
+def _batch_refusal(actor: User, version: Version, decision: str, shown: str | None) -> str | None:
     """What a batch asks beyond a single decision, of `version` as locked; None: nothing.
-    A proposal no longer in review is the single decision's to refuse, saying why."""
+    A proposal no longer in review is the single decision's to refuse, saying why. Shown:
+    the digest the item carries (`shown`), else what was recorded (a queue row, the page)."""
     if version.status != VersionStatus.IN_REVIEW:
         return None
     live = version.page.live_version
     if decision == BatchDecision.APPROVE and live is not None and is_stale(version):
         return STALE
-    if not was_shown(actor, version, live):
+    if shown is not None:
+        if not shown_token_is_current(actor, version, shown):
+            return SHOWN_CHANGED
+    elif not was_shown(actor, version, live):
         return NOT_SHOWN
     if decision == BatchDecision.APPROVE:
         return _kept_out(version)
@@ -172,7 +185,7 @@ def versions_decide_batch(
         version = _locked(item.version)
         review = review_of(version)
         step = item.step or (review.step + 1 if review is not None else 1)
-        reason = _batch_refusal(actor, version, decision)
+        reason = _batch_refusal(actor, version, decision, item.shown)
         try:
             with transaction.atomic():  # a refused item leaves nothing, even mid-way
                 decided, published = _decide_one(actor, BatchItem(version, step), decision, comment)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -20,8 +21,9 @@ from reviews.classify import CLASS_CHOICES, CLASSES, labels, size_of
 from reviews.diff import unified_diff
 from reviews.merge import is_stale, staleness
 from reviews.partial import REASON_MAX, REFUSED_MAX, version_hunks
+from reviews.shown import shown_token
 from wiki.markdown import render_markdown
-from wiki.models import RIGHTS, Page, Version
+from wiki.models import RIGHTS, Page, Version, VersionStatus
 from wiki.scope import EVERY_PAGE, is_top_shown, person_scope, shown_path
 from wiki.validators import check_visible_text
 
@@ -276,6 +278,12 @@ class VersionDetailSerializer(VersionSerializer):
     diffAgainstLive = serializers.SerializerMethodField(
         help_text="Unified diff from the live version (empty when it is the live version)."
     )
+    shown = serializers.SerializerMethodField(
+        help_text="A version in review, as GET .../versions/{number}/ answers it: a digest of "
+        "this change against the live version, keyed to you. Pass it with the item in POST "
+        "/api/v1/reviews/decide to say you read this diff (refused there once the proposal "
+        "or the live version changed). Null otherwise. Reading writes nothing."
+    )
 
     def _content(self, version: Version) -> dict[str, Any]:
         # Several fields need the content; work it out once per version.
@@ -317,6 +325,13 @@ class VersionDetailSerializer(VersionSerializer):
             old_name=f"v{base.number}" if base is not None else "empty",
             new_name=f"v{version.number}",
         )
+
+    @extend_schema_field(NULLABLE_STR)
+    def get_shown(self, version: Version) -> str | None:
+        viewer = self.context.get("viewer")
+        if not isinstance(viewer, User) or version.status != VersionStatus.IN_REVIEW:
+            return None
+        return shown_token(viewer, version, version.page.live_version)
 
     def get_diffAgainstLive(self, version: Version) -> str:
         live = version.page.live_version

@@ -1,5 +1,9 @@
 """What a person was shown of a proposal: its whole change against one live version, in a
-queue row, on its review page or over REST. A batch decision decides nothing else."""
+queue row, on its review page or over REST. A batch decision decides nothing else.
+
+No GET writes here: each screen renders a keyed digest (`shown_token`); the queue's and the
+review page's "seen" POSTs record the rows whose digest is current (`DiffShown`), and a REST
+batch item carries the digest its read answered."""
 
 from __future__ import annotations
 
@@ -12,9 +16,9 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from core.errors import Conflict
 from reviews.models import DiffShown
-from wiki.models import Version, VersionKind
+from wiki.models import Version, VersionKind, VersionStatus
 
-WHERE = ("queue", "page", "api")
+WHERE = ("queue", "page", "api")  # "api": rows from before REST carried the digest
 
 
 def shown_digest(version: Version, live: Version | None) -> str:
@@ -107,3 +111,35 @@ def page_shown_record(viewer: User, version: Version, token: str) -> bool:
         return False
     diffs_shown_record(viewer=viewer, versions=[version], where="page")
     return True
+
+
+def queue_shown_values(viewer: User, versions: Sequence[Version]) -> list[str]:
+    """What the queue showed `viewer` whole, for its "seen" POST and its batch form: one
+    "<version id>:<digest>" a row, keyed like the review page's (`shown_token`)."""
+    return [
+        f"{version.pk}:{shown_token(viewer, version, version.page.live_version)}"
+        for version in versions
+    ]
+
+
+def queue_shown_record(viewer: User, values: Sequence[str], *, limit: int) -> int:
+    """The queue's "seen" POST (and its batch form): note that `viewer` was shown whole each
+    proposal whose value (`queue_shown_values`, at most `limit`) names it as it stands now.
+    Only a digest this server rendered for this person counts; an id alone, another
+    person's digest or one of a proposal changed since records nothing. Returns how many."""
+    tokens: dict[int, str] = {}
+    for value in values[:limit]:
+        pk, _, token = str(value).partition(":")
+        if pk.isdigit() and token:
+            tokens[int(pk)] = token
+    if not tokens or not viewer.is_authenticated:
+        return 0
+    versions = [
+        version
+        for version in Version.objects.filter(
+            pk__in=tokens, status=VersionStatus.IN_REVIEW
+        ).select_related("page__live_version")
+        if shown_token_is_current(viewer, version, tokens[version.pk])
+    ]
+    diffs_shown_record(viewer=viewer, versions=versions, where="queue")
+    return len(versions)

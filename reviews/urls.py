@@ -5,6 +5,7 @@ from reviews import views, views_batch, views_partial, views_review
 app_name = "reviews"
 urlpatterns = [
     path("", views.queue, name="queue"),
+    path("seen/", views.queue_seen, name="queue_seen"),
     path("decide/", views_batch.queue_decide, name="queue_decide"),
     path("batches/<int:batch_id>/undo/", views_batch.queue_decide_undo, name="batch_undo"),
     path("settings/", views.notification_settings, name="notification_settings"),

@@ -35,7 +35,7 @@ from reviews.forms import (
 from reviews.models import NotificationPreference, Workflow
 from reviews.queue_rows import queue_rows
 from reviews.review_page import page_crumbs
-from reviews.shown import diffs_shown_record
+from reviews.shown import queue_shown_record, queue_shown_values
 from wiki import permissions
 from wiki.forms import sentence
 from wiki.models import Page, Version
@@ -83,10 +83,6 @@ def queue(request: HttpRequest) -> HttpResponse:
     waiting_workflows = selectors.workflows_with_proposals()
     page_of_versions = paginator.get_page(request.GET.get("p"))
     rows = queue_rows(list(page_of_versions.object_list), user)
-    # A row whose whole change fits in it was shown to the reviewer: a batch may decide it.
-    diffs_shown_record(
-        viewer=user, versions=[row.version for row in rows if row.shows_whole], where="queue"
-    )
     query = request.GET.copy()
     query.pop("p", None)
     return render(
@@ -107,11 +103,26 @@ def queue(request: HttpRequest) -> HttpResponse:
             "last_batch": undoable_batch(user),
             "change_classes": [(name, *about) for name, about in CLASSES.items()],
             "batchable": any(row.waits_on_you for row in rows),
+            # The rows shown whole, for the "seen" POST the page sends and the batch form
+            # (a batch may decide them): the GET itself writes nothing.
+            "queue_shown": queue_shown_values(
+                user, [row.version for row in rows if row.shows_whole]
+            ),
             "notification_choices": NotificationPreference.choices,
             "notification_preference": selectors.notification_preference(user),
         },
         status=status,
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def queue_seen(request: HttpRequest) -> HttpResponse:
+    """Sent by the queue once its rows are shown (static/quire/reviews.js): the reviewer was
+    shown whole each row the queue rendered a digest for (reviews.shown), so a batch may
+    decide it; a digest that no longer names the proposal as it stands records nothing."""
+    queue_shown_record(_user(request), request.POST.getlist("shown"), limit=QUEUE_PAGE_SIZE)
+    return HttpResponse(status=204)
 
 
 @login_required

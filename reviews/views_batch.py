@@ -17,6 +17,8 @@ from reviews import batch as batches
 from reviews import selectors
 from reviews.actions.rules import approval_undo_seconds
 from reviews.models import BatchDecision, DecisionBatch
+from reviews.shown import queue_shown_record
+from reviews.views import QUEUE_PAGE_SIZE
 from wiki.forms import sentence
 from wiki.selectors import page_for_person
 
@@ -64,6 +66,9 @@ def queue_decide(request: HttpRequest) -> HttpResponse:
     user = request.user
     assert isinstance(user, User)
     decision = str(request.POST.get("decision", ""))
+    # The rows the queue showed whole travel with the form too: a batch sent before the
+    # page's "seen" POST arrived (or without scripts) still counts them as shown.
+    queue_shown_record(user, request.POST.getlist("shown"), limit=QUEUE_PAGE_SIZE)
     try:
         batch = batches.versions_decide_batch(
             actor=user,

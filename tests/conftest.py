@@ -307,9 +307,18 @@ def live(page: Page) -> Version:
 
 
 _SEEN_FORM = re.compile(
-    r'<form id="rv-seen" method="post" action="([^"]+)" hidden>.*?name="shown" value="([^"]*)"',
-    re.S,
+    r'<form id="rv-seen" method="post" action="([^"]+)" hidden>(.*?)</form>', re.S
 )
+_SHOWN = re.compile(r'name="shown" value="([^"]*)"')
+
+
+def seen_post(client: Any, html: str) -> None:
+    """The "seen" POST a review page or the queue sends once shown (static/quire/reviews.js):
+    every digest its form carries."""
+    found = _SEEN_FORM.search(html)
+    if found is not None:
+        shown = _SHOWN.findall(found.group(2))
+        assert client.post(found.group(1), {"shown": shown}).status_code == 204
 
 
 def open_review_page(client: Any, url: str) -> str:
@@ -319,10 +328,14 @@ def open_review_page(client: Any, url: str) -> str:
     response = client.get(url)
     assert response.status_code == 200, response.status_code
     html = response.content.decode()
-    found = _SEEN_FORM.search(html)
-    if found is not None:
-        assert client.post(found.group(1), {"shown": found.group(2)}).status_code == 204
+    seen_post(client, html)
     return html
+
+
+def open_queue(client: Any, url: str = "/reviews/") -> str:
+    """A reviewer opens the review queue as a browser does: the GET (which writes nothing),
+    then the "seen" POST for the rows it shows whole. Returns the page's HTML."""
+    return open_review_page(client, url)
 
 
 @pytest.fixture(autouse=True)

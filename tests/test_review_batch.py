@@ -29,7 +29,7 @@ from reviews.models import (
     ReviewStatus,
     WebhookPost,
 )
-from tests.conftest import live, open_review_page
+from tests.conftest import live, open_queue, open_review_page
 from tests.fixtures_mail import SMTPServer
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
@@ -41,7 +41,7 @@ def _queue_seen_by(user: User) -> Client:
     """The reviewer opens the queue: every row whose whole change fits is shown to them."""
     client = Client()
     client.force_login(user)
-    assert client.get("/reviews/").status_code == 200
+    open_queue(client)
     return client
 
 
@@ -422,11 +422,11 @@ def test_it_decides_a_list_over_rest_and_takes_it_back(
     assert [r["reason"] for r in error["detail"]["refused"]] == [batches.NOT_SHOWN] * 2
     _untouched(proposals)
 
-    # Reading each version over REST shows its diff against live.
-    for p in proposals:
-        assert (
-            client.get(f"/api/v1/pages/{p.page.public_id}/versions/{p.number}/").status_code == 200
-        )
+    # Reading each version over REST shows its diff against live, and its `shown` says so.
+    for p, item in zip(proposals, items, strict=True):
+        read = client.get(f"/api/v1/pages/{p.page.public_id}/versions/{p.number}/")
+        assert read.status_code == 200
+        item["shown"] = read.json()["shown"]
     answer = client.post("/api/v1/reviews/decide", body, content_type="application/json")
     assert answer.status_code == 200, answer.content
     data = answer.json()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
@@ -16,7 +18,7 @@ from reviews import workflows
 from reviews.actions.decide import version_approve
 from reviews.actions.propose import version_propose
 from reviews.models import DiffShown, ReviewVisit
-from tests.conftest import live, open_review_page
+from tests.conftest import live, open_queue, open_review_page
 from wiki.models import Page, Version, VersionStatus
 from wiki.roles import REVIEWERS
 
@@ -169,3 +171,191 @@ def test_it_refuses_a_part_approval_on_a_diff_that_changed_since(
     proposal.refresh_from_db()
     assert proposal.status == VersionStatus.IN_REVIEW
     assert live(proposal.page).body.startswith("Refunds take five days.")
+
+
+# --- the queue: its GET reads; the rows it showed whole come back in a POST -------------------
+
+QUEUE_SHOWN = re.compile(r'name="shown" value="(\d+):([0-9a-f]+)"')
+
+
+def _queue_digests(html: str) -> dict[int, str]:
+    """The digests the queue rendered, by version id (its "seen" form and its batch form)."""
+    return {int(pk): token for pk, token in QUEUE_SHOWN.findall(html)}
+
+
+def test_a_get_of_the_queue_writes_nothing(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    short = make_page("Hours", "Open 9 to 5.\n")
+    version_propose(actor=reader, page=short, body="Open 8 to 5.\n")
+    long_page = make_page("Rules", "".join(f"Rule {n}.\n" for n in range(12)))
+    version_propose(
+        actor=reader, page=long_page, body="".join(f"Rule {n}, changed.\n" for n in range(12))
+    )
+    client = _client(reviewer)
+
+    assert _writes(client, "/reviews/") == []
+    assert _writes(client, "/reviews/?order=large") == []
+    assert not DiffShown.objects.exists() and not ReviewVisit.objects.exists()
+
+
+def test_the_queue_records_only_the_rows_it_showed_whole_when_it_says_so(
+    make_page: Callable[..., Page], reader: User, reviewer: User, second_reviewer: User
+) -> None:
+    short = version_propose(
+        actor=reader, page=make_page("Hours", "Open 9 to 5.\n"), body="Open 8 to 5.\n"
+    )
+    long = version_propose(
+        actor=reader,
+        page=make_page("Rules", "".join(f"Rule {n}.\n" for n in range(12))),
+        body="".join(f"Rule {n}, changed.\n" for n in range(12)),
+    )
+    client = _client(reviewer)
+    html = client.get("/reviews/").content.decode()
+    digests = _queue_digests(html)
+    assert set(digests) == {short.pk}  # the long change is not shown whole in its row
+
+    # An id alone, a digest made up, or one rendered for another person records nothing.
+    other = _queue_digests(_client(second_reviewer).get("/reviews/").content.decode())
+    forged = [f"{long.pk}", f"{long.pk}:{'0' * 64}", f"{short.pk}:{other[short.pk]}"]
+    assert client.post("/reviews/seen/", {"shown": forged}).status_code == 204
+    # A digest of one proposal given for another names neither.
+    assert client.post("/reviews/seen/", {"shown": [f"{long.pk}:{digests[short.pk]}"]})
+    assert not DiffShown.objects.exists()
+
+    assert client.post("/reviews/seen/", {"shown": [f"{short.pk}:{digests[short.pk]}"]})
+    assert list(DiffShown.objects.values_list("user", "version", "where")) == [
+        (reviewer.pk, short.pk, "queue")
+    ]
+
+
+def test_a_queue_digest_of_a_proposal_changed_since_records_nothing(
+    make_page: Callable[..., Page], editor: User, reader: User, reviewer: User
+) -> None:
+    page = make_page("Hours", "Open 9 to 5.\n")
+    proposal = version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
+    client = _client(reviewer)
+    digests = _queue_digests(client.get("/reviews/").content.decode())
+    # A newer version goes live: the row the reviewer saw is not the change it is now.
+    version_propose(actor=editor, page=page, body="Open 9 to 6.\n", publish=True)
+
+    client.post("/reviews/seen/", {"shown": [f"{proposal.pk}:{digests[proposal.pk]}"]})
+    assert not DiffShown.objects.exists()
+
+
+def test_the_queue_batch_form_carries_the_rows_it_showed_whole(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    """A batch sent before the page's "seen" POST arrived (or without scripts) still counts
+    the rows the queue showed whole: its form carries their digests."""
+    proposals = [
+        version_propose(actor=reader, page=make_page(f"Page {n}", f"Line {n}.\n"), body=f"L{n}.\n")
+        for n in range(2)
+    ]
+    client = _client(reviewer)
+    html = client.get("/reviews/").content.decode()
+    batch_form = html[html.index('<form id="rv-batch"') :]
+    batch_form = batch_form[: batch_form.index("</form>")]
+    answer = client.post(
+        "/reviews/decide/",
+        {
+            "item": [f"{p.page.public_id}:{p.number}:1" for p in proposals],
+            "shown": [f"{pk}:{token}" for pk, token in _queue_digests(batch_form).items()],
+            "decision": "approve",
+        },
+        follow=True,
+    )
+    assert "2 proposals approved in one action" in answer.content.decode()
+    assert all(Version.objects.get(pk=p.pk).status == VersionStatus.APPROVED for p in proposals)
+
+
+# --- REST: reading a version writes nothing; its `shown` travels with the batch --------------
+
+
+def _rest_read(client: Client, version: Version) -> str:
+    """GET the version over REST; returns the `shown` it answers."""
+    answer = client.get(f"/api/v1/pages/{version.page.public_id}/versions/{version.number}/")
+    assert answer.status_code == 200
+    shown: str = answer.json()["shown"]
+    return shown
+
+
+def _decide(client: Client, version: Version, decision: str = "approve", **extra: str) -> Any:
+    item = {"pageId": version.page.public_id, "versionNumber": version.number, **extra}
+    return client.post(
+        "/api/v1/reviews/decide",
+        {"decision": decision, "comment": "Not now.", "items": [item]},
+        content_type="application/json",
+    )
+
+
+def test_a_get_of_a_version_over_rest_writes_nothing(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    page = make_page("Hours", "Open 9 to 5.\n")
+    proposal = version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
+    url = f"/api/v1/pages/{page.public_id}/versions/{proposal.number}/"
+    client = _client(reviewer)
+
+    assert _writes(client, url) == []
+    assert _writes(_client(reader), url) == []
+    assert not DiffShown.objects.exists()
+    # The live version has no `shown`: there is nothing to decide.
+    assert client.get(f"/api/v1/pages/{page.public_id}/versions/1/").json()["shown"] is None
+
+
+def test_a_rest_batch_counts_an_item_shown_by_the_digest_its_read_answered(
+    make_page: Callable[..., Page],
+    editor: User,
+    reader: User,
+    reviewer: User,
+    second_reviewer: User,
+) -> None:
+    page = make_page("Hours", "Open 9 to 5.\n")
+    proposal = version_propose(actor=reader, page=page, body="Open 8 to 5.\n")
+    client = _client(reviewer)
+
+    # Without `shown` (and never shown in the queue or on its page): refused, saying how.
+    answer = _decide(client, proposal)
+    assert answer.status_code == 409
+    [refused] = answer.json()["error"]["detail"]["refused"]
+    assert "read the version first" in refused["reason"] and "`shown`" in refused["reason"]
+    # Another person's digest is not this reviewer's.
+    theirs = _rest_read(_client(second_reviewer), proposal)
+    answer = _decide(client, proposal, shown=theirs)
+    assert answer.status_code == 409 and "changed since you read it" in answer.content.decode()
+
+    shown = _rest_read(client, proposal)
+    # A version went live since the read: the digest no longer names the change (a
+    # rejection, which a stale proposal does not stop).
+    version_propose(actor=editor, page=page, body="Open 9 to 5, Monday to Friday.\n", publish=True)
+    answer = _decide(client, proposal, "reject", shown=shown)
+    assert answer.status_code == 409 and "changed since you read it" in answer.content.decode()
+    assert Version.objects.get(pk=proposal.pk).status == VersionStatus.IN_REVIEW
+
+    # Read again, decided; nothing was recorded on the way.
+    fresh = version_propose(actor=editor, page=page, body="Open 8 to 5, Monday to Friday.\n")
+    answer = _decide(client, fresh, shown=_rest_read(client, fresh))
+    assert answer.status_code == 200, answer.content
+    assert Version.objects.get(pk=fresh.pk).status == VersionStatus.APPROVED
+    assert not DiffShown.objects.exists()
+
+
+def test_a_rest_batch_item_without_shown_counts_a_change_shown_in_the_queue(
+    make_page: Callable[..., Page], reader: User, reviewer: User
+) -> None:
+    proposal = version_propose(
+        actor=reader, page=make_page("Hours", "Open 9 to 5.\n"), body="Open 8 to 5.\n"
+    )
+    client = _client(reviewer)
+    open_queue(client)
+    answer = _decide(client, proposal)
+    assert answer.status_code == 200, answer.content
+
+
+def test_the_schema_names_the_shown_digest(admin_user: User) -> None:
+    schema = yaml.safe_load(_client(admin_user).get("/api/schema/").content)
+    components = schema["components"]["schemas"]
+    assert components["VersionDetail"]["properties"]["shown"]["nullable"] is True
+    assert components["BatchItemInput"]["properties"]["shown"]["pattern"] == "^[0-9a-f]{64}$"
+    assert "shown" not in components["BatchItemInput"].get("required", [])

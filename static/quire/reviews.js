@@ -149,6 +149,7 @@
   // The review page says once it is shown that this reviewer is looking at it (presence,
   // "what changed since you last looked", what a batch counts as shown): a POST with the
   // page's digest of the change, since a GET never writes (reviews.views_review.review_seen).
+  // The queue does the same for the rows it shows whole (reviews.views.queue_seen).
   function seen() {
     var form = document.getElementById("rv-seen");
     if (form && window.fetch && window.FormData) {
