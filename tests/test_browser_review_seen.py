@@ -49,3 +49,34 @@ def test_a_long_change_opened_in_the_browser_may_then_be_decided_in_a_batch(
     page.get_by_role("button", name="Approve selected").click()
     expect(page.locator(".messages")).to_contain_text("approved in one action")
     assert Version.objects.get(pk=long.pk).status == VersionStatus.APPROVED
+
+
+def test_the_queue_says_in_a_post_which_rows_it_showed_whole(
+    live_server: Any,
+    browser_page: Any,
+    make_page: Callable[..., Page],
+    reader: User,
+    reviewer: User,
+) -> None:
+    from playwright.sync_api import expect
+
+    hours = make_page("Hours", "Open 9 to 5.\n")
+    short = version_propose(actor=reader, page=hours, body="Open 8 to 5.\n")
+    handbook = make_page("Handbook", "".join(f"Rule {n}.\n" for n in range(12)))
+    long = version_propose(
+        actor=reader, page=handbook, body="".join(f"Rule {n}, rewritten.\n" for n in range(12))
+    )
+    page, base = browser_page, live_server.url
+    log_in(page, base, reviewer.username)
+
+    with page.expect_response(lambda response: response.url.endswith("/reviews/seen/")) as seen:
+        page.goto(f"{base}/reviews/")
+    assert seen.value.status == 204
+    shown = DiffShown.objects.filter(user=reviewer, where="queue")
+    assert list(shown.values_list("version", flat=True)) == [short.pk]  # not the long one
+
+    page.locator(f"#pick-{short.pk}").click()
+    page.get_by_role("button", name="Approve selected").click()
+    expect(page.locator(".messages")).to_contain_text("approved in one action")
+    assert Version.objects.get(pk=short.pk).status == VersionStatus.APPROVED
+    assert Version.objects.get(pk=long.pk).status == VersionStatus.IN_REVIEW
