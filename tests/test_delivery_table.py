@@ -217,3 +217,34 @@ def test_the_migration_moves_both_tables_into_one_keeping_the_email_ids(
         (first.pk, "One", "sent"),
         (second.pk, "Two", "sent"),
     ]
+
+
+@pytest.mark.usefixtures("eager_tasks")
+def test_the_admin_lists_every_channel_in_one_list_and_sends_either_again(
+    proposal: Version, admin_user: User, chat: list[str], client: Any
+) -> None:
+    [email] = Notification.objects.filter(version=proposal)
+    [post] = WebhookPost.objects.filter(version=proposal)
+    Delivery.objects.update(status=NotificationStatus.FAILED, last_error="SMTP or chat down")
+    client.force_login(admin_user)
+
+    index = client.get("/admin/reviews/").content.decode()
+    assert "/admin/reviews/delivery/" in index
+    assert "/admin/reviews/notification/" not in index
+    assert "/admin/reviews/webhookpost/" not in index
+    listing = client.get("/admin/reviews/delivery/").content.decode()
+    assert _row(email) in listing and _row(post) in listing
+    chats = client.get("/admin/reviews/delivery/?channel__exact=chat").content.decode()
+    assert _row(email) not in chats and _row(post) in chats
+
+    client.post(
+        "/admin/reviews/delivery/",
+        {"action": "send_again", "_selected_action": [email.pk, post.pk]},
+    )
+    assert len(django_mail.outbox) == 1 and chat == [post.text]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {NotificationStatus.SENT}
+
+
+def _row(row: Delivery) -> str:
+    """A row's checkbox in the admin's list."""
+    return f'name="_selected_action" value="{row.pk}"'
