@@ -1,30 +1,33 @@
-"""Sending what the outboxes owe (emails in reviews.outbox, chat posts in reviews.webhooks), at
+"""Sending what is owed outside (emails in reviews.outbox, chat posts in reviews.webhooks), at
 least once: a row is claimed for a lease, tried, then marked sent, or given back with its
 error until MAX_ATTEMPTS, then failed; the sweep takes back leases that ran out.
 
-The rows are `OutboxRow`s; each function takes the rows it works on as a queryset, so that
-both outboxes share one claim, one lease and one count of attempts.
+Every channel's rows are one table, `Delivery` (`Notification` and `WebhookPost` are its
+proxies), sent by one task, `deliver(delivery_id)`, which asks the row's channel to send it
+(each channel names its sender here, `channel`, so this module imports none of them), and
+swept by one sweep. Each function takes the rows it works on as a queryset, so that every
+channel shares one claim, one lease and one count of attempts.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from smtplib import SMTPException
 from typing import Any
 
-from celery import Task
+from celery import Task, shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from config.celery import app as celery_app
-from reviews.models import Notification, NotificationStatus, WebhookPost
+from reviews.models import Delivery, DeliveryChannel, NotificationDelivery, NotificationStatus
 
 logger = logging.getLogger(__name__)
 
@@ -134,44 +137,106 @@ def follow_up_later(task: Task, owner_id: int, delay: timedelta, *, what: str) -
         logger.warning("Could not queue a %s follow-up (%s); the sweep will send it.", what, exc)
 
 
-def send_on_commit(send: Callable[[list[int]], None], ids: list[int]) -> None:
-    """Hand `ids` to `send` once the change commits."""
-    transaction.on_commit(partial(_send_and_sweep, send, ids))
+def send_on_commit(dispatch: Callable[[list[int]], None], ids: list[int]) -> None:
+    """Hand `ids` to `dispatch` once the change commits."""
+    transaction.on_commit(partial(_send_and_sweep, dispatch, ids))
 
 
-def _send_and_sweep(send: Callable[[list[int]], None], ids: list[int]) -> None:
-    send(ids)
+def _send_and_sweep(dispatch: Callable[[list[int]], None], ids: list[int]) -> None:
+    dispatch(ids)
     if in_process():
         # Without a broker there is no beat either: any commit that owes an email or a chat
-        # post retries what both outboxes still owe, so neither waits for one of its own kind.
+        # post retries what every channel still owes, so none waits for one of its own kind.
         sweep(limit=EAGER_SWEEP_BATCH)
 
 
-# Each channel's sweep (reviews.outbox's emails, reviews.webhooks' chat posts), in the order
-# they run: each channel names its own here when it is imported, so the one sweep (the beat's
-# minute task, and the in-process one after a commit) reaches every channel without this
-# module importing those that import it.
-_SWEEPS: dict[int, Callable[..., int]] = {}
+# Each channel's sender (reviews.outbox's emails, reviews.webhooks' chat posts): given a row's
+# id and fields, it sends the row (with what goes along with it). Each channel names its own
+# here when it is imported, so that the one task reaches every channel without this module
+# importing those that import it.
+Sender = Callable[[int, dict[str, Any]], str]
+_SENDERS: dict[str, Sender] = {}
+# The fields of a row its sender is given, read once by `send` for every channel.
+SENT_BY = ("channel", "kind", "delivery", "recipient_id", "not_before", "webhook_id")
 
 
-def channel_sweep(order: int) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """Make the decorated `retry_pending(limit=...)` part of `sweep`, `order`-th."""
+def channel(name: str) -> Callable[[Sender], Sender]:
+    """Make the decorated `send(row_id, row)` the sender of the channel `name` (`row`: the
+    row's `SENT_BY` fields)."""
 
-    def register(retry_pending: Callable[..., int]) -> Callable[..., int]:
-        _SWEEPS[order] = retry_pending
-        return retry_pending
+    def register(sender: Sender) -> Sender:
+        _SENDERS[name] = sender
+        return sender
 
     return register
 
 
-def channel_sweeps() -> list[Callable[..., int]]:
-    """Each channel's sweep, in the order `sweep` runs them."""
-    return [_SWEEPS[order] for order in sorted(_SWEEPS)]
+def send(delivery_id: int) -> str:
+    """Ask the row's channel to send it; returns the outcome."""
+    row = Delivery.objects.filter(pk=delivery_id).values(*SENT_BY).first()
+    if row is None:
+        return "gone"
+    return _SENDERS[row["channel"]](delivery_id, row)
 
 
-def sweep(limit: int = SWEEP_BATCH) -> int:
-    """Send again what every channel still owes, up to `limit` rows each; how many."""
-    return sum(retry_pending(limit=limit) for retry_pending in channel_sweeps())
+# How the log names a channel's rows.
+WHAT: dict[str, str] = {
+    DeliveryChannel.EMAIL: "notification(s)",
+    DeliveryChannel.CHAT: "chat post(s)",
+}
+
+
+def one_per_chat(rows: Iterable[tuple[int, int | None]]) -> list[int]:
+    """The ids of (id, webhook id) pairs to hand over: a chat's sender sends everything the
+    chat is owed, so one per webhook; every row of none (an email, or a post whose webhook
+    was taken off)."""
+    first: dict[int, int] = {}
+    for row_id, webhook_id in rows:
+        first.setdefault(-row_id if webhook_id is None else webhook_id, row_id)
+    return list(first.values())
+
+
+def sweep(limit: int = SWEEP_BATCH, *, channels: Sequence[str] = DeliveryChannel.values) -> int:
+    """Send again what every channel (or those of `channels`) still owes, up to `limit` rows
+    each (a backlog of emails never holds up the chat posts); how many."""
+    now = timezone.now()
+    grace = retry_pause()
+    swept = 0
+    for name in channels:
+        rows = Delivery.objects.filter(channel=name)
+        take_back_leases(rows, now)
+        due = list(
+            rows.filter(status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE)
+            .filter(
+                Q(last_attempt_at__isnull=True, created_at__lt=now - grace, not_before__isnull=True)
+                | Q(last_attempt_at__isnull=True, not_before__lt=now)
+                | Q(last_attempt_at__lt=now - grace)
+            )
+            .order_by("id")
+            .values_list("pk", "webhook_id")[:limit]
+        )
+        hand_over(deliver, one_per_chat(due), what=WHAT[name])
+        swept += len(due)
+    return swept
+
+
+def requeue(ids: list[int], *, channels: Sequence[str] = DeliveryChannel.values) -> int:
+    """The admin's "send again": failed and refused rows of `ids` are owed again, and each
+    immediate one is sent now; how many."""
+    rows = Delivery.objects.filter(pk__in=ids, channel__in=channels)
+    put_back(rows)
+    requeued = 0
+    for name in channels:
+        due = list(
+            rows.filter(
+                channel=name,
+                status=NotificationStatus.PENDING,
+                delivery=NotificationDelivery.IMMEDIATE,
+            ).values_list("pk", "webhook_id")
+        )
+        hand_over(deliver, one_per_chat(due), what=WHAT[name])
+        requeued += len(due)
+    return requeued
 
 
 def in_process() -> bool:
@@ -202,6 +267,12 @@ SENDING: dict[str, Any] = {
     "max_retries": 10,
     "acks_late": True,
 }
+
+
+@shared_task(name="reviews.tasks.deliver", **SENDING)
+def deliver(self: Task, delivery_id: int) -> str:
+    """The one sending task: whatever the row's channel, it sends it (`send`)."""
+    return send_retrying(self, send, delivery_id)
 
 
 def hand_over(task: Task, ids: list[int], *, what: str, at: datetime | None = None) -> None:
@@ -236,25 +307,22 @@ MARKED_SENT = "marked sent by an operator (manage.py notifications_pending)"
 DROPPED = "dropped by an operator (manage.py notifications_pending)"
 
 
-Outbox = type[Notification] | type[WebhookPost]
-
-
-def owed(outbox: Outbox, *, before: datetime | None = None) -> Rows:
-    """The rows of `outbox` (Notification or WebhookPost) still to be sent (pending, or
-    claimed by a worker), made before `before`."""
-    rows: Rows = outbox.objects.filter(status__in=OWED)
+def owed(name: str, *, before: datetime | None = None) -> Rows:
+    """The rows of the channel `name` still to be sent (pending, or claimed by a worker),
+    made before `before`."""
+    rows: Rows = Delivery.objects.filter(channel=name, status__in=OWED)
     return rows if before is None else rows.filter(created_at__lt=before)
 
 
 @transaction.atomic
-def settle_owed(outbox: Outbox, *, sent: bool, before: datetime | None = None) -> int:
-    """Mark what `outbox` still owes as sent (nobody is sent it) or skipped (dropped); how
-    many."""
+def settle_owed(name: str, *, sent: bool, before: datetime | None = None) -> int:
+    """Mark what the channel `name` still owes as sent (nobody is sent it) or skipped
+    (dropped); how many."""
     status, note = (
         (NotificationStatus.SENT, MARKED_SENT) if sent else (NotificationStatus.SKIPPED, DROPPED)
     )
     return (
-        owed(outbox, before=before)
+        owed(name, before=before)
         .select_for_update()
         .update(status=status, sent_at=timezone.now(), last_error=note)
     )

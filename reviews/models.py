@@ -1,7 +1,7 @@
 """Review-side state: workflows and each proposal's review, notification preferences, the
 outbox, API tokens."""
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -9,6 +9,11 @@ from django.db import models
 from django.db.models import Q
 
 from core.errors import Conflict
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+_Row = TypeVar("_Row", bound=models.Model)
 
 
 class NotificationPreference(models.TextChoices):
@@ -60,10 +65,36 @@ class NotificationStatus(models.TextChoices):
     REFUSED = "refused", "Refused"
 
 
-class OutboxRow(models.Model):
-    """Something owed outside (an email, a chat post), written in the transaction of the
-    change and sent at least once (reviews.delivery: the claim, the lease, the attempts)."""
+class WebhookPostKind(models.TextChoices):
+    REVIEW_REQUESTED = "review_requested", "Review requested"
+    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
+    REVIEW_REMINDER = "review_reminder", "Reminder"
+    REVIEW_ESCALATED = "review_escalated", "Escalated to the admins"
 
+
+class DeliveryChannel(models.TextChoices):
+    EMAIL = "email", "Email"
+    CHAT = "chat", "Chat post"
+
+
+# What an email or a chat post may be about (an email's kinds, then the chat's own).
+DELIVERY_KINDS = NotificationKind.choices + [
+    choice for choice in WebhookPostKind.choices if choice[0] not in NotificationKind.values
+]
+
+
+class Delivery(models.Model):
+    """Something owed outside (an email to a person, a post to a group's chat), written in the
+    transaction of the change and sent at least once (reviews.delivery: the claim, the lease,
+    the attempts, the one task and the one sweep). One table for every channel; the
+    `Notification` and `WebhookPost` proxies below are its emails and its chat posts."""
+
+    channel = models.CharField(max_length=5, choices=DeliveryChannel.choices)
+    kind = models.CharField(max_length=20, choices=DELIVERY_KINDS)
+    # Every email and chat post owed about the version.
+    version = models.ForeignKey(
+        "wiki.Version", on_delete=models.CASCADE, related_name="notifications"
+    )
     status = models.CharField(
         max_length=10, choices=NotificationStatus.choices, default=NotificationStatus.PENDING
     )
@@ -72,36 +103,109 @@ class OutboxRow(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Not sent before then: an approval's email waits out the time it can be taken back.
+    not_before = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        abstract = True
-
-
-class Notification(OutboxRow):
-    """Outbox: one email owed to one person, written in the transaction of the change.
-
-    A broker or SMTP outage leaves the row pending; the sweep task sends it later.
-    """
-
-    kind = models.CharField(max_length=20, choices=NotificationKind.choices)
+    # An email: to whom, when (now or in the daily digest), and the Message-ID of the email
+    # that stands for this row, kept from its first try: an email sent again after a fault
+    # carries it again, so the repeat is recognisable.
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="notifications",
+    )
     delivery = models.CharField(
         max_length=10, choices=NotificationDelivery.choices, default=NotificationDelivery.IMMEDIATE
     )
-    version = models.ForeignKey(
-        "wiki.Version", on_delete=models.CASCADE, related_name="notifications"
-    )
-    recipient = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
-    )
-    # Not sent before then: an approval's email waits out the time it can be taken back.
-    not_before = models.DateTimeField(null=True, blank=True)
-    # The Message-ID of the email that stands for this row, kept from its first try: an
-    # email sent again after a fault carries it again, so the repeat is recognisable.
     message_id = models.CharField(max_length=200, blank=True, default="")
+
+    # A chat post: to which webhook (kept when the webhook is taken off, without the address:
+    # what was owed is marked skipped, the record of what was posted stays), its text written
+    # with the change (what was true then).
+    webhook = models.ForeignKey(
+        "reviews.GroupWebhook",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="posts",
+    )
+    text = models.TextField(blank=True, default="")
+    # The id a chat post had in its own table before the two were one (migration 0020): a
+    # task queued then under the old name (`reviews.tasks.deliver_webhook_post`) names it.
+    legacy_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "delivery"], name="notification_status_delivery")]
+        verbose_name_plural = "deliveries"
+        indexes = [
+            models.Index(fields=["status", "channel", "delivery"], name="delivery_status_channel")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(channel__in=DeliveryChannel.values), name="delivery_channel_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(channel=DeliveryChannel.CHAT)
+                | Q(recipient__isnull=False, webhook__isnull=True, legacy_id__isnull=True),
+                name="delivery_email_has_a_recipient",
+            ),
+            models.CheckConstraint(
+                condition=Q(channel=DeliveryChannel.EMAIL) | Q(recipient__isnull=True),
+                name="delivery_chat_post_has_no_recipient",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        to = self.recipient_id if self.channel == DeliveryChannel.EMAIL else self.webhook_id
+        return f"{self.kind} to {self.channel} {to} ({self.status})"
+
+
+class ChannelManager(models.Manager[_Row]):
+    """The rows of one channel: `Notification.objects` are the emails."""
+
+    channel: ClassVar[str] = ""
+
+    def get_queryset(self) -> models.QuerySet[_Row]:
+        return super().get_queryset().filter(channel=self.channel)
+
+
+class EmailManager(ChannelManager["Notification"]):
+    channel = DeliveryChannel.EMAIL
+
+
+class ChatManager(ChannelManager["WebhookPost"]):
+    channel = DeliveryChannel.CHAT
+
+
+class ChannelRow:
+    """A delivery of one channel (a proxy of `Delivery`), made with its channel set, also in
+    a bulk_create."""
+
+    CHANNEL: ClassVar[str] = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not args:
+            kwargs.setdefault("channel", self.CHANNEL)
+        super().__init__(*args, **kwargs)
+
+
+class Notification(ChannelRow, Delivery):
+    """Outbox: one email owed to one person, written in the transaction of the change.
+
+    A broker or SMTP outage leaves the row pending; the sweep sends it later.
+    """
+
+    CHANNEL = DeliveryChannel.EMAIL
+    objects: ClassVar[EmailManager] = EmailManager()
+
+    if TYPE_CHECKING:
+        # Always set on an email (the table's check constraint).
+        recipient: User
+
+    class Meta:
+        proxy = True
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.recipient_id} ({self.status})"
@@ -489,32 +593,16 @@ class GroupWebhook(models.Model):
         return f"webhook of {self.group.name}"
 
 
-class WebhookPostKind(models.TextChoices):
-    REVIEW_REQUESTED = "review_requested", "Review requested"
-    NOBODY_DECIDES = "nobody_decides", "Nobody can decide"
-    REVIEW_REMINDER = "review_reminder", "Reminder"
-    REVIEW_ESCALATED = "review_escalated", "Escalated to the admins"
-
-
-class WebhookPost(OutboxRow):
+class WebhookPost(ChannelRow, Delivery):
     """One post owed to a group's chat webhook, its text written with the change (what was
     true then); kept like an email (reviews.webhooks), so a chat outage loses nothing. Posts
     owed to one webhook within its gathering window go out as one message."""
 
-    # Kept when the webhook is taken off (what was owed is marked skipped): the record of what
-    # was posted stays, without the address.
-    webhook = models.ForeignKey(
-        GroupWebhook, on_delete=models.SET_NULL, null=True, blank=True, related_name="posts"
-    )
-    version = models.ForeignKey(
-        "wiki.Version", on_delete=models.CASCADE, related_name="webhook_posts"
-    )
-    kind = models.CharField(max_length=20, choices=WebhookPostKind.choices)
-    text = models.TextField()
+    CHANNEL = DeliveryChannel.CHAT
+    objects: ClassVar[ChatManager] = ChatManager()
 
     class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status"], name="webhook_post_status")]
+        proxy = True
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.webhook_id} ({self.status})"

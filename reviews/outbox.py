@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta
 from functools import partial
 from smtplib import SMTPException
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from celery import Task, shared_task
@@ -33,15 +33,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from inbox import services as inbox_services
 from reviews import delivery, mail, webhooks
 from reviews.deciders import deciders_of
-from reviews.delivery import SWEEP_BATCH, retry_pause
+from reviews.delivery import SWEEP_BATCH
 from reviews.models import (
     CommentKind,
+    DeliveryChannel,
     Notification,
     NotificationDelivery,
     NotificationKind,
@@ -286,10 +286,7 @@ def _save_and_dispatch(
     # The one place where notifications are written: the in-app inbox gets its items here,
     # and the outbox keeps only the emails each person still wants (inbox.services.deliver).
     wanted = inbox_services.deliver(
-        [
-            (row.recipient_id, row.kind, row.version_id, row.recipient_id not in email_off)
-            for row in rows
-        ],
+        [(_to(row), row.kind, row.version_id, row.recipient_id not in email_off) for row in rows],
         note=note,
         note_by_id=note_by_id,
     )
@@ -312,15 +309,23 @@ def _save_and_dispatch(
     return ids
 
 
+def _to(row: Notification) -> int:
+    """Whom the email is to: an email always has a recipient (the table's check constraint),
+    a chat post, of the same table, none."""
+    return cast(int, row.recipient_id)
+
+
 def dispatch(ids: list[int], *, at: datetime | None = None) -> None:
-    """Hand rows to the task queue (reviews.delivery.hand_over)."""
-    delivery.hand_over(deliver_notification, ids, what="notification(s)", at=at)
+    """Hand rows to the one sending task (reviews.delivery.deliver)."""
+    delivery.hand_over(delivery.deliver, ids, what="notification(s)", at=at)
 
 
-# The tasks keep the names they had in reviews.tasks, so rows queued before a deploy still run.
+# The tasks keep the names they had in reviews.tasks, so rows queued before a deploy still run:
+# an email keeps its id in the one table (migration 0020), so the old task sends it as the one
+# task would (kept for a release).
 @shared_task(name="reviews.tasks.deliver_notification", **delivery.SENDING)
 def deliver_notification(self: Task, notification_id: int) -> str:
-    return delivery.send_retrying(self, deliver, notification_id)
+    return delivery.send_retrying(self, delivery.send, notification_id)
 
 
 @shared_task(name="reviews.tasks.send_review_requests", **delivery.SENDING)
@@ -333,18 +338,20 @@ def send_review_requests_task(self: Task, recipient_id: int) -> str:
 
 
 def deliver(notification_id: int) -> str:
-    """Send one pending row. Returns its new status; raises on an SMTP or network failure.
+    """Send one pending row. Returns its new status; raises on an SMTP or network failure."""
+    row = Notification.objects.filter(pk=notification_id).values(*delivery.SENT_BY).first()
+    if row is None:
+        return "not pending"
+    return deliver_row(notification_id, row)
+
+
+@delivery.channel(DeliveryChannel.EMAIL)
+def deliver_row(notification_id: int, row: dict[str, Any]) -> str:
+    """`deliver`, the row's fields read (reviews.delivery.SENT_BY).
 
     The row is claimed (reviews.delivery.claim) rather than locked while talking to the SMTP
     server. A review request goes through `send_review_requests`, which gathers a reviewer's emails.
     """
-    row = (
-        Notification.objects.filter(pk=notification_id)
-        .values("kind", "delivery", "recipient_id", "not_before")
-        .first()
-    )
-    if row is None:
-        return "not pending"
     if row["not_before"] is not None and row["not_before"] >= timezone.now():
         # Early (a task queued for its time ran sooner): the sweep sends it when due.
         return "not due yet"
@@ -550,41 +557,15 @@ def _failed_attempt(ids: list[int], exc: BaseException) -> None:
     logger.warning("Sending notification(s) %s failed: %s", ids, error)
 
 
-@delivery.channel_sweep(order=1)
 def retry_pending(*, limit: int = SWEEP_BATCH) -> int:
-    """Queue again every immediate row still owed; returns how many were queued."""
-    now = timezone.now()
-    grace = retry_pause()
-    delivery.take_back_leases(Notification.objects.all(), now)
-    due = (
-        Notification.objects.filter(
-            status=NotificationStatus.PENDING, delivery=NotificationDelivery.IMMEDIATE
-        )
-        .filter(
-            Q(last_attempt_at__isnull=True, created_at__lt=now - grace, not_before__isnull=True)
-            | Q(last_attempt_at__isnull=True, not_before__lt=now)
-            | Q(last_attempt_at__lt=now - grace)
-        )
-        .order_by("id")
-        .values_list("pk", flat=True)[:limit]
-    )
-    ids = list(due)
-    dispatch(ids)
-    return len(ids)
+    """Queue again every immediate email still owed (the one sweep, for the emails); returns
+    how many were queued."""
+    return delivery.sweep(limit, channels=[DeliveryChannel.EMAIL])
 
 
 def requeue(ids: list[int]) -> int:
     """Put failed rows back in the queue and send every selected immediate row now."""
-    delivery.put_back(Notification.objects.filter(pk__in=ids))
-    due = list(
-        Notification.objects.filter(
-            pk__in=ids,
-            status=NotificationStatus.PENDING,
-            delivery=NotificationDelivery.IMMEDIATE,
-        ).values_list("pk", flat=True)
-    )
-    dispatch(due)
-    return len(due)
+    return delivery.requeue(ids, channels=[DeliveryChannel.EMAIL])
 
 
 # --- digests (the daily one, and the summary of a batch) ---------------------------------
@@ -608,7 +589,7 @@ def send_digests(*, ids: list[int] | None = None) -> int:
     )
     by_recipient: dict[int, list[Notification]] = {}
     for row in pending:
-        by_recipient.setdefault(row.recipient_id, []).append(row)
+        by_recipient.setdefault(_to(row), []).append(row)
     sent = 0
     for rows in by_recipient.values():
         stamp = timezone.now()

@@ -1,5 +1,6 @@
-"""The notification sweeps the beat runs: each calls one function. The tasks that send one
-row (an email, a chat post) sit with their channel, in reviews.outbox and reviews.webhooks."""
+"""The notification sweeps the beat runs: each calls one function. The one task that sends a
+row of any channel is reviews.delivery.deliver (the old names of the tasks that sent one email
+or one chat post sit with their channel, in reviews.outbox and reviews.webhooks)."""
 
 from celery import shared_task
 

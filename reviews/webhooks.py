@@ -14,21 +14,28 @@ once, what follows within QUIRE_WEBHOOK_GATHER_SECONDS goes as one message when 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Sequence, Set
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from celery import Task, shared_task
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from reviews import delivery, mail, webhook_address
 from reviews.deciders import deciding_groups
-from reviews.models import GroupWebhook, NotificationStatus, Review, WebhookPost, WebhookPostKind
+from reviews.models import (
+    DeliveryChannel,
+    GroupWebhook,
+    NotificationStatus,
+    Review,
+    WebhookPost,
+    WebhookPostKind,
+)
 from wiki import permissions
 from wiki.models import Version, VersionStatus
 
@@ -121,17 +128,9 @@ def _save_and_dispatch(posts: list[WebhookPost]) -> list[int]:
     WebhookPost.objects.bulk_create(posts)
     # One task per chat: it sends (or gathers) everything the chat is owed.
     delivery.send_on_commit(
-        dispatch, _one_per_webhook((post.pk, post.webhook_id) for post in posts)
+        dispatch, delivery.one_per_chat((post.pk, post.webhook_id) for post in posts)
     )
     return [post.pk for post in posts]
-
-
-def _one_per_webhook(posts: Iterable[tuple[int, int | None]]) -> list[int]:
-    """The first of the (id, webhook id) pairs per webhook; each post of none."""
-    first: dict[int, int] = {}
-    for post_id, webhook_id in posts:
-        first.setdefault(-post_id if webhook_id is None else webhook_id, post_id)
-    return list(first.values())
 
 
 def drop_posts(group_id: int) -> int:
@@ -156,15 +155,17 @@ def drop_posts_since(version: Version, since: datetime) -> int:
 
 
 def dispatch(ids: list[int]) -> None:
-    """Hand posts to the task queue (reviews.delivery.hand_over)."""
-    delivery.hand_over(deliver_webhook_post, ids, what="chat post(s)")
+    """Hand posts to the one sending task (reviews.delivery.deliver)."""
+    delivery.hand_over(delivery.deliver, ids, what="chat post(s)")
 
 
-# The tasks keep the names they had in reviews.tasks, so posts queued before a deploy still run.
+# The tasks keep the names they had in reviews.tasks, so posts queued before a deploy still run
+# (kept for a release).
 @shared_task(name="reviews.tasks.deliver_webhook_post", **delivery.SENDING)
 def deliver_webhook_post(self: Task, post_id: int) -> str:
-    """A post owed to a group's chat webhook."""
-    return delivery.send_retrying(self, deliver, post_id)
+    """A post owed to a group's chat webhook, queued before the one table under the post's
+    id of then (`deliver_queued_before`)."""
+    return delivery.send_retrying(self, deliver_queued_before, post_id)
 
 
 @shared_task(name="reviews.tasks.send_webhook_posts", **delivery.SENDING)
@@ -211,11 +212,24 @@ def gather_window() -> timedelta:
     return timedelta(seconds=settings.QUIRE_WEBHOOK_GATHER_SECONDS)
 
 
+def deliver_queued_before(post_id: int) -> str:
+    """Send the post a task queued before migration 0020 names: by the id it had then
+    (`legacy_id`), renumbered in the one table."""
+    renumbered = WebhookPost.objects.filter(legacy_id=post_id).values_list("pk", flat=True).first()
+    return deliver(post_id if renumbered is None else renumbered)
+
+
 def deliver(post_id: int) -> str:
     """Send what the post's chat is owed, this post among it (`send_posts`)."""
-    post = WebhookPost.objects.filter(pk=post_id).values("webhook_id").first()
+    post = WebhookPost.objects.filter(pk=post_id).values(*delivery.SENT_BY).first()
     if post is None:
         return "gone"
+    return deliver_row(post_id, post)
+
+
+@delivery.channel(DeliveryChannel.CHAT)
+def deliver_row(post_id: int, post: dict[str, Any]) -> str:
+    """`deliver`, the post's fields read (reviews.delivery.SENT_BY)."""
     if post["webhook_id"] is None:
         # Its group's webhook was taken off meanwhile (or the group deleted).
         rows = WebhookPost.objects.filter(pk=post_id, status=NotificationStatus.PENDING)
@@ -347,32 +361,12 @@ def _address_refused(rows: delivery.Rows, hook: GroupWebhook, reason: str) -> st
     return NotificationStatus.REFUSED
 
 
-@delivery.channel_sweep(order=2)
 def retry_pending(*, limit: int = delivery.SWEEP_BATCH) -> int:
-    """Queue again every post still owed (the beat, every minute); returns how many."""
-    now = timezone.now()
-    grace = delivery.retry_pause()
-    delivery.take_back_leases(WebhookPost.objects.all(), now)
-    due = list(
-        WebhookPost.objects.filter(status=NotificationStatus.PENDING)
-        .filter(
-            Q(last_attempt_at__isnull=True, created_at__lt=now - grace)
-            | Q(last_attempt_at__lt=now - grace)
-        )
-        .order_by("id")
-        .values_list("pk", "webhook_id")[:limit]
-    )
-    dispatch(_one_per_webhook(due))
-    return len(due)
+    """Queue again every post still owed (the one sweep, for the chat posts); returns how
+    many."""
+    return delivery.sweep(limit, channels=[DeliveryChannel.CHAT])
 
 
 def requeue(ids: list[int]) -> int:
     """The admin's "send again": failed and refused posts are owed again, and sent now."""
-    delivery.put_back(WebhookPost.objects.filter(pk__in=ids))
-    due = list(
-        WebhookPost.objects.filter(pk__in=ids, status=NotificationStatus.PENDING).values_list(
-            "pk", "webhook_id"
-        )
-    )
-    dispatch(_one_per_webhook(due))
-    return len(due)
+    return delivery.requeue(ids, channels=[DeliveryChannel.CHAT])

@@ -183,8 +183,9 @@ def test_it_imports_a_folder_in_a_constant_number_of_queries(
         assert counts[1] == counts[0]
     else:
         # SQLite splits each INSERT into batches of at most 999 parameters (proposals'
-        # review rows are wide: one more batch).
-        assert counts[1] <= counts[0] + (6 if publish else 8)
+        # review rows are wide: one more batch; so are the delivery rows since emails and
+        # chat posts share one table, issue 50: one more).
+        assert counts[1] <= counts[0] + (6 if publish else 9)
 
 
 def test_it_reports_the_one_refused_page_of_a_chunk_and_creates_the_rest(

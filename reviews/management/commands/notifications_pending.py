@@ -15,9 +15,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from reviews import delivery
-from reviews.models import Notification, WebhookPost
+from reviews.models import DeliveryChannel
 
-OUTBOXES = (("email(s)", Notification), ("chat post(s)", WebhookPost))
+OUTBOXES = (("email(s)", DeliveryChannel.EMAIL), ("chat post(s)", DeliveryChannel.CHAT))
 
 
 class Command(BaseCommand):
@@ -40,12 +40,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         before = _moment(options["before"])
         settle = options["mark_sent"] or options["drop"]
-        for what, model in OUTBOXES:
+        for what, channel in OUTBOXES:
             if not settle:
-                count = delivery.owed(model, before=before).count()
+                count = delivery.owed(channel, before=before).count()
                 self.stdout.write(f"{count} {what} pending")
                 continue
-            count = delivery.settle_owed(model, sent=options["mark_sent"], before=before)
+            count = delivery.settle_owed(channel, sent=options["mark_sent"], before=before)
             done = "marked sent" if options["mark_sent"] else "dropped"
             self.stdout.write(f"{count} {what} {done}")
 
