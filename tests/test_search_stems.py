@@ -60,6 +60,13 @@ def test_an_arabic_question_finds_words_written_with_the_article(make_page: Make
     assert keyword_titles("حذف ملف")[:1] == ["rm"]
 
 
+def test_an_arabic_question_finds_words_written_with_a_preposition(make_page: MakePage) -> None:
+    make_page("chmod", "غير صلاحيات الوصول لملف أو مجلد.\n")
+    make_page("cp", "نسخ البيانات إلى مكان آخر على الخادم.\n")
+
+    assert keyword_titles("صلاحيات ملف")[:1] == ["chmod"]
+
+
 def test_a_hindi_question_finds_the_other_forms_of_its_verb(make_page: MakePage) -> None:
     make_page("mkdir", "यह आदेश निर्देशिकाएँ बनाता है।\n")
     make_page("cat", "यह आदेश फ़ाइल की सामग्री दिखाता है।\n")

@@ -73,8 +73,8 @@ def _asked(client: Client, corpus: tuple[Agent, str], questions: list[Question])
 # The bars per language folder: (hybrid MRR, keyword-only MRR), each a little under the
 # weaker database's figure (docs/search.md's table), and over what the code before the
 # per-language stems, particles and partial hits reached where they raised it (German,
-# Chinese, Japanese, Korean, Russian, Arabic, Persian, Hindi). Korean on PostgreSQL (0.578),
-# Hindi on SQLite (0.599) and Arabic (0.552 / 0.526) stay under the 0.6.
+# Chinese, Japanese, Korean, Russian, Arabic, Persian, Hindi). Korean on PostgreSQL (0.578)
+# and Hindi on SQLite (0.599) stay under the 0.6.
 BARS: dict[str, tuple[float, float]] = {
     "es": (0.6, 0.55),
     "fr": (0.65, 0.63),
@@ -85,7 +85,7 @@ BARS: dict[str, tuple[float, float]] = {
     "ja": (0.7, 0.7),
     "ko": (0.55, 0.55),
     "ru": (0.64, 0.64),
-    "ar": (0.5, 0.5),
+    "ar": (0.6, 0.6),
     "fa": (0.68, 0.68),
     "hi": (0.58, 0.57),
 }

@@ -260,12 +260,12 @@ STEM_MIN = 4
 class Inflection:
     """How a language's words change: the `endings` (longest first) and `articles` (words
     written onto the next one, Arabic's "ال" and "وال") cut from a word, the fewest letters
-    its stem keeps (`least`), and the `article` a page may write before any word."""
+    its stem keeps (`least`), and the words a page may write onto any word (`onto`)."""
 
     endings: tuple[str, ...]
     least: int = STEM_MIN
     articles: tuple[str, ...] = ()
-    article: str = ""
+    onto: tuple[str, ...] = ()
 
 
 # Every language a question's words are stemmed in (`with_stems`), the index stemming English
@@ -285,12 +285,13 @@ INFLECTIONS: dict[str, Inflection] = {
         for language in ("ru", "uk")
     },
     # Arabic: the article and the conjunction or preposition written onto it ("الملفات" is
-    # "ملف" with the article and the plural), and the plural and feminine endings.
+    # "ملف" with the article and the plural), and the plural and feminine endings; a page
+    # writes the article, "and", "with" or "for" onto a word ("لملف": for a file).
     "ar": Inflection(
         _longest_first("ات ون ين ان ها ية ة ه ي"),  # noqa: RUF001
         least=3,
         articles=_longest_first("وال بال كال فال لل ال"),
-        article="ال",
+        onto=("ال", "ل", "ب", "و"),
     ),
     # Persian: the plural and the ezafe ("کانتینرهای" finds "کانتینر", "فضای" "فضا").
     "fa": Inflection(_longest_first("هایی های ها ان ات یی ای ی"), least=3),  # noqa: RUF001
@@ -400,14 +401,14 @@ def with_stems(parsed: ParsedQuery, language: str) -> ParsedQuery:
         words = [phrase for phrase in group if " " not in phrase]
         stems = [stem(word, language) for word in words]
         found = [s for s in dict.fromkeys(stems) if s]
-        if inflection.article:
-            # Its stem, or the word itself, with or without the article.
+        if inflection.onto:
+            # Its stem, or the word itself, alone or with a word written onto it.
             bare = [
                 s or w.lower()
                 for s, w in zip(stems, words, strict=True)
                 if _letters(s or w) and len(s or w) >= inflection.least
             ]
-            found = list(dict.fromkeys(bare + [inflection.article + b for b in bare]))
+            found = list(dict.fromkeys(bare + [a + b for b in bare for a in inflection.onto]))
         groups.append(group + [Prefix(s) for s in found])
     return replace(parsed, groups=groups)
 
