@@ -53,7 +53,7 @@ from wiki.search.indexing import (
     remove_pages,
 )
 from wiki.search.lexical import keyword_search
-from wiki.search.query import ParsedQuery, cjk_terms, fts5_match, parse_query, with_stems
+from wiki.search.query import ParsedQuery, cjk_terms, for_language, fts5_match, parse_query
 from wiki.search.snippets import strip_marks, tidy_excerpt
 from wiki.search.sql import Params, Within, covered_sql
 from wiki.search.warmup import embedding_pool as _embedding_pool
@@ -153,8 +153,9 @@ def search_pages(
         # The wiki's one language, when it has one: what the similarity floor and the
         # choice among copies go by.
         main = language or next(iter(languages), UNKNOWN)
-        # Words of a language whose endings the index does not stem also match by their stem.
-        parsed = with_stems(parsed, main)
+        # Words of a language whose endings the index does not stem also match by their stem;
+        # a question in a language the model does not read needs fewer of its words.
+        parsed = for_language(parsed, main)
         # Folding leaves fewer hits: it starts from as many as the fusion weighs.
         depth = max(limit, FUSION_DEPTH) if fold_copies else limit
         hits = _ranked(query, parsed, within, depth, semantic=semantic, languages=(language, main))

@@ -88,14 +88,15 @@ class Backend(Protocol):
         ...
 
 
-def most_of(terms: int) -> int:
-    """How many of `terms` a partial hit must hold: more than half, and never all."""
-    return terms // 2 + 1
+def most_of(terms: int, *, loose: bool = False) -> int:
+    """How many of `terms` a partial hit must hold: more than half (a third when `loose`:
+    wiki.search.query.for_language), and never all."""
+    return max(1, (terms + 2) // 3) if loose else terms // 2 + 1
 
 
 def partial_bounds(ask: Ask, params: Params) -> str:
     """`BETWEEN` the fewest terms a partial hit holds and all but one."""
-    fewest = params.add(most_of(ask.terms - ask.parsed.spanning))
+    fewest = params.add(most_of(ask.terms - ask.parsed.spanning, loose=ask.parsed.loose))
     return f"BETWEEN {fewest} AND {params.add(ask.terms - 1)}"
 
 
