@@ -227,13 +227,15 @@ def test_the_index_picks_the_pages_holding_the_word(editor: User) -> None:
     [index_scan] = [
         n for n in everything if n.get("Index Name") == "wiki_searchdocument_vector_gin"
     ]
-    [heap_scan] = [
+    # The pages whose titles hold the word are read first (none here), then the 5.
+    heap_scans = [
         n
         for n in everything
         if n["Node Type"] == "Bitmap Heap Scan" and n.get("Relation Name") == "wiki_searchdocument"
     ]
-    assert heap_scan["Actual Rows"] == 5
-    assert heap_scan.get("Rows Removed by Index Recheck", 0) == 0, heap_scan
+    assert sum(scan["Actual Rows"] for scan in heap_scans) == 5
+    for heap_scan in heap_scans:
+        assert heap_scan.get("Rows Removed by Index Recheck", 0) == 0, heap_scan
     assert index_scan
 
 

@@ -70,6 +70,9 @@ class Ask:
     title: str
     partial: bool
     language: str
+    # A partial statement's terms that the index looks up (wiki.search.rarity: on PostgreSQL
+    # the rarest n - most_of(n) + 1, of which every partial hit holds one); empty: all.
+    looked_up: tuple[int, ...] = ()
 
     @property
     def terms(self) -> int:
@@ -136,6 +139,36 @@ def pg_tsquery(phrases: list[str], params: Params, *, bigrams: bool = True) -> s
     return "(" + " || ".join(phrase(text) for text in phrases) + ")"
 
 
+# The title's words alone: the weight-A lexemes, GIN-indexed on their own (migration 0026).
+TITLE_VECTOR = "ts_filter(d.vector, '{a}')"
+
+
+def _titles_first(columns: str, wanted: str, any_title: str, limit: str) -> str:
+    """The `ranked` common table of a search over every page for pages holding every term:
+    the best of those whose titles hold a term, read from the titles' index, and only when
+    they are fewer than the limit the best of all, read from the words' index.
+
+    Exact: RANKING orders a full hit by whether its title is the question, then by how many
+    terms its title holds, so a page whose title holds none comes after every page whose
+    title holds one (a title equal to the question holds its words); when the limit's pages
+    have a term in their titles, the pages that have them only in their bodies (for a common
+    word most of the wiki, each ranked: 0.3-1 s at a million pages) cannot be among the best
+    and are not read. PostgreSQL runs the second statement only when its one-time condition
+    holds.
+    """
+    titled = f"""SELECT {columns} FROM wiki_searchdocument d
+                 WHERE {TITLE_VECTOR} @@ ({any_title}) AND {wanted}
+                 {ORDER_BY} LIMIT {limit}"""  # noqa: S608 - constants only
+    every = f"""SELECT {columns} FROM wiki_searchdocument d
+                WHERE {wanted} AND (SELECT count(*) FROM titled) < {limit}
+                {ORDER_BY} LIMIT {limit}"""  # noqa: S608 - constants only
+    return f"""titled AS MATERIALIZED ({titled}),
+            ranked AS MATERIALIZED (
+                SELECT * FROM titled WHERE (SELECT count(*) FROM titled) >= {limit}
+                UNION ALL ({every})
+            )"""  # noqa: S608 - constants only
+
+
 class PostgresBackend:
     """A weighted tsvector (title A, tags B, body C) ranked by ts_rank; excerpts by
     ts_headline, for the `limit` best only."""
@@ -164,7 +197,12 @@ class PostgresBackend:
             any_term = " || ".join(pg_tsquery(group, params) for group in groups)
             counted = " + ".join(f"(d.vector @@ {pg_tsquery(g, params)})::int" for g in groups)
             matched, ranked_by = f"({counted})", any_term
-            wanted = f"d.vector @@ ({any_term}) AND {matched} {partial_bounds(ask, params)}"
+            # The index returns the pages holding one of the terms looked up (every partial
+            # hit holds one of them: wiki.search.rarity); each is then counted on those.
+            looked_up = " || ".join(
+                pg_tsquery(groups[n], params) for n in ask.looked_up or range(len(groups))
+            )
+            wanted = f"d.vector @@ ({looked_up}) AND {matched} {partial_bounds(ask, params)}"
         if ask.parsed.excluded:
             wanted += f" AND NOT d.vector @@ {pg_tsquery(ask.parsed.excluded, params)}"
         return matched, wanted, ranked_by
@@ -175,26 +213,28 @@ class PostgresBackend:
         matched, wanted, ranked_by = self._matching(ask, params)
         # What excerpts mark: the words themselves (ts_headline reads no bigrams).
         shown = " || ".join(pg_tsquery(group, params, bigrams=False) for group in groups)
-        title_hits = " + ".join(
-            f"(ts_filter(d.vector, '{{a}}') @@ {pg_tsquery(group, params)})::int"
-            for group in groups
-        )
+        in_title = [pg_tsquery(group, params) for group in groups]
+        title_hits = " + ".join(f"({TITLE_VECTOR} @@ {term})::int" for term in in_title)
         weights = "{" + ",".join(str(w) for w in PG_WEIGHTS) + "}"
+        columns = f"""d.page_id, lower(d.title) = lower({params.add(ask.title)}) AS title_equals,
+                   {matched} AS matched, {title_hits} AS title_hits,
+                   {same_language_sql("d.language", ask.language, params)} AS same_language,
+                   ts_rank('{weights}'::float4[], d.vector, {ranked_by}) AS score"""
+        limit = params.add(ask.limit)
+        best = f"""SELECT {columns} FROM wiki_searchdocument d WHERE {wanted} {in_scope}
+                   {ORDER_BY} LIMIT {limit}"""  # noqa: S608 - constants only
+        if ask.partial or ctes:
+            # A partial statement ranks by how many terms a page holds before its title;
+            # a set of pages is read from the set.
+            ranked = f"ranked AS MATERIALIZED ({best})"
+        else:
+            ranked = _titles_first(columns, wanted + in_scope, " || ".join(in_title), limit)
         # The ranking reads only the index row; excerpts are made for the `limit` best only,
         # in the outer query.
         return f"""
             WITH {ctes}
             q AS MATERIALIZED (SELECT {shown} AS shown),
-            ranked AS MATERIALIZED (
-                SELECT d.page_id, lower(d.title) = lower({params.add(ask.title)}) AS title_equals,
-                       {matched} AS matched, {title_hits} AS title_hits,
-                       {same_language_sql("d.language", ask.language, params)} AS same_language,
-                       ts_rank('{weights}'::float4[], d.vector, {ranked_by}) AS score
-                FROM wiki_searchdocument d
-                WHERE {wanted} {in_scope}
-                {ORDER_BY}
-                LIMIT {params.add(ask.limit)}
-            )
+            {ranked}
             SELECT r.page_id, p.public_id, p.title, p.path,
                    ts_headline('{CONFIG}', d.body, q.shown,
                                'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords=40, '

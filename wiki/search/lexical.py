@@ -11,9 +11,10 @@ from typing import Any
 from config.replicas import read_connection
 from wiki.indexed_text import index_text
 from wiki.language import UNKNOWN
-from wiki.search.backends import BACKENDS, Ask, Backend
+from wiki.search.backends import BACKENDS, Ask, Backend, most_of
 from wiki.search.hits import SearchHit
 from wiki.search.query import CONTROL_CHARS, ParsedQuery
+from wiki.search.rarity import rarest
 from wiki.search.snippets import models_from, section_from
 from wiki.search.sql import Params, Within
 from wiki.search_limits import search_rows
@@ -33,6 +34,12 @@ def keyword_search(
     hits = lexical_hits(backend, ask)
     if len(hits) < min(limit, PARTIAL_BELOW) and ask.terms >= 3:
         partial = replace(ask, limit=limit - len(hits), partial=True)
+        if read_connection().vendor == "postgresql":
+            # Every partial hit holds one of the n - most_of(n) + 1 rarest terms: the index
+            # looks those up only (wiki.search.rarity).
+            misses = ask.terms - most_of(ask.terms - ask.parsed.spanning)
+            looked_up = rarest(ask.parsed.groups, misses + 1)
+            partial = replace(partial, looked_up=looked_up)
         hits += [replace(hit, every_term=False) for hit in lexical_hits(backend, partial)]
     return hits
 
