@@ -81,3 +81,17 @@ def test_english_and_spanish_questions_keep_more_than_half_their_words() -> None
     # Russian and Persian function words are left out as English stop words are.
     russian = for_language(parse_query("место на диске"), "ru")
     assert [group[0] for group in russian.groups] == ["место", "диске"]
+
+
+def test_a_page_holding_a_third_of_a_russian_question_is_found_over_every_page(
+    make_page: MakePage,
+) -> None:
+    """A partial hit of such a question holds a third of its terms, so PostgreSQL's index must
+    look up n - a third + 1 of them (wiki.search.rarity), not n - more than half + 1: with the
+    page holding the fifth and sixth of six words only, the looked-up three missed it."""
+    make_page("journalctl", "Сервера хранят журналы.\n")
+    make_page("cp", "Копирует файлы и папки из одного места в другое.\n")
+
+    found = keyword_titles("быстро удалить старые ночные журналы сервера")
+
+    assert found[:1] == ["journalctl"]

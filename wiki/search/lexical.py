@@ -37,7 +37,8 @@ def keyword_search(
         if read_connection().vendor == "postgresql":
             # Every partial hit holds one of the n - most_of(n) + 1 rarest terms: the index
             # looks those up only (wiki.search.rarity).
-            misses = ask.terms - most_of(ask.terms - ask.parsed.spanning)
+            fewest = most_of(ask.terms - ask.parsed.spanning, loose=ask.parsed.loose)
+            misses = ask.terms - fewest
             looked_up = rarest(ask.parsed.groups, misses + 1)
             partial = replace(partial, looked_up=looked_up)
         hits += [replace(hit, every_term=False) for hit in lexical_hits(backend, partial)]
