@@ -4,6 +4,7 @@ database they are pointed at when it is not there (`ensure_database`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -21,6 +22,11 @@ from .fixtures_mcp import AgentKey
 pytestmark = pytest.mark.django_db
 
 
+def unnamed(statements: list[str]) -> list[str]:
+    """The statements with their savepoints' names left out (each savepoint has its own)."""
+    return [re.sub(r'"s\d+_x\d+"', '"s"', sql) for sql in statements]
+
+
 def reads_languages(sql: str) -> bool:
     """The statement of `wiki.language.count_languages`: the wiki's languages and their pages."""
     return '"language"' in sql and "COUNT(*)" in sql
@@ -36,15 +42,34 @@ def test_the_raw_leg_leaves_out_what_only_a_process_first_search_reads(
     # captured as it was, that read went into the raw leg of every round for that query.
     monkeypatch.setattr(language, "_known", {})
     with CaptureQueriesContext(connection) as first:
-        search_pages("zebra", scope=scope, limit=8)
+        search_pages("zebra", scope=scope, limit=8, fold_copies=True)
     assert any(reads_languages(query["sql"]) for query in first)
 
     monkeypatch.setattr(language, "_known", {})
     captured = run.captured_search_sql("zebra", scope)
     assert captured and not any(reads_languages(sql) for sql in captured)
     with CaptureQueriesContext(connection) as served:
-        search_pages("zebra", scope=scope, limit=8)
+        search_pages("zebra", scope=scope, limit=8, fold_copies=True)
     assert len(captured) == len(served) == len(first) - 1
+
+
+def test_the_raw_leg_sends_the_copies_statement_the_mcp_tool_sends(
+    make_page: Callable[..., Page], reader_agent: AgentKey
+) -> None:
+    """search_pages over MCP folds copies (a deeper ranking and one statement more, on the
+    pages' fingerprints): the raw leg left both out, so an every-page call looked 3 to 4 ms
+    dearer than its SQL (bench/REPORT.md, notes of 2026-12-08)."""
+    reader_agent.give(make_page("Zebra crossings", "Cross at the zebra.\n"))
+    scope = selectors.agent_scope(reader_agent.agent)
+    run.captured_search_sql("zebra", scope)
+
+    captured = run.captured_search_sql("zebra", scope)
+
+    with CaptureQueriesContext(connection) as served:
+        search_pages("zebra", scope=scope, limit=8, fold_copies=True)  # as the tool calls it
+    assert unnamed(captured) == unnamed([query["sql"] for query in served])
+    copies = ("d.fingerprint = ANY", "d.fingerprint IN (SELECT value FROM json_each")
+    assert any(statement in sql for sql in captured for statement in copies)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite creates its file itself")
